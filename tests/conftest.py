@@ -1,0 +1,37 @@
+"""Shared fixtures: every test gets its own memory root, so no test sees another's files."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture
+def memory_root(tmp_path: Path) -> Path:
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def fixed_today() -> date:
+    """A Thursday in the middle of a month, so week and month boundaries are easy to reason about."""
+    return date(2026, 3, 12)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's memory root, API key or IPython profile."""
+    monkeypatch.delenv("HIPO_ROOT", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
