@@ -1,4 +1,7 @@
-"""Errors the engine raises. Front ends map them to one clear line (UsageError, HTTP 4xx, exit 2)."""
+"""Errors the engine raises.
+
+Front ends map them to one clear line (UsageError, HTTP 4xx, exit code 2).
+"""
 
 
 class HipoError(Exception):

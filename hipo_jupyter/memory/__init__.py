@@ -1,0 +1,36 @@
+"""The memory engine: files, compaction tree, search and recall.
+
+It imports nothing from IPython, Jupyter or anthropic: every front end adapts it.
+"""
+
+from .checkpoint import CHECKPOINT_TYPES, Checkpoint
+from .config import MemoryConfig
+from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
+from .layer1 import Layer1, Layer1Part
+from .memory import Memory, Status, resolve_root
+from .recall import Hit, RecallResult
+from .root import Topic
+from .summarize import ExtractiveSummarizer, Summarizer
+from .tree import CompactionReport
+
+__all__ = [
+    "CHECKPOINT_TYPES",
+    "Checkpoint",
+    "CompactionReport",
+    "ExtractiveSummarizer",
+    "HipoError",
+    "Hit",
+    "Layer1",
+    "Layer1Part",
+    "Memory",
+    "MemoryConfig",
+    "MemoryRootError",
+    "ParseError",
+    "PathOutsideRootError",
+    "QueryError",
+    "RecallResult",
+    "Status",
+    "Summarizer",
+    "Topic",
+    "resolve_root",
+]

@@ -1,0 +1,462 @@
+"""`Memory`: the one object every front end (magics, CLI, widgets, server, LLM calls) goes through.
+
+A Memory is a root folder laid out as Hipocampus lays it out (see `store`). It writes checkpoints
+to the raw log and indexes them in the same call, keeps the compaction tree and the search index
+up to date from the Markdown files (which stay the truth), and answers recall.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+
+from . import recall as recall_module
+from .checkpoint import (
+    CHECKPOINT_TYPES,
+    Checkpoint,
+    new_id,
+    parse_body,
+    parse_log,
+    parse_title,
+    render,
+)
+from .config import MemoryConfig
+from .errors import HipoError, ParseError, QueryError
+from .layer1 import Layer1, assemble_layer1, write_templates
+from .nodes import parse_node
+from .recall import RecallResult
+from .redact import redact
+from .root import Topic, collect_topics
+from .search import Document, SearchIndex, open_index
+from .store import Store, sha256
+from .summarize import ExtractiveSummarizer, Summarizer
+from .tree import CompactionReport, Compactor, period_start
+
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, label): called during long work (compaction, reindex)."""
+
+MAX_CHECKPOINT_CHARS = 100_000
+NODE_KINDS = ("daily", "weekly", "monthly")
+
+
+@dataclass(frozen=True)
+class Status:
+    root: str
+    raw_days: int
+    checkpoints: int
+    nodes: dict[str, int]  # {"daily": n, "weekly": n, "monthly": n, "root": 0|1}
+    topics: int
+    layer1_tokens: int
+    layer1_budget: int
+    backend: str
+    last_compaction: str | None  # ISO timestamp of the last successful pass
+    dirty_nodes: int  # nodes a compaction would rebuild now
+
+
+def resolve_root(explicit: str | Path | None = None, notebook_path: str | None = None) -> Path:
+    """The memory root, decided in one place: an explicit value (`c.Hipo.root`, `--root`), then
+    the HIPO_ROOT environment variable, then the notebook's folder, then the working directory."""
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    if os.environ.get("HIPO_ROOT"):
+        return Path(os.environ["HIPO_ROOT"]).expanduser().absolute()
+    if notebook_path:
+        return Path(notebook_path).expanduser().absolute().parent
+    return Path.cwd()
+
+
+def _today_from_env() -> date:
+    """HIPO_TODAY=YYYY-MM-DD pins the clock (tests, demos); otherwise the local date."""
+    pinned = os.environ.get("HIPO_TODAY")
+    return date.fromisoformat(pinned) if pinned else date.today()
+
+
+def _parse_day(value: str | date | None, name: str) -> str | None:
+    if value is None or isinstance(value, date):
+        return value.isoformat() if value else None
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise QueryError(f"{name} must be a date like 2026-03-12, not {value!r}") from None
+
+
+class Memory:
+    """A memory root. Cheap to construct; files are created on first write (or `init`)."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        config: MemoryConfig | None = None,
+        summarizer: Summarizer | None = None,
+        today: Callable[[], date] | None = None,
+    ) -> None:
+        self.store = Store(root)
+        self.root = self.store.root
+        self.config = config or MemoryConfig()
+        self.summarizer = summarizer or ExtractiveSummarizer()
+        self._today = today or _today_from_env
+        self._index: SearchIndex | None = None
+        self._index_backend = ""
+        self._synced = False
+        self._topics: tuple[str, list[Topic]] | None = None
+        self._listeners: list[Callable[[str], None]] = []
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.root)!r})"
+
+    @property
+    def today(self) -> date:
+        return self._today()
+
+    # --- files -----------------------------------------------------------------------------
+    def init(self) -> list[str]:
+        """Create memory/, knowledge/, plans/ and the Layer 1 files from their templates."""
+        self.store.ensure_layout()
+        return write_templates(self.root)
+
+    def read(self, relative_path: str) -> str:
+        """A file under the root (node, raw log, knowledge); refuses paths outside the root."""
+        path = self.store.inside(relative_path.split("#", 1)[0])
+        if not path.is_file():
+            raise HipoError(f"no such memory file: {relative_path}")
+        return self.store.read_text(path)
+
+    # --- writing ---------------------------------------------------------------------------
+    def remember(
+        self,
+        title: str,
+        body: str = "",
+        *,
+        type: str = "project",
+        tags: Sequence[str] = (),
+        on: date | None = None,
+        notebook: str | None = None,
+        cell: str | None = None,
+    ) -> Checkpoint:
+        """Append one checkpoint to the raw log of `on` (default today) and index it at once."""
+        if len(body) > MAX_CHECKPOINT_CHARS:
+            raise HipoError(
+                f"checkpoint body is {len(body):,} characters; the limit is "
+                f"{MAX_CHECKPOINT_CHARS:,}: save large output under knowledge/ and reference it"
+            )
+        title_text, title_type, title_tags = parse_title(redact(" ".join(title.split())))
+        if title_type != "project" or "[project]" in title.lower():
+            type = title_type
+        type = type.lower()
+        if type not in CHECKPOINT_TYPES:
+            raise HipoError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
+        fields, text = parse_body(redact(body))
+        if not title_text:
+            title_text = " ".join(text.split()[:8]) or (fields[0][1][:60] if fields else "")
+        if not fields and not text.strip():
+            raise HipoError("a checkpoint needs a body: '- request: ...' lines or free text")
+        all_tags = tuple(
+            dict.fromkeys(
+                t.strip().lstrip("#").lower() for t in (*title_tags, *tags) if t.strip().lstrip("#")
+            )
+        )
+        checkpoint = Checkpoint(
+            title=title_text,
+            type=type,
+            fields=fields,
+            text=text,
+            id=new_id(),
+            tags=all_tags,
+            notebook=notebook,
+            cell=cell,
+        )
+        day = on or self.today
+        with self._lock:
+            written = self.store.append_raw(day, render(checkpoint))
+            checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
+            self._index_raw_append(day, written, checkpoint)
+        self._notify("remember")
+        return checkpoint
+
+    def _index_raw_append(self, day: date, written, checkpoint: Checkpoint) -> None:
+        index = self._open_index()
+        relative = self.store.relative(self.store.raw_path(day))
+        held = index.file_hashes().get(relative)
+        if held == written.hash_before or (held is None and written.line == 1):
+            index.add(relative, written.hash_after, [_raw_document(relative, checkpoint)])
+        else:  # the index missed an earlier write (another tool, a crash): re-read the file
+            docs = [
+                _raw_document(relative, c)
+                for c in parse_log(written.text_after, date=day.isoformat())
+            ]
+            index.replace_file(relative, written.hash_after, docs)
+
+    # --- the tree ----------------------------------------------------------------------------
+    def _compactor(self) -> Compactor:
+        return Compactor(self.store, self.config, self.summarizer, self.today)
+
+    def compact(self, *, progress: Progress | None = None) -> CompactionReport:
+        """Bring the tree up to date (every dirty node in one pass), then the index."""
+        self.store.ensure_layout()
+        write_templates(self.root)
+        with self._lock:
+            report = self._compactor().run(progress)
+            self._sync_index()
+            self._topics = None
+        if report.built:
+            self._notify("compact")
+        return report
+
+    def layer1(self) -> Layer1:
+        return assemble_layer1(self.root, self.config.layer1_budgets)
+
+    def topics(self) -> list[Topic]:
+        """The Topics Index as data (what ROOT.md lists), from the raw logs."""
+        days = self.store.raw_days()
+        stamp = (
+            "|".join(f"{d}:{self.store.raw_path(d).stat().st_mtime_ns}" for d in days)
+            + f"|{self.today}"
+        )
+        if self._topics and self._topics[0] == stamp:
+            return self._topics[1]
+        topics = collect_topics(self._all_checkpoints(days), self.today)
+        self._topics = (stamp, topics)
+        return topics
+
+    def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
+        checkpoints: list[Checkpoint] = []
+        for day in days if days is not None else self.store.raw_days():
+            try:
+                text = self.store.read_text(self.store.raw_path(day))
+            except (OSError, ParseError):
+                continue
+            checkpoints.extend(parse_log(text, date=day.isoformat()))
+        return checkpoints
+
+    def recent_checkpoints(self, n: int = 10) -> list[Checkpoint]:
+        found: list[Checkpoint] = []
+        for day in reversed(self.store.raw_days()):
+            try:
+                text = self.store.read_text(self.store.raw_path(day))
+            except (OSError, ParseError):
+                continue
+            found.extend(reversed(parse_log(text, date=day.isoformat())))
+            if len(found) >= n:
+                break
+        return found[:n]
+
+    # --- search ------------------------------------------------------------------------------
+    def _open_index(self) -> SearchIndex:
+        if self._index is None or self._index_backend != self.config.search_backend:
+            if self._index is not None:
+                self._index.close()
+            self.store.index_dir.mkdir(parents=True, exist_ok=True)
+            self._index = open_index(self.store.index_dir, self.config.search_backend)
+            self._index_backend = self.config.search_backend
+            self._synced = False
+        return self._index
+
+    def _searchable_files(self) -> dict[str, Path]:
+        files = {
+            self.store.relative(self.store.raw_path(d)): self.store.raw_path(d)
+            for d in self.store.raw_days()
+        }
+        for level in NODE_KINDS:
+            for path in self.store.node_files(level).values():
+                files[self.store.relative(path)] = path
+        knowledge = self.root / "knowledge"
+        if knowledge.is_dir():
+            for path in sorted(knowledge.rglob("*.md")):
+                if path.is_file() and not path.is_symlink():
+                    files[self.store.relative(path)] = path
+        return files
+
+    def _sync_index(self, progress: Progress | None = None) -> int:
+        """Make the index match the files: re-send changed files, drop deleted ones."""
+        index = self._open_index()
+        held = index.file_hashes()
+        files = self._searchable_files()
+        changed = 0
+        total = len(files)
+        for done, (relative, path) in enumerate(sorted(files.items()), start=1):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            digest = sha256(data)
+            if held.get(relative) != digest:
+                try:
+                    docs = self._documents(relative, data)
+                except ParseError:
+                    docs = []
+                index.replace_file(relative, digest, docs)
+                changed += 1
+            if progress and (done % 25 == 0 or done == total):
+                progress(done, total, relative)
+        for relative in set(held) - set(files):
+            index.remove_file(relative)
+            changed += 1
+        self._synced = True
+        return changed
+
+    def _documents(self, relative: str, data: bytes) -> list[Document]:
+        from .store import decode_markdown
+
+        text = decode_markdown(data, relative)
+        parts = relative.split("/")
+        if parts[0] == "knowledge":
+            title = parse_node(text).meta.get("title") or Path(relative).stem.replace("-", " ")
+            return [
+                Document(
+                    f"{relative}#L1",
+                    relative,
+                    1,
+                    "knowledge",
+                    self.today.isoformat(),
+                    "",
+                    title,
+                    text,
+                )
+            ]
+        if len(parts) == 2:  # memory/YYYY-MM-DD.md
+            day = parts[1][:-3]
+            return [_raw_document(relative, c) for c in parse_log(text, date=day)]
+        level, period = parts[1], parts[2][:-3]
+        node = parse_node(text)
+        try:
+            start = period_start(level, period).isoformat()
+        except ValueError:
+            return []
+        return [
+            Document(
+                f"{relative}#L1",
+                relative,
+                1,
+                level,
+                start,
+                "",
+                f"{level} {period}",
+                node.body,
+                tuple(node.topics),
+            )
+        ]
+
+    def _ensure_index(self) -> SearchIndex:
+        index = self._open_index()
+        if not self._synced:
+            self._sync_index()
+        return index
+
+    def reindex(self, *, progress: Progress | None = None) -> int:
+        """Drop the index and build it again from the Markdown files."""
+        with self._lock:
+            index = self._open_index()
+            index.clear()
+            self._sync_index(progress)
+            count = index.count()
+        self._notify("reindex")
+        return count
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        type: str | None = None,
+    ) -> RecallResult:
+        if type is not None and type not in CHECKPOINT_TYPES:
+            raise QueryError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
+        since_day, until_day = _parse_day(since, "since"), _parse_day(until, "until")
+        with self._lock:
+            index = self._ensure_index()
+            nodes = {
+                self.store.relative(p)
+                for level in NODE_KINDS
+                for p in self.store.node_files(level).values()
+            }
+            if self.store.root_node.exists():
+                nodes.add("memory/ROOT.md")
+            return recall_module.recall(
+                index,
+                self.topics(),
+                query,
+                k=k,
+                since=since_day,
+                until=until_day,
+                type=type,
+                today=self.today,
+                half_life_days=self.config.recency_half_life_days,
+                nodes=nodes,
+            )
+
+    # --- status ------------------------------------------------------------------------------
+    def status(self) -> Status:
+        compactor = self._compactor()
+        plan = compactor.plan()
+        layer1 = self.layer1()
+        index = self._ensure_index()
+        nodes = {level: len(self.store.node_files(level)) for level in NODE_KINDS}
+        nodes["root"] = int(self.store.root_node.exists())
+        return Status(
+            root=str(self.root),
+            raw_days=len(self.store.raw_days()),
+            checkpoints=sum(1 for d in index.documents(kinds={"raw"})),
+            nodes=nodes,
+            topics=len(self.topics()),
+            layer1_tokens=layer1.total_tokens,
+            layer1_budget=layer1.total_budget,
+            backend=self.config.search_backend,
+            last_compaction=plan.state.get("lastCompactionRun"),
+            dirty_nodes=len(plan.dirty),
+        )
+
+    # --- events ------------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call `callback(event)` after "remember", "compact" or "reindex"; returns unsubscribe.
+
+        Widgets and the sidebar refresh through this; the engine knows nothing of them.
+        """
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
+    def _notify(self, event: str) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback(event)
+            except Exception:  # a broken widget must never break a checkpoint
+                continue
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+
+def _body_text(checkpoint: Checkpoint) -> str:
+    """Fields and free text; the title and tags have columns of their own in the index."""
+    parts = [f"{key}: {value}" for key, value in checkpoint.fields]
+    if checkpoint.text:
+        parts.append(checkpoint.text)
+    return "\n".join(parts)
+
+
+def _raw_document(relative: str, checkpoint: Checkpoint) -> Document:
+    return Document(
+        id=f"{relative}#L{checkpoint.line}",
+        path=relative,
+        line=checkpoint.line,
+        kind="raw",
+        date=checkpoint.date or relative[len("memory/") : -len(".md")],
+        type=checkpoint.type,
+        title=checkpoint.title,
+        text=_body_text(checkpoint),
+        tags=checkpoint.tags,
+    )

@@ -1,0 +1,385 @@
+"""The compaction chain: raw -> daily -> weekly -> monthly -> ROOT, incremental and in one pass.
+
+Each node has a key: a hash of what it is built from (a daily: its raw log; a weekly: its dailies'
+keys; a monthly: its weeklies' keys) and of the threshold that decides verbatim or summary. The
+keys form a Merkle chain, so finding what is dirty reads only the raw logs and the state file.
+
+A node is *dirty* when it is missing, when its key changed and it is tentative, or when it should
+now be fixed. Fixed nodes are never rewritten, with one exception the design names: a late entry
+(an import, `--date`) for a fixed period changes its key, and the raw log is the truth, so the node
+is rebuilt once (it stays fixed) and the rebuild is logged in the state file and the report.
+
+Lifecycle (Hipocampus): a daily fixes when its day is over; a weekly and a monthly fix when their
+period has been over for more than `grace_days` (7) and every input is fixed. Weeks are ISO weeks
+and belong to the month of their Thursday. Below its threshold (200 / 300 / 500 lines) a node is
+a verbatim copy or concatenation (no loss); above it the `Summarizer` writes it. If a summarizer
+fails, the extractive one is used and the failure is reported: the chain never stops for it.
+
+`.compaction-state.json` keeps Hipocampus's own keys (`lastCompactionRun`, ...) and ours under
+`"hipo"`; it is written only after a whole pass succeeded.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from . import root as root_node
+from .checkpoint import parse_log
+from .config import MemoryConfig
+from .errors import ParseError
+from .nodes import list_value, parse_node, render_node
+from .store import Store, sha256
+from .summarize import ExtractiveSummarizer, Source, Summarizer
+from .topics import node_topics
+
+STATE_VERSION = 1
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class CompactionReport:
+    """What one pass did. Empty lists mean nothing was dirty."""
+
+    built: list[str] = field(default_factory=list)  # node paths written (relative to root)
+    fixed: list[str] = field(default_factory=list)  # nodes that turned tentative -> fixed
+    reopened: list[str] = field(default_factory=list)  # fixed nodes rebuilt for a late entry
+    summarized: list[str] = field(default_factory=list)  # nodes above threshold (not verbatim)
+    errors: list[str] = field(default_factory=list)  # sources skipped or fallbacks, with why
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.built)
+
+
+# --- periods -------------------------------------------------------------------------------
+def week_id(day: date) -> str:
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def week_bounds(week: str) -> tuple[date, date]:
+    year, number = week.split("-W")
+    monday = date.fromisocalendar(int(year), int(number), 1)
+    return monday, monday + timedelta(days=6)
+
+
+def week_month(week: str) -> str:
+    """A week belongs to the month of its Thursday (so each week lives in exactly one month)."""
+    thursday = week_bounds(week)[0] + timedelta(days=3)
+    return thursday.strftime("%Y-%m")
+
+
+def month_bounds(month: str) -> tuple[date, date]:
+    year, number = (int(part) for part in month.split("-"))
+    return date(year, number, 1), date(year, number, calendar.monthrange(year, number)[1])
+
+
+def period_start(level: str, period: str) -> date:
+    if level == "daily":
+        return date.fromisoformat(period)
+    if level == "weekly":
+        return week_bounds(period)[0]
+    return month_bounds(period)[0]
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
+
+
+# --- the plan: what exists, what each node is built from, what is dirty ----------------------
+@dataclass
+class PlannedNode:
+    level: str
+    period: str
+    path: str  # relative to the root
+    sources: list[str]  # relative paths of inputs
+    key: str
+    status: str  # what it should be now: "tentative" | "fixed"
+    action: str = ""  # "" (clean) | "build" | "fix" | "reopen"
+
+
+@dataclass
+class Plan:
+    nodes: list[PlannedNode]
+    raw_hashes: dict[str, str]
+    state: dict
+    root_key: str
+    root_dirty: bool
+    unreadable: list[str]
+
+    @property
+    def dirty(self) -> list[PlannedNode]:
+        return [n for n in self.nodes if n.action]
+
+
+class Compactor:
+    def __init__(
+        self, store: Store, config: MemoryConfig, summarizer: Summarizer, today: date
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.summarizer = summarizer
+        self.today = today
+
+    # state ---------------------------------------------------------------------------------
+    def read_state(self) -> dict:
+        try:
+            state = json.loads(self.store.state_path.read_text("utf-8"))
+            if isinstance(state, dict) and isinstance(state.get("hipo"), dict):
+                return state
+        except (OSError, ValueError):
+            pass
+        return {"hipo": {"version": STATE_VERSION, "nodes": {}, "reopened": []}}
+
+    def _status(self, level: str, period: str, inputs_fixed: bool) -> str:
+        if level == "daily":
+            return "fixed" if self.today > date.fromisoformat(period) else "tentative"
+        end = week_bounds(period)[1] if level == "weekly" else month_bounds(period)[1]
+        over = (self.today - end).days > self.config.grace_days
+        return "fixed" if over and inputs_fixed else "tentative"
+
+    def plan(self) -> Plan:
+        store, config = self.store, self.config
+        state = self.read_state()
+        recorded = state["hipo"].setdefault("nodes", {})
+        raw_hashes: dict[str, str] = {}
+        unreadable: list[str] = []
+        days = store.raw_days()
+        for day in days:
+            path = store.raw_path(day)
+            try:
+                raw_hashes[store.relative(path)] = sha256(path.read_bytes())
+            except OSError as exc:
+                unreadable.append(f"{store.relative(path)}: {exc.strerror}")
+        existing = {level: store.node_files(level) for level in ("daily", "weekly", "monthly")}
+
+        nodes: list[PlannedNode] = []
+        daily_by_week: dict[str, list[PlannedNode]] = {}
+        for day in days:
+            raw_rel = store.relative(store.raw_path(day))
+            if raw_rel not in raw_hashes:
+                continue
+            period = day.isoformat()
+            node = PlannedNode(
+                "daily",
+                period,
+                f"memory/daily/{period}.md",
+                [raw_rel],
+                _key("daily", raw_hashes[raw_rel], config.daily_threshold),
+                self._status("daily", period, True),
+            )
+            nodes.append(node)
+            daily_by_week.setdefault(week_id(day), []).append(node)
+
+        weekly_by_month: dict[str, list[PlannedNode]] = {}
+        for week, dailies in sorted(daily_by_week.items()):
+            node = PlannedNode(
+                "weekly",
+                week,
+                f"memory/weekly/{week}.md",
+                [d.path for d in dailies],
+                _key("weekly", config.weekly_threshold, *(f"{d.path}={d.key}" for d in dailies)),
+                self._status("weekly", week, all(d.status == "fixed" for d in dailies)),
+            )
+            nodes.append(node)
+            weekly_by_month.setdefault(week_month(week), []).append(node)
+
+        for month, weeklies in sorted(weekly_by_month.items()):
+            nodes.append(
+                PlannedNode(
+                    "monthly",
+                    month,
+                    f"memory/monthly/{month}.md",
+                    [w.path for w in weeklies],
+                    _key(
+                        "monthly",
+                        config.monthly_threshold,
+                        *(f"{w.path}={w.key}" for w in weeklies),
+                    ),
+                    self._status("monthly", month, all(w.status == "fixed" for w in weeklies)),
+                )
+            )
+
+        for node in nodes:
+            node.action = self._action(node, recorded, existing[node.level])
+        monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
+        root_key = _key("root", config.root_budget, self.today.isoformat(), *monthly_keys)
+        root_dirty = (
+            state["hipo"].get("root-key") != root_key
+            or not store.root_node.exists()
+            or any(n.action for n in nodes)
+        )
+        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable)
+
+    def _action(self, node: PlannedNode, recorded: dict, existing: dict) -> str:
+        period_file = existing.get(node.period)
+        entry = recorded.get(node.path)
+        if period_file is None:
+            return "build"
+        if entry is None:
+            # A node we did not write (Hipocampus, by hand) or whose state was lost.
+            if self._frontmatter_status(period_file) == "fixed":
+                recorded[node.path] = {"key": node.key, "status": "fixed", "adopted": True}
+                return ""
+            return "build"
+        if entry.get("status") == "fixed":
+            return "reopen" if entry.get("key") != node.key else ""
+        if entry.get("key") != node.key:
+            return "build"
+        return "fix" if node.status == "fixed" else ""
+
+    def _frontmatter_status(self, path) -> str:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                head = handle.read(2048)
+        except OSError:
+            return ""
+        return parse_node(head + "\n---").status if head.startswith("---") else ""
+
+    # the pass ------------------------------------------------------------------------------
+    def run(self, progress: Progress | None = None) -> CompactionReport:
+        started = time.perf_counter()
+        report = CompactionReport()
+        plan = self.plan()
+        report.errors.extend(f"skipped {e}" for e in plan.unreadable)
+        dirty = plan.dirty
+        total = len(dirty) + (1 if plan.root_dirty else 0)
+        recorded = plan.state["hipo"]["nodes"]
+        built_keys = {n.path for n in dirty}
+
+        for done, node in enumerate(dirty, start=1):
+            if progress:
+                progress(done - 1, total, node.path)
+            # A fixed parent is reopened only when a child was really rebuilt (key changed).
+            try:
+                text = self._build(node, report)
+            except ParseError as exc:
+                report.errors.append(f"skipped {node.path}: {exc}")
+                built_keys.discard(node.path)
+                continue
+            self.store.write_atomic(self.store.root / node.path, text)
+            report.built.append(node.path)
+            if node.action == "fix":
+                report.fixed.append(node.path)
+            elif node.action == "reopen":
+                report.reopened.append(node.path)
+                plan.state["hipo"].setdefault("reopened", []).append(
+                    {"node": node.path, "on": self.today.isoformat(), "key": node.key}
+                )
+            elif (
+                node.status == "fixed" and (recorded.get(node.path) or {}).get("status") != "fixed"
+            ):
+                report.fixed.append(node.path)
+            recorded[node.path] = {"key": node.key, "status": node.status}
+
+        if plan.root_dirty:
+            if progress:
+                progress(total - 1, total, "memory/ROOT.md")
+            self.store.write_atomic(self.store.root_node, self._build_root(plan))
+            report.built.append("memory/ROOT.md")
+            plan.state["hipo"]["root-key"] = plan.root_key
+        if progress:
+            progress(total, total, "done")
+
+        if report.built or not self.store.state_path.exists():
+            self._write_state(plan.state)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _write_state(self, state: dict) -> None:
+        state["lastCompactionRun"] = datetime.now(UTC).isoformat(timespec="seconds")
+        state.setdefault("rawLinesSinceLastCompaction", 0)
+        state.setdefault("checkpointsSinceLastCompaction", 0)
+        state["rawLinesSinceLastCompaction"] = 0
+        state["checkpointsSinceLastCompaction"] = 0
+        state["hipo"]["version"] = STATE_VERSION
+        self.store.write_atomic(self.store.state_path, json.dumps(state, indent=1, sort_keys=True))
+
+    def _read_source(self, relative: str) -> str:
+        text = self.store.read_text(self.store.root / relative)
+        return text if relative.count("/") == 1 else parse_node(text).body
+
+    def _build(self, node: PlannedNode, report: CompactionReport) -> str:
+        sources = []
+        for relative in node.sources:
+            try:
+                sources.append(Source(relative, self._read_source(relative)))
+            except FileNotFoundError:
+                report.errors.append(f"{node.path}: source {relative} is missing")
+            except ParseError as exc:
+                if node.level == "daily":
+                    raise
+                report.errors.append(f"{node.path}: {exc}")
+        threshold = {
+            "daily": self.config.daily_threshold,
+            "weekly": self.config.weekly_threshold,
+            "monthly": self.config.monthly_threshold,
+        }[node.level]
+        lines = sum(s.text.count("\n") + 1 for s in sources)
+        if lines <= threshold:
+            body = _verbatim(node, sources)
+        else:
+            body = self._summarize(node, sources, report)
+            report.summarized.append(node.path)
+        meta = {
+            "type": node.level,
+            "status": node.status,
+            "period": node.period,
+            "source-files": list_value([s.path for s in sources]),
+            "topics": ", ".join(node_topics(body)),
+            "source-hash": node.key,
+        }
+        if node.level == "weekly":
+            monday, sunday = week_bounds(node.period)
+            meta["dates"] = f"{monday.isoformat()} to {sunday.isoformat()}"
+        if node.level == "monthly":
+            meta["weeks"] = ", ".join(s.path.rsplit("/", 1)[1][:-3] for s in sources)
+        return render_node(meta, body)
+
+    def _summarize(self, node: PlannedNode, sources: list[Source], report: CompactionReport) -> str:
+        try:
+            return self.summarizer.summarize(node.level, node.period, sources)
+        except Exception as exc:  # a remote summarizer may fail in any way; the chain goes on
+            report.errors.append(
+                f"{node.path}: {self.summarizer.name} summarizer failed ({exc}); used extractive"
+            )
+            return ExtractiveSummarizer().summarize(node.level, node.period, sources)
+
+    def _build_root(self, plan: Plan) -> str:
+        checkpoints = []
+        for relative in sorted(plan.raw_hashes):
+            try:
+                text = self.store.read_text(self.store.root / relative)
+            except (OSError, ParseError):
+                continue
+            checkpoints.extend(parse_log(text, date=relative[len("memory/") : -len(".md")]))
+        monthly = {}
+        for period, path in self.store.node_files("monthly").items():
+            try:
+                monthly[period] = parse_node(self.store.read_text(path))
+            except (OSError, ParseError):
+                continue
+        return root_node.build_root(
+            checkpoints,
+            monthly,
+            today=self.today,
+            budget=self.config.root_budget,
+            source_hash=plan.root_key,
+        )
+
+
+def _verbatim(node: PlannedNode, sources: list[Source]) -> str:
+    """Below the threshold nothing is summarized: the sources are copied as they are."""
+    if node.level == "daily":
+        return sources[0].text.strip() if sources else ""
+    title = "Weekly" if node.level == "weekly" else "Monthly"
+    parts = [f"# {title} {node.period}"]
+    parts.extend(f"<!-- from {s.path} -->\n{s.text.strip()}" for s in sources)
+    return "\n\n".join(parts)
