@@ -1,0 +1,135 @@
+"""`Hipo`: the extension's settings as traitlets, so IPython's own config reaches them.
+
+`c.Hipo.root = "~/notes"` in ipython_config.py, or `%config Hipo.recall_k = 10` in a cell.
+The defaults are read from the engine's `MemoryConfig`, so the two never drift apart; the
+session turns these traits back into a `MemoryConfig` whenever it opens the memory.
+"""
+
+from __future__ import annotations
+
+from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets.config import Config, Configurable
+
+from hipo_jupyter.memory import MemoryConfig
+
+_DEFAULTS = MemoryConfig()
+
+SEARCH_BACKENDS = ("fts5", "whoosh")
+
+
+class Hipo(Configurable):
+    """Settings of the hipo extension (memory root, compaction thresholds, budgets, recall)."""
+
+    root = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "Folder that holds the memory (memory/, SCRATCHPAD.md, ...). Unset: the HIPO_ROOT "
+            "environment variable, else the notebook's folder, else the working directory."
+        ),
+    ).tag(config=True)
+
+    daily_threshold = Int(
+        _DEFAULTS.daily_threshold,
+        min=1,
+        help="Lines of a day's raw log above which its daily node is summarized, not copied.",
+    ).tag(config=True)
+
+    weekly_threshold = Int(
+        _DEFAULTS.weekly_threshold,
+        min=1,
+        help="Lines of a week's daily nodes above which the weekly node is summarized.",
+    ).tag(config=True)
+
+    monthly_threshold = Int(
+        _DEFAULTS.monthly_threshold,
+        min=1,
+        help="Lines of a month's weekly nodes above which the monthly node is summarized.",
+    ).tag(config=True)
+
+    grace_days = Int(
+        _DEFAULTS.grace_days,
+        min=0,
+        help="Days after a week or month ends before its node is fixed (never rewritten).",
+    ).tag(config=True)
+
+    root_budget = Int(
+        _DEFAULTS.root_budget,
+        min=1,
+        help="Token budget ROOT.md is compacted to (Historical Summary shrinks first).",
+    ).tag(config=True)
+
+    layer1_budgets = Dict(
+        value_trait=Int(min=0),
+        default_value=dict(_DEFAULTS.layer1_budgets),
+        help=(
+            "Token budget of each Layer 1 part in the prompt: ROOT, SCRATCHPAD, WORKING, "
+            "TASK-QUEUE. Parts left out keep their default; a part over budget is cut."
+        ),
+    ).tag(config=True)
+
+    recency_half_life_days = Float(
+        _DEFAULTS.recency_half_life_days,
+        help="Recall ranking: a memory this many days old counts half as much as a fresh one.",
+    ).tag(config=True)
+
+    search_backend = Enum(
+        SEARCH_BACKENDS,
+        default_value=_DEFAULTS.search_backend,
+        help="Search index: 'fts5' (SQLite, built in) or 'whoosh' (needs the [whoosh] extra).",
+    ).tag(config=True)
+
+    recall_k = Int(
+        5,
+        min=1,
+        help="How many hits %recall shows when no -k is given.",
+    ).tag(config=True)
+
+    @validate("recency_half_life_days")
+    def _positive_half_life(self, proposal):
+        if proposal["value"] <= 0:
+            raise TraitError("recency_half_life_days must be above 0")
+        return proposal["value"]
+
+    @validate("layer1_budgets")
+    def _known_parts(self, proposal):
+        unknown = sorted(set(proposal["value"]) - set(_DEFAULTS.layer1_budgets))
+        if unknown:
+            known = ", ".join(_DEFAULTS.layer1_budgets)
+            raise TraitError(f"unknown Layer 1 part(s) {', '.join(unknown)}: use {known}")
+        return proposal["value"]
+
+    def memory_config(self) -> MemoryConfig:
+        """The engine's view of these settings (a fresh object: the engine may keep it)."""
+        return MemoryConfig(
+            daily_threshold=self.daily_threshold,
+            weekly_threshold=self.weekly_threshold,
+            monthly_threshold=self.monthly_threshold,
+            root_budget=self.root_budget,
+            layer1_budgets={**_DEFAULTS.layer1_budgets, **self.layer1_budgets},
+            recency_half_life_days=self.recency_half_life_days,
+            search_backend=self.search_backend,
+            grace_days=self.grace_days,
+        )
+
+
+def load_settings(config: Config) -> tuple[Hipo, list[str]]:
+    """`Hipo` from IPython's config, and the settings that had to be left at their default.
+
+    `%config` merges a value into the shell's config even when our trait rejects it, so a typo
+    would otherwise stop every later `%reload_ext hipo` (and a bad ipython_config.py every
+    load). A bad value is reported instead, and the good ones still apply.
+    """
+    try:
+        return Hipo(config=config), []
+    except TraitError:
+        pass
+    settings = Hipo()
+    problems = []
+    section = config["Hipo"] if "Hipo" in config else Config()
+    for name, value in section.items():
+        try:
+            settings.update_config(Config({"Hipo": {name: value}}))
+        except TraitError as error:
+            problems.append(f"Hipo.{name} left at its default: {error}")
+    return settings, problems

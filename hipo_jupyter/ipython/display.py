@@ -1,0 +1,203 @@
+"""How engine results look in IPython: plain text for terminals and logs, HTML for notebooks.
+
+The engine returns plain dataclasses and knows nothing of HTML; this module is the only place
+that turns them into something to read. `RecallView` wraps a RecallResult with rich reprs, so
+`%recall pricing` renders in a notebook and `hits = %recall pricing` is still the result.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from hipo_jupyter.memory import (
+    Checkpoint,
+    CompactionReport,
+    Hit,
+    Layer1,
+    RecallResult,
+    Status,
+    Topic,
+)
+
+ARROW = " -> "
+
+
+# --- recall -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RecallView(RecallResult):
+    """A RecallResult that knows how to show itself; iterates, indexes and counts its hits."""
+
+    @classmethod
+    def of(cls, result: RecallResult) -> RecallView:
+        return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
+
+    def __str__(self) -> str:
+        return recall_text(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(recall_text(self))
+
+    def _repr_html_(self) -> str:
+        return recall_html(self)
+
+
+def drill_down(hit: Hit) -> str:
+    """ROOT -> month -> week -> day -> raw line: the way down the tree to the hit."""
+    return ARROW.join(hit.path) if hit.path else hit.location
+
+
+def _hit_heading(hit: Hit) -> str:
+    kind = hit.type or hit.kind
+    return f"{hit.date} [{kind}] {hit.title}"
+
+
+def _no_hits(result: RecallResult) -> str:
+    text = f"nothing remembered about {result.query!r}"
+    if result.did_you_mean:
+        text += "; did you mean " + ", ".join(result.did_you_mean) + "?"
+    return text
+
+
+def recall_text(result: RecallResult) -> str:
+    if not result.hits:
+        return _no_hits(result)
+    count = f"{len(result.hits)} hit{'s' if len(result.hits) != 1 else ''}"
+    lines = [f"recall {result.query!r}: {count}" + _topics_note(result)]
+    for number, hit in enumerate(result.hits, 1):
+        lines.append(f"{number}. {_hit_heading(hit)}")
+        snippet = " ".join(hit.snippet.split())
+        if snippet:
+            lines.append(f"   {snippet}")
+        lines.append(f"   {drill_down(hit)}")
+    return "\n".join(lines)
+
+
+def _topics_note(result: RecallResult) -> str:
+    return f" (topics: {', '.join(result.topic_matches)})" if result.topic_matches else ""
+
+
+def recall_html(result: RecallResult) -> str:
+    esc = html.escape
+    if not result.hits:
+        return f"<div class='hipo-recall'><em>{esc(_no_hits(result))}</em></div>"
+    rows = []
+    for hit in result.hits:
+        rows.append(
+            "<tr>"
+            f"<td style='white-space:nowrap'>{esc(hit.date)}</td>"
+            f"<td>{esc(hit.type or hit.kind)}</td>"
+            f"<td><b>{esc(hit.title)}</b><br>{esc(hit.snippet)}<br>"
+            f"<small><code>{esc(drill_down(hit))}</code></small></td>"
+            "</tr>"
+        )
+    caption = esc(f"recall {result.query!r}" + _topics_note(result))
+    return (
+        "<div class='hipo-recall'><table>"
+        f"<caption style='text-align:left'>{caption}</caption>"
+        "<thead><tr><th>date</th><th>type</th><th>memory</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+# --- checkpoints ----------------------------------------------------------------------------
+def checkpoint_line(checkpoint: Checkpoint) -> str:
+    """The confirmation `%%remember` prints: what, where, and the id to find it again."""
+    where = f"memory/{checkpoint.date}.md" if checkpoint.date else "the raw log"
+    if checkpoint.line:
+        where += f":{checkpoint.line}"
+    tags = " " + " ".join(f"#{tag}" for tag in checkpoint.tags) if checkpoint.tags else ""
+    what = f"{checkpoint.title!r} [{checkpoint.type}]{tags}"
+    return f"remembered {what} in {where} (id {checkpoint.id})"
+
+
+# --- compaction, status, Layer 1, topics ------------------------------------------------------
+def report_text(report: CompactionReport) -> str:
+    """One line for a pass (plus one per skipped source): what was built, fixed, reopened."""
+    if not report.built and not report.fixed and not report.reopened:
+        line = "compaction: up to date, nothing to rebuild"
+    else:
+        line = (
+            f"compaction: {len(report.built)} built, {len(report.fixed)} fixed, "
+            f"{len(report.reopened)} reopened, {len(report.summarized)} summarized "
+            f"in {report.seconds:.1f}s"
+        )
+    return "\n".join([line, *(f"  skipped: {error}" for error in report.errors)])
+
+
+def _tokens(used: int, budget: int) -> str:
+    return f"{used:,} / {budget:,} tokens"
+
+
+def layer1_line(layer1: Layer1) -> str:
+    """Layer 1 against its budget on one line, part by part."""
+    used = sum(part.tokens for part in layer1.parts)
+    parts = "  ".join(
+        f"{part.name} {part.tokens:,}/{part.budget:,}{' (cut)' if part.truncated else ''}"
+        for part in layer1.parts
+    )
+    return f"Layer 1: {_tokens(used, layer1.total_budget)}  [{parts}]"
+
+
+def budget_table(layer1: Layer1) -> str:
+    """Each Layer 1 part's tokens against its budget, as an aligned text table."""
+    rows = [("part", "file", "tokens", "budget", "fill")]
+    for part in layer1.parts:
+        fill = "-" if part.budget <= 0 else f"{part.fill:.0%}"
+        mark = " cut" if part.truncated else ("" if part.exists else " (no file)")
+        rows.append((part.name, part.path, f"{part.tokens:,}", f"{part.budget:,}", fill + mark))
+    used = sum(part.tokens for part in layer1.parts)
+    total_fill = f"{used / layer1.total_budget:.0%}" if layer1.total_budget else "-"
+    rows.append(("total", "", f"{used:,}", f"{layer1.total_budget:,}", total_fill))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = []
+    for row in rows:
+        left = f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}"
+        right = f"{row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}  {row[4]}"
+        lines.append(f"{left}  {right}".rstrip())
+    lines.append(f"prompt block: {layer1.total_tokens:,} tokens (after cuts, with headers)")
+    return "\n".join(lines)
+
+
+def status_text(status: Status) -> str:
+    nodes = ", ".join(f"{count} {level}" for level, count in status.nodes.items())
+    return "\n".join(
+        [
+            f"hipo memory at {status.root} (search: {status.backend})",
+            f"  raw logs: {status.raw_days} days, {status.checkpoints} checkpoints",
+            f"  nodes: {nodes or 'none yet'}; {status.dirty_nodes} to rebuild",
+            f"  topics: {status.topics}",
+            f"  Layer 1: {_tokens(status.layer1_tokens, status.layer1_budget)}",
+            f"  last compaction: {status.last_compaction or 'never'}",
+        ]
+    )
+
+
+def topics_text(topics: Sequence[Topic]) -> str:
+    if not topics:
+        return "no topics yet: %%remember something, then %hipo compact"
+    return "\n".join(topic.line() for topic in topics)
+
+
+def startup_text(
+    root: Path,
+    report: CompactionReport | None,
+    layer1: Layer1 | None,
+    topics: int,
+    error: str | None = None,
+) -> str:
+    """The one screen `%load_ext hipo` shows: where, what was compacted, Layer 1, topics."""
+    lines = [f"hipo: memory at {root}"]
+    if error:
+        lines.append(f"  could not start: {error}")
+        lines.append("  fix it (e.g. %config Hipo.root = '...'), then %hipo compact")
+        return "\n".join(lines)
+    if report is not None:
+        lines.extend("  " + line.strip() for line in report_text(report).splitlines())
+    if layer1 is not None:
+        lines.append("  " + layer1_line(layer1))
+    lines.append(f"  topics: {topics}")
+    return "\n".join(lines)

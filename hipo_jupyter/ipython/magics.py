@@ -1,0 +1,247 @@
+"""The magics: %%remember / %remember, %recall and %hipo.
+
+Each magic parses its line, makes one call on the session's Memory and formats what comes back.
+Bad input and engine errors become a one-line UsageError, never a traceback or SystemExit.
+
+Lines are split on whitespace only (no shell quoting), so titles and queries such as
+`don't cache prices` pass through as typed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError
+from hipo_jupyter.memory.checkpoint import parse_title
+
+from . import display
+from .progress import ProgressBar
+from .session import HipoSession
+
+WIDGETS_MODULE = "hipo_jupyter.widgets"
+
+
+@contextmanager
+def engine_errors() -> Iterator[None]:
+    """Engine errors are things the user can fix: show them as one line."""
+    try:
+        yield
+    except HipoError as error:
+        raise UsageError(str(error)) from None
+
+
+def parse_line(magic: Callable[..., Any], line: str) -> Any:
+    """Parse a magic's line with its magic_arguments parser; options may come anywhere."""
+    return magic.parser.parse_intermixed_args(line.split())
+
+
+def parse_date(text: str | None, option: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not a date: use YYYY-MM-DD") from None
+
+
+def split_tags(text: str | None) -> list[str]:
+    return [tag.strip().lstrip("#") for tag in (text or "").split(",") if tag.strip()]
+
+
+@magics_class
+class HipoMagics(Magics):
+    """%%remember, %recall and %hipo over the session's Memory."""
+
+    def __init__(self, shell: Any, session: HipoSession) -> None:
+        super().__init__(shell=shell)
+        self.session = session
+
+    # --- %%remember / %remember -------------------------------------------------------
+    @line_cell_magic
+    @magic_arguments()
+    @argument(
+        "title",
+        nargs="*",
+        help="Title (default: the first words of the body); #word adds a tag, [type] the type.",
+    )
+    @argument(
+        "--type", choices=CHECKPOINT_TYPES, help="Checkpoint type (default: [type] or project)."
+    )
+    @argument("--tags", metavar="A,B", help="Comma-separated tags, added to any #tags.")
+    @argument(
+        "--date",
+        metavar="YYYY-MM-DD",
+        help="File the checkpoint under this day instead of today (a late entry).",
+    )
+    def remember(self, line: str, cell: str | None = None) -> None:
+        """Write a checkpoint to the raw log of the day; it is searchable at once.
+
+        As a cell magic, the cell is the body: checkpoint fields (`- request: ...`,
+        `- decisions: ...`, `- outcome: ...`) or free text:
+
+            %%remember Competitor pricing [project] #pricing
+            - request: compare our pricing with the top 5 competitors
+            - decisions: cut the starter tier by 15%
+
+        As a line magic, the text after the first ':' is the body:
+
+            %remember Cache bug: the key ignored the region
+        """
+        if cell is None:
+            head, colon, body = line.partition(":")
+            if not colon:
+                raise UsageError(
+                    "%remember needs 'TITLE: text' (or %%remember TITLE with the text in the cell)"
+                )
+        else:
+            head, body = line, cell
+        args = parse_line(self.remember, head)
+        if not body.strip():
+            raise UsageError("nothing to remember: the body is empty")
+        # Parsed here rather than by the engine so that --type wins over a [type] in the title.
+        title, title_type, title_tags = parse_title(" ".join(args.title))
+        on = parse_date(args.date, "--date")
+        tags = list(dict.fromkeys([*title_tags, *split_tags(args.tags)]))
+        with engine_errors():
+            checkpoint = self.session.memory.remember(
+                title,
+                body,
+                type=args.type or title_type,
+                tags=tags,
+                on=on,
+                notebook=self.session.notebook_name,
+                cell=self._cell_number(),
+            )
+        self.session.note(f"remember {checkpoint.id}")
+        print(display.checkpoint_line(checkpoint))
+
+    def _cell_number(self) -> str:
+        """The running cell's execution count, `[7]` in the notebook. IPython 9 bumps
+        `shell.execution_count` before a cell runs and IPython 8 after, so it is read from the
+        running cell's ExecutionResult; outside a cell, the shell's count."""
+        running = getattr(self.shell.displayhook, "exec_result", None)
+        count = getattr(running, "execution_count", None)
+        return str(count if count is not None else self.shell.execution_count)
+
+    # --- %recall ----------------------------------------------------------------------
+    @line_magic
+    @magic_arguments()
+    @argument("query", nargs="*", help="What to look for: words, a topic, a name.")
+    @argument("-k", type=int, metavar="N", help="How many hits (default: Hipo.recall_k).")
+    @argument("--since", metavar="YYYY-MM-DD", help="Only memory from this day on.")
+    @argument("--until", metavar="YYYY-MM-DD", help="Only memory up to this day.")
+    @argument("--type", choices=CHECKPOINT_TYPES, help="Only checkpoints of this type.")
+    def recall(self, line: str) -> display.RecallView:
+        """Search memory: Topics Index, compaction nodes and raw checkpoints, newest favoured.
+
+        Returns the hits (`hits = %recall pricing`; `hits[0].file`); each shows its date, type,
+        title, a snippet and the way down the tree: ROOT -> month -> week -> day -> raw log.
+        """
+        args = parse_line(self.recall, line)
+        query = " ".join(args.query).strip()
+        if not query:
+            raise UsageError("what should I recall? %recall QUERY [-k N] [--since D] [--type T]")
+        k = self.session.settings.recall_k if args.k is None else args.k
+        if k < 1:
+            raise UsageError(f"-k {k}: ask for at least 1 hit")
+        since = parse_date(args.since, "--since")
+        until = parse_date(args.until, "--until")
+        with engine_errors():
+            result = self.session.memory.recall(
+                query, k=k, since=since, until=until, type=args.type
+            )
+        return display.RecallView.of(result)
+
+    # --- %hipo ------------------------------------------------------------------------
+    @line_magic
+    @magic_arguments()
+    @argument(
+        "subcommand",
+        nargs="?",
+        default="status",
+        help="status | compact | layer1 | budget | topics | reindex (default: status).",
+    )
+    @argument(
+        "--text",
+        action="store_true",
+        help="budget, topics: plain text even where the widgets are available.",
+    )
+    def hipo(self, line: str) -> None:
+        """Look after the memory: status, compact, layer1, budget, topics, reindex.
+
+        status   where the memory is, how much it holds, what is waiting to be compacted
+        compact  run the compaction chain (raw -> daily -> weekly -> monthly -> ROOT)
+        layer1   the Layer 1 text that goes into every prompt
+        budget   each Layer 1 part's tokens against its budget
+        topics   the Topics Index of ROOT.md
+        reindex  rebuild the search index from the Markdown files
+        """
+        args = parse_line(self.hipo, line)
+        handler = self._subcommands().get(args.subcommand)
+        if handler is None:
+            valid = ", ".join(self._subcommands())
+            raise UsageError(f"unknown %hipo subcommand {args.subcommand!r}: use one of {valid}")
+        with engine_errors():
+            handler(text_only=args.text)
+
+    def _subcommands(self) -> dict[str, Callable[..., None]]:
+        return {
+            "status": self._status,
+            "compact": self._compact,
+            "layer1": self._layer1,
+            "budget": self._budget,
+            "topics": self._topics,
+            "reindex": self._reindex,
+        }
+
+    def _status(self, text_only: bool) -> None:
+        print(display.status_text(self.session.memory.status()))
+
+    def _compact(self, text_only: bool) -> None:
+        with ProgressBar("compacting") as bar:
+            report = self.session.memory.compact(progress=bar)
+        self.session.note(f"compact: {len(report.built)} nodes built")
+        print(display.report_text(report))
+
+    def _layer1(self, text_only: bool) -> None:
+        text = self.session.memory.layer1().text
+        print(text.rstrip() if text.strip() else "Layer 1 is empty: nothing remembered yet")
+
+    def _budget(self, text_only: bool) -> None:
+        memory = self.session.memory
+        if text_only or not self._show_widget("show_budget", memory):
+            print(display.budget_table(memory.layer1()))
+
+    def _topics(self, text_only: bool) -> None:
+        memory = self.session.memory
+        if text_only or not self._show_widget("show_topics", memory):
+            print(display.topics_text(memory.topics()))
+
+    def _reindex(self, text_only: bool) -> None:
+        with ProgressBar("indexing", unit="file") as bar:
+            count = self.session.memory.reindex(progress=bar)
+        self.session.note(f"reindex: {count} documents")
+        print(f"search index rebuilt: {count} documents")
+
+    def _show_widget(self, name: str, memory: Any) -> bool:
+        """Hand over to hipo_jupyter.widgets when it exists and a kernel front end can draw
+        widgets (a terminal IPython cannot); False means: print the text instead."""
+        if getattr(self.shell, "kernel", None) is None:
+            return False
+        try:
+            widgets = importlib.import_module(WIDGETS_MODULE)
+        except ImportError:
+            return False
+        show = getattr(widgets, name, None)
+        if show is None:
+            return False
+        show(memory)
+        return True

@@ -1,0 +1,167 @@
+"""The state of the extension in one kernel: settings, the open `Memory`, and what happened.
+
+Everything `%load_ext hipo` sets up hangs off one `HipoSession`, reachable with `current()`,
+so other front ends in the same kernel (LLM calls, widgets) reach the same Memory the magics use.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hipo_jupyter.memory import CompactionReport, HipoError, Layer1, Memory, resolve_root
+
+from .config import Hipo
+
+NOTEBOOK_VARIABLES = ("__session__", "__vsc_ipynb_file__")
+"""User-namespace names a front end fills with the notebook's path: ipykernel copies
+JPY_SESSION_NAME into `__session__`; VS Code sets `__vsc_ipynb_file__`."""
+
+
+class NotLoadedError(HipoError):
+    """`current()` was asked for while the extension is not loaded in this kernel."""
+
+
+def notebook_path(user_ns: dict[str, Any]) -> str | None:
+    """The path of the notebook this kernel runs, as Jupyter or VS Code tell it, or None.
+
+    jupyter_server gives the kernel an absolute path when it knows the file name, else the path
+    relative to the server root; the kernel's working directory is then the notebook's folder,
+    so a relative path keeps only its name, placed in the working directory.
+    """
+    candidates = [user_ns.get(name) for name in NOTEBOOK_VARIABLES]
+    candidates.append(os.environ.get("JPY_SESSION_NAME"))
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate.strip():
+            path = Path(candidate.strip()).expanduser()
+            return str(path if path.is_absolute() else Path.cwd() / path.name)
+    return None
+
+
+def notebook_name(path: str | None) -> str | None:
+    """The notebook's file name for checkpoint provenance; None for consoles, whose session
+    "path" is a made-up name rather than a file."""
+    if not path:
+        return None
+    candidate = Path(path)
+    if candidate.suffix == ".ipynb" or candidate.is_file():
+        return candidate.name
+    return None
+
+
+@dataclass
+class Startup:
+    """What the session-start ritual found: shown once by `%load_ext hipo`."""
+
+    root: Path
+    report: CompactionReport | None = None
+    layer1: Layer1 | None = None
+    topics: int = 0
+    error: str | None = None  # a HipoError that stopped the ritual, as one line
+
+
+@dataclass
+class Registration:
+    """Everything `load_ipython_extension` added to the shell, so unload removes exactly it."""
+
+    magics: Any = None
+    shadowed: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, name) -> magic
+    matchers: list[Any] = field(default_factory=list)
+
+
+class HipoSession:
+    """The extension's state for one shell.
+
+    The Memory is opened lazily and reopened when a setting it depends on changes, so a
+    `%config Hipo.root = ...` or a new threshold takes effect at the next magic call.
+    """
+
+    def __init__(self, shell: Any, settings: Hipo) -> None:
+        self.shell = shell
+        self.settings = settings
+        self.log: list[str] = []
+        self.startup: Startup | None = None
+        self.registration = Registration()
+        self._memory: Memory | None = None
+        self._memory_key: tuple[Path, Any] | None = None
+
+    # --- where the memory lives -----------------------------------------------------------
+    @property
+    def notebook_path(self) -> str | None:
+        return notebook_path(self.shell.user_ns)
+
+    @property
+    def notebook_name(self) -> str | None:
+        return notebook_name(self.notebook_path)
+
+    def resolve_root(self) -> Path:
+        return resolve_root(self.settings.root or None, self.notebook_path)
+
+    @property
+    def memory(self) -> Memory:
+        """The Memory for the current settings; reopened (and the old one closed) on change."""
+        config = self.settings.memory_config()
+        key = (self.resolve_root(), config)
+        if self._memory is None or key != self._memory_key:
+            self.close_memory()
+            self._memory = Memory(key[0], config=config)
+            self._memory_key = key
+            self.note(f"opened memory at {key[0]}")
+        return self._memory
+
+    def close_memory(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+        self._memory = None
+        self._memory_key = None
+
+    # --- the session-start ritual ---------------------------------------------------------
+    def start(self, progress: Any = None) -> Startup:
+        """Compact what is dirty, load Layer 1 and count the topics (`%load_ext hipo`).
+
+        An engine error (say, a root that is not writable) does not stop the extension from
+        loading: it is kept as one line on the Startup, so the user can fix the setting and
+        carry on with `%hipo compact`.
+        """
+        startup = Startup(root=self.resolve_root())
+        try:
+            memory = self.memory
+            startup.root = memory.root
+            startup.report = memory.compact(progress=progress)
+            startup.layer1 = memory.layer1()
+            startup.topics = len(memory.topics())
+        except HipoError as error:
+            startup.error = str(error)
+        self.startup = startup
+        self.note("start: " + (startup.error or f"{len(startup.report.built)} nodes built"))
+        return startup
+
+    def note(self, event: str) -> None:
+        """Add a line to the session log (what this kernel did with its memory, and when)."""
+        self.log.append(f"{datetime.now().isoformat(timespec='seconds')} {event}")
+
+
+_sessions: list[HipoSession] = []
+
+
+def current(shell: Any = None) -> HipoSession:
+    """The session of `shell` (default: the most recently loaded one in this process).
+
+    Raises NotLoadedError, a HipoError, so front ends show it as one clear line.
+    """
+    for session in reversed(_sessions):
+        if shell is None or session.shell is shell:
+            return session
+    raise NotLoadedError("hipo is not loaded in this kernel: run %load_ext hipo")
+
+
+def set_current(session: HipoSession) -> None:
+    _sessions.append(session)
+
+
+def forget(session: HipoSession) -> None:
+    if session in _sessions:
+        _sessions.remove(session)
