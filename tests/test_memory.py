@@ -249,3 +249,13 @@ def test_both_backends_answer_alike(memory_root, fixed_today):
     whoosh = memory_at(memory_root, fixed_today, search_backend="whoosh")
     for query in ("stripe webhooks", "senior roles", "k8s-prod-eu"):
         assert fts.recall(query).hits[0].title == whoosh.recall(query).hits[0].title
+
+
+def test_save_knowledge_offloads_and_indexes(memory_root, fixed_today):
+    memory = memory_at(memory_root, fixed_today)
+    first = memory.save_knowledge("Tool output: crawl", "huge crawl result mentioning zebrafish")
+    second = memory.save_knowledge("Tool output: crawl", "another one")
+    assert first == "knowledge/2026-03-12-tool-output-crawl.md"
+    assert second == "knowledge/2026-03-12-tool-output-crawl-2.md"
+    hit = memory.recall("zebrafish").hits[0]
+    assert hit.kind == "knowledge" and hit.file == first

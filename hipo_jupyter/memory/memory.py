@@ -192,6 +192,31 @@ class Memory:
             ]
             index.replace_file(relative, written.hash_after, docs)
 
+    def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
+        """Offload a large text (a long reply, a tool result) to knowledge/ and index it.
+
+        The live context then keeps only the returned path. The name is the day and the title's
+        slug; an existing file is never overwritten (a counter is added instead).
+        """
+        from .topics import slug
+
+        self.store.ensure_layout()
+        stem = f"{(on or self.today).isoformat()}-{slug(title, max_words=6) or 'note'}"
+        folder = self.root / "knowledge"
+        path = folder / f"{stem}.md"
+        counter = 2
+        while path.exists():
+            path = folder / f"{stem}-{counter}.md"
+            counter += 1
+        body = f"# {' '.join(title.split())}\n\n{redact(text).strip()}\n"
+        with self._lock:
+            self.store.write_atomic(path, body)
+            relative = self.store.relative(path)
+            data = path.read_bytes()
+            self._open_index().replace_file(relative, sha256(data), self._documents(relative, data))
+        self._notify("remember")
+        return relative
+
     # --- the tree ----------------------------------------------------------------------------
     def _compactor(self) -> Compactor:
         return Compactor(self.store, self.config, self.summarizer, self.today)
