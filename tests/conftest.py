@@ -24,7 +24,7 @@ def memory_root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fixed_today() -> date:
-    """A Thursday in the middle of a month, so week and month boundaries are easy to reason about."""
+    """A Thursday mid-month, so week and month boundaries are easy to reason about."""
     return date(2026, 3, 12)
 
 

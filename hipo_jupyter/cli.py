@@ -1,0 +1,483 @@
+"""`hipo`: the memory of a notebook folder, from the shell.
+
+Each command opens the one `Memory` of the root, calls one engine function, formats the result
+and maps errors to one line on stderr (exit code 2), never a traceback. The root is decided in one
+place (`resolve_root`): `--root DIR`, else the HIPO_ROOT environment variable, else the working
+directory. HIPO_TODAY=YYYY-MM-DD pins "today" for reproducible runs (tests, demos).
+
+`recall --json` prints one object, stable across versions (fields are only ever added):
+
+    {"query": "pricing",
+     "hits": [{"file": "memory/2026-03-12.md", "line": 14, "date": "2026-03-12",
+               "kind": "raw", "type": "project", "title": "Competitor pricing",
+               "snippet": "decisions: cut the starter tier by 15%", "score": 3.2,
+               "path": ["memory/ROOT.md", "memory/monthly/2026-03.md",
+                        "memory/weekly/2026-W11.md", "memory/daily/2026-03-12.md",
+                        "memory/2026-03-12.md#L14"],
+               "topics": ["pricing"]}],
+     "did_you_mean": [], "topic_matches": ["pricing"]}
+
+`file` is relative to the root and `line` 1-based; `kind` is raw, daily, weekly, monthly, root or
+knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
+compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
+the drill-down from ROOT.md to the hit. `status --json` prints the fields of `Status` (root,
+raw_days, checkpoints, nodes, topics, layer1_tokens, layer1_budget, backend, last_compaction,
+dirty_nodes) as one object. Exit codes: 0 done, 2 bad input or a memory error (one line on
+stderr), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any, TextIO
+
+from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
+from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
+from hipo_jupyter.memory.checkpoint import parse_title
+from hipo_jupyter.memory.nodes import parse_node
+
+QUICKSTART = "quickstart.ipynb"
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad input as one line instead of usage plus a SystemExit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# --- argument values --------------------------------------------------------------------------
+
+
+def parse_date(text: str) -> date:
+    """A strict YYYY-MM-DD date; anything else is a usage error that names the format."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+        raise argparse.ArgumentTypeError(f"bad date {text!r}: expected YYYY-MM-DD")
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(
+            f"bad date {text!r} ({error}): expected a real YYYY-MM-DD date"
+        ) from None
+
+
+def parse_tags(text: str) -> list[str]:
+    """`a,b, #c` -> ["a", "b", "c"]: commas or spaces, a leading # is optional."""
+    return [tag.lstrip("#") for tag in re.split(r"[,\s]+", text) if tag.lstrip("#")]
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def today_from_env() -> Callable[[], date] | None:
+    """The clock pinned by HIPO_TODAY, or None for the real one."""
+    value = os.environ.get(TODAY_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        pinned = parse_date(value)
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(f"{TODAY_ENV}: {error}") from None
+    return lambda: pinned
+
+
+def open_memory(args: argparse.Namespace) -> Memory:
+    """The one Memory of the root named by --root, HIPO_ROOT or the working directory."""
+    root = resolve_root(args.root)
+    if not root.exists():
+        raise HipoError(f"the memory root {root} does not exist (create it with `hipo init`)")
+    if not root.is_dir():
+        raise HipoError(f"the memory root {root} is not a folder")
+    return Memory(root, today=today_from_env())
+
+
+# --- progress ---------------------------------------------------------------------------------
+
+
+class ProgressBar:
+    """The engine's `progress(done, total, label)` shown as a tqdm bar on stderr, only on a TTY."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, file=self.stream, leave=False, dynamic_ncols=True)
+        self._bar.total = total
+        self._bar.set_description(label, refresh=False)
+        self._bar.n = done
+        self._bar.refresh()
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+# --- formatting -------------------------------------------------------------------------------
+
+
+def recall_to_json(result: RecallResult) -> dict[str, Any]:
+    """The documented, stable JSON form of a recall (see the module docstring)."""
+    return {
+        "query": result.query,
+        "hits": [
+            {
+                "file": hit.file,
+                "line": hit.line,
+                "date": hit.date,
+                "kind": hit.kind,
+                "type": hit.type,
+                "title": hit.title,
+                "snippet": hit.snippet,
+                "score": round(float(hit.score), 6),
+                "path": list(hit.path),
+                "topics": list(hit.topics),
+            }
+            for hit in result.hits
+        ],
+        "did_you_mean": list(result.did_you_mean),
+        "topic_matches": list(result.topic_matches),
+    }
+
+
+def format_recall(result: RecallResult) -> str:
+    if not result.hits:
+        lines = [f"No memory of {result.query!r}."]
+        if result.did_you_mean:
+            lines.append("Did you mean: " + ", ".join(result.did_you_mean) + "?")
+        return "\n".join(lines)
+    lines = []
+    if result.topic_matches:
+        lines.append("Topics: " + ", ".join(result.topic_matches))
+    for number, hit in enumerate(result.hits, 1):
+        kind = f"{hit.kind}/{hit.type}" if hit.type else hit.kind
+        lines.append(f"{number}. {hit.title}  [{kind}, {hit.date}]  {hit.file}:{hit.line}")
+        for snippet_line in hit.snippet.strip().splitlines():
+            lines.append(f"     {snippet_line}")
+        if hit.path:
+            lines.append("     via " + " -> ".join(hit.path))
+    return "\n".join(lines)
+
+
+def format_status(status: Any) -> str:
+    nodes = ", ".join(f"{count} {kind}" for kind, count in status.nodes.items())
+    return "\n".join(
+        [
+            f"root:            {status.root}",
+            f"raw logs:        {status.raw_days} days, {status.checkpoints} checkpoints",
+            f"nodes:           {nodes or 'none'}",
+            f"topics:          {status.topics}",
+            f"layer 1:         {status.layer1_tokens:,} / {status.layer1_budget:,} tokens",
+            f"search backend:  {status.backend}",
+            f"last compaction: {status.last_compaction or 'never'}",
+            f"dirty nodes:     {status.dirty_nodes}",
+        ]
+    )
+
+
+def format_compaction(report: Any) -> str:
+    if not report.changed and not report.fixed and not report.errors:
+        return f"Nothing to compact ({report.seconds:.2f}s)."
+    lines = [
+        f"Compacted: {len(report.built)} built ({len(report.summarized)} summarized), "
+        f"{len(report.fixed)} fixed, {len(report.reopened)} reopened in {report.seconds:.2f}s"
+    ]
+    lines += [f"  {path}" for path in report.built]
+    return "\n".join(lines)
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    root = resolve_root(args.root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise HipoError(f"cannot create the memory root {root}: {error.strerror}") from None
+    memory = Memory(root, today=today_from_env())
+    try:
+        memory.init()
+    finally:
+        memory.close()
+    print(f"Memory ready at {memory.root}")
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
+    title, title_type, title_tags = parse_title(args.title or " ".join(args.title_words))
+    if not title:
+        raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
+    if sys.stdin is None or sys.stdin.isatty():
+        print("Reading the checkpoint body from stdin; end with Ctrl-D.", file=sys.stderr)
+    body = sys.stdin.read() if sys.stdin is not None else ""
+    tags = list(dict.fromkeys([*title_tags, *(args.tags or ())]))
+    memory = open_memory(args)
+    try:
+        checkpoint = memory.remember(
+            title, body, type=args.type or title_type, tags=tags, on=args.date
+        )
+    finally:
+        memory.close()
+    print(f"memory/{checkpoint.date}.md  {checkpoint.id}")
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    query = " ".join(args.query).strip()
+    if not query:
+        raise UsageError("recall needs a query")
+    memory = open_memory(args)
+    try:
+        result = memory.recall(query, k=args.k, since=args.since, until=args.until, type=args.type)
+    finally:
+        memory.close()
+    if args.json:
+        print(json.dumps(recall_to_json(result), indent=2, ensure_ascii=False))
+    else:
+        print(format_recall(result))
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    try:
+        with ProgressBar() as progress:
+            report = memory.compact(progress=progress)
+    finally:
+        memory.close()
+    print(format_compaction(report))
+    for error in report.errors:
+        print(f"hipo: warning: {error}", file=sys.stderr)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    try:
+        status = memory.status()
+    finally:
+        memory.close()
+    if args.json:
+        print(json.dumps(dataclasses.asdict(status), indent=2, ensure_ascii=False))
+    else:
+        print(format_status(status))
+    return 0
+
+
+def cmd_layer1(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    try:
+        layer1 = memory.layer1()
+    finally:
+        memory.close()
+    print(layer1.text)
+    for part in layer1.parts:
+        note = " (cut to budget)" if part.truncated else "" if part.exists else " (no file)"
+        usage = f"{part.tokens:>6,} / {part.budget:>6,} tokens"
+        print(f"{part.name:<11} {usage}{note}", file=sys.stderr)
+    total = f"{layer1.total_tokens:>6,} / {layer1.total_budget:>6,} tokens"
+    print(f"{'total':<11} {total}", file=sys.stderr)
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    try:
+        with ProgressBar() as progress:
+            count = memory.reindex(progress=progress)
+    finally:
+        memory.close()
+    print(f"Indexed {count} documents.")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    source = find_quickstart()
+    folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
+    try:
+        notebook = folder / QUICKSTART
+        shutil.copyfile(source, notebook)
+        today = os.environ.get(TODAY_ENV) or notebook_today(notebook)
+        print(f"Running {source.name} in {folder} ...", file=sys.stderr)
+        executed = execute_notebook(notebook, timeout=args.timeout, today=today)
+        import nbformat
+
+        nbformat.write(executed, notebook)
+        print(format_demo(folder, today=today))
+        if args.keep:
+            print(f"\nThe executed notebook and its memory are in {folder}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+# --- demo output ------------------------------------------------------------------------------
+
+
+def topics_index(root_text: str) -> str:
+    """The `## Topics Index` section of ROOT.md, without its heading."""
+    match = re.search(r"^## Topics Index[^\n]*\n(.*?)(?=^## |\Z)", root_text, re.DOTALL | re.M)
+    return match.group(1).strip() if match else ""
+
+
+TREE_ORDER = {"daily": 1, "weekly": 2, "monthly": 3, "ROOT.md": 4}
+
+
+def memory_tree(root: Path) -> list[str]:
+    """Files under memory/ (hidden ones left out), raw logs first and ROOT.md last, each with
+    its node status."""
+    memory_dir = root / "memory"
+    files = [
+        file
+        for file in memory_dir.rglob("*.md")
+        if not any(part.startswith(".") for part in file.relative_to(memory_dir).parts)
+    ]
+    files.sort(key=lambda f: (TREE_ORDER.get(f.relative_to(memory_dir).parts[0], 0), f.name))
+    lines = []
+    for file in files:
+        status = parse_node(file.read_text(encoding="utf-8", errors="replace")).status
+        lines.append(f"  {file.relative_to(root).as_posix():<30} {status or 'raw log'}")
+    return lines
+
+
+def format_demo(folder: Path, *, today: str | None = None) -> str:
+    """What the demo shows of the memory it made: the tree, the Topics Index, one recall."""
+    pinned = parse_date(today) if today else None
+    memory = Memory(folder, today=(lambda: pinned) if pinned else None)
+    try:
+        root_file = folder / "memory" / "ROOT.md"
+        index = topics_index(root_file.read_text(encoding="utf-8")) if root_file.is_file() else ""
+        result = memory.recall("pricing", k=3)
+    finally:
+        memory.close()
+    parts = ["Memory tree:", *memory_tree(folder), "", "Topics Index (memory/ROOT.md):"]
+    parts.append(index or "  (empty)")
+    parts += ["", "$ hipo recall pricing -k 3", format_recall(result)]
+    return "\n".join(parts)
+
+
+# --- parser -----------------------------------------------------------------------------------
+
+
+COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
+    "init": (cmd_init, "create memory/, knowledge/, plans/ and the Layer 1 files"),
+    "remember": (cmd_remember, "append one checkpoint (body read from stdin) to a raw daily log"),
+    "recall": (cmd_recall, "search the memory: Topics Index, compaction tree and raw logs"),
+    "compact": (cmd_compact, "bring the compaction tree (daily, weekly, monthly, ROOT) up to date"),
+    "status": (cmd_status, "counts of logs, checkpoints, nodes and topics; the Layer 1 budget"),
+    "layer1": (cmd_layer1, "print Layer 1 (ROOT.md and the working files) as a prompt sees it"),
+    "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
+    "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="hipo",
+        description="Persistent memory for a notebook folder (the Hipocampus layout).",
+        epilog="The memory root is --root, else $HIPO_ROOT, else the working directory.",
+    )
+    parser.add_argument(
+        "--root", metavar="DIR", help="memory root folder (default: $HIPO_ROOT or the cwd)"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = {
+        name: commands.add_parser(name, help=text, description=text)
+        for name, (_, text) in COMMANDS.items()
+    }
+
+    remember = sub["remember"]
+    remember.add_argument(
+        "title_words",
+        nargs="*",
+        metavar="TITLE",
+        help="checkpoint title; `[type]` and `#tags` at its end are read as in %%%%remember",
+    )
+    remember.add_argument("--title", help="checkpoint title (instead of the positional TITLE)")
+    remember.add_argument(
+        "--type", choices=CHECKPOINT_TYPES, help="checkpoint type (default: project)"
+    )
+    remember.add_argument("--tags", type=parse_tags, metavar="A,B", help="comma-separated tags")
+    remember.add_argument(
+        "--date", type=parse_date, metavar="YYYY-MM-DD", help="day of the log (default: today)"
+    )
+
+    recall = sub["recall"]
+    recall.add_argument("query", nargs="+", metavar="QUERY", help="words to look for")
+    recall.add_argument("-k", type=positive_int, default=5, metavar="N", help="hits (default 5)")
+    recall.add_argument("--since", type=parse_date, metavar="YYYY-MM-DD", help="from this day")
+    recall.add_argument("--until", type=parse_date, metavar="YYYY-MM-DD", help="up to this day")
+    recall.add_argument("--type", choices=CHECKPOINT_TYPES, help="only checkpoints of this type")
+    recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
+
+    sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
+
+    demo = sub["demo"]
+    demo.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    demo.add_argument(
+        "--timeout", type=positive_int, default=300, metavar="S", help="seconds per cell"
+    )
+    return parser
+
+
+def one_line(message: str) -> str:
+    """Errors are reported on one line, whatever the engine's message looks like."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the exit code (0 ok, 2 bad input or a memory error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler, _ = COMMANDS[args.command]
+        return handler(args)
+    except SystemExit as exit_:  # --help and --version
+        return exit_.code if isinstance(exit_.code, int) else 0
+    except (UsageError, HipoError) as error:
+        print(f"hipo: error: {one_line(str(error))}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        where = f" {error.filename}" if error.filename else ""
+        print(f"hipo: error:{where}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hipo: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

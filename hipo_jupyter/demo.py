@@ -1,0 +1,91 @@
+"""Running a notebook headless, as `hipo demo` and the tests do: a kernel of this interpreter,
+in the notebook's own folder, with the clock optionally pinned."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from hipo_jupyter.memory import HipoError
+
+QUICKSTART = "quickstart.ipynb"
+TODAY_ENV = "HIPO_TODAY"
+
+
+def find_quickstart() -> Path:
+    """notebooks/quickstart.ipynb of the source tree, else the copy shipped in the package."""
+    repo = Path(__file__).resolve().parent.parent
+    candidate = repo / "notebooks" / QUICKSTART
+    if candidate.is_file() and (repo / "pyproject.toml").is_file():
+        return candidate
+    shipped = resources.files("hipo_jupyter") / "notebooks" / QUICKSTART
+    if shipped.is_file():
+        return Path(str(shipped))
+    raise HipoError(f"cannot find {QUICKSTART} in the source tree or the installed package")
+
+
+def notebook_today(path: Path) -> str | None:
+    """The day a notebook's dated entries were written for (`metadata.hipo.today`), if any.
+
+    The quickstart replays three weeks of March 2026; run "the day after", its nodes show both
+    fixed and tentative periods and its topics read as recent, whatever the real date is.
+    """
+    import nbformat
+
+    metadata = nbformat.read(path, as_version=4).metadata
+    today = metadata.get("hipo", {}).get("today")
+    return str(today) if today else None
+
+
+def kernel_environment(today: str | None = None) -> dict[str, str]:
+    """The kernel's environment: this one, minus a pinned root (a notebook's memory is its own
+    folder), with the clock pinned to `today` if given, and with this package importable even
+    when it runs from a source tree that is not installed."""
+    env = dict(os.environ)
+    env.pop("HIPO_ROOT", None)
+    if today:
+        env[TODAY_ENV] = today
+    package_parent = Path(__file__).resolve().parent.parent
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    installed = package_parent.name in ("site-packages", "dist-packages")
+    if not installed and str(package_parent) not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([str(package_parent), *paths])
+    return env
+
+
+def execute_notebook(path: Path, *, timeout: int = 300, today: str | None = None) -> Any:
+    """Run a notebook top to bottom in its own folder with a kernel of *this* interpreter.
+
+    The kernelspec search is limited to ipykernel's native spec, which launches `sys.executable`;
+    a `python3` kernelspec installed elsewhere on the machine could point at another Python that
+    does not have hipo-jupyter. `today` pins the kernel's clock (HIPO_TODAY). Returns the
+    executed notebook; raises HipoError naming the failing cell's error.
+    """
+    import nbformat
+    import zmq
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.read(path, as_version=4)
+    specs = KernelSpecManager(kernel_dirs=[], ensure_native_kernel=True)
+    kernel = KernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    if "transport_encryption" in kernel.trait_names() and zmq.has("curve"):
+        kernel.transport_encryption = "auto"  # newer jupyter_client warns on plain TCP otherwise
+    client = NotebookClient(
+        notebook,
+        km=kernel,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        # cleanup_kc: shut the kernel down afterwards, though we made its manager
+        client.execute(cleanup_kc=True, env=kernel_environment(today), cwd=str(path.parent))
+    except CellExecutionError as error:
+        summary = str(error).strip().splitlines()
+        raise HipoError(f"{path.name} failed: {summary[-1] if summary else error}") from None
+    return notebook
