@@ -170,8 +170,8 @@ def build_match_query(text: str) -> str:
     return " OR ".join(quote_fts(words) for words in query_terms(text))
 
 
-def normalize_day(value: str | None, name: str) -> str | None:
-    """An inclusive date filter as "YYYY-MM-DD", or QueryError naming the bad value."""
+def normalize_day(value: str | date | None, name: str) -> str | None:
+    """An inclusive date filter as "YYYY-MM-DD" (a `date` is accepted too), or QueryError."""
     if value is None:
         return None
     try:

@@ -13,6 +13,7 @@ Scoring is Whoosh's BM25F with the title and tags boosted above the text.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -178,13 +179,23 @@ class WhooshIndex:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def _writer(self):
-        try:
-            return self._ix.writer(timeout=WRITE_TIMEOUT_S)
-        except LockError as error:
-            raise HipoError(
-                f"the search index {self.path} is locked by another process; try again"
-            ) from error
+    @contextlib.contextmanager
+    def _writing(self, **commit_options: Any) -> Iterator[Any]:
+        """One Whoosh writer: committed if the block ends well, cancelled (lock freed) if not.
+        A writer waits up to WRITE_TIMEOUT_S for another kernel's writer to finish."""
+        with self._lock:
+            try:
+                writer = self._ix.writer(timeout=WRITE_TIMEOUT_S)
+            except LockError as error:
+                raise HipoError(
+                    f"the search index {self.path} is locked by another process; try again"
+                ) from error
+            try:
+                yield writer
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit(**commit_options)
 
     def _put(self, writer: Any, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         for doc in docs:
@@ -193,36 +204,22 @@ class WhooshIndex:
 
     def replace_file(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         check_paths(path, docs)
-        with self._lock:
-            writer = self._writer()
-            try:
-                writer.delete_by_term("path", path)
-                self._put(writer, path, file_hash, docs)
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
+        with self._writing() as writer:
+            writer.delete_by_term("path", path)
+            self._put(writer, path, file_hash, docs)
 
     def add(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         check_paths(path, docs)
-        with self._lock:
-            writer = self._writer()
-            try:
-                self._put(writer, path, file_hash, docs)
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
+        with self._writing() as writer:
+            self._put(writer, path, file_hash, docs)
 
     def remove_file(self, path: str) -> None:
-        with self._lock:
-            writer = self._writer()
+        with self._writing() as writer:
             writer.delete_by_term("path", path)
-            writer.commit()
 
     def clear(self) -> None:
-        with self._lock:
-            self._writer().commit(mergetype=CLEAR)
+        with self._writing(mergetype=CLEAR):
+            pass
 
     # -- reading ----------------------------------------------------------------------------
 
