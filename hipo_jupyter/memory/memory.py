@@ -161,16 +161,19 @@ class Memory:
                 t.strip().lstrip("#").lower() for t in (*title_tags, *tags) if t.strip().lstrip("#")
             )
         )
-        checkpoint = Checkpoint(
-            title=title_text,
-            type=type,
-            fields=fields,
-            text=text,
-            id=new_id(),
-            tags=all_tags,
-            notebook=notebook,
-            cell=cell,
-        )
+        try:
+            checkpoint = Checkpoint(
+                title=title_text,
+                type=type,
+                fields=fields,
+                text=text,
+                id=new_id(),
+                tags=all_tags,
+                notebook=redact(notebook) if notebook else None,
+                cell=cell,
+            )
+        except ValueError as exc:  # the dataclass validates keys and type
+            raise HipoError(f"not a valid checkpoint: {exc}") from None
         day = on or self.today
         with self._lock:
             written = self.store.append_raw(day, render(checkpoint))

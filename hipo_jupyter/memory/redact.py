@@ -13,6 +13,10 @@ Two families of rules, applied in this order:
   arguments) where NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY or PRIVATE_KEY, and
   `aws_secret_access_key = ...`. The name is kept, the value redacted.
 
+Kinds: anthropic-api-key, openai-api-key, aws-access-key-id, aws-secret-access-key, github-token,
+slack-token, slack-webhook, google-api-key, private-key, url-password, bearer-token, basic-auth,
+jwt; for named values password, private-key, api-key, secret or token (from the name).
+
 False positives are kept rare on purpose, because memory full of markers is useless: prose,
 dates, checkpoint ids, git hashes and paths are left alone; `max_tokens=1024` is a count, not a
 token; `token = tokenizer.encode(text)` and `api_key=os.environ["KEY"]` are code, not values;
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 MARKER = "[REDACTED:{kind}]"
 REDACTED_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -43,11 +48,9 @@ def _mixed(token: str) -> bool:
 
 # -- token shapes -------------------------------------------------------------------------------
 
-_PRIVATE_KEY_RE = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*?(?=\n[ \t]*\n)|.*\Z)",
-    re.DOTALL,
-)
+_KEY_BEGIN_RE = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END_RE = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 _ANTHROPIC_RE = re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{20,}")
 _OPENAI_RE = re.compile(r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")
 _AWS_KEY_ID_RE = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
@@ -103,13 +106,45 @@ def _authorization(match: re.Match) -> str:
     return match.group("keep") + _marker(kind)
 
 
+def _redact_private_keys(text: str) -> str:
+    """Each `BEGIN ... PRIVATE KEY` block up to its END. A block with no END before the next
+    BEGIN (a truncated paste) ends at the next blank line: the key is hidden, the prose after
+    it is kept. One forward scan, so many BEGIN lines cost linear time."""
+    begins = list(_KEY_BEGIN_RE.finditer(text))
+    ends = [m.end() for m in _KEY_END_RE.finditer(text)]
+    pieces: list[str] = []
+    kept_until = 0
+    end_index = 0
+    for number, begin in enumerate(begins):
+        if begin.start() < kept_until:
+            continue  # inside a block already redacted
+        next_begin = begins[number + 1].start() if number + 1 < len(begins) else len(text)
+        while end_index < len(ends) and ends[end_index] <= begin.end():
+            end_index += 1
+        if end_index < len(ends) and ends[end_index] <= next_begin:
+            stop = ends[end_index]
+        else:
+            blank = _BLANK_LINE_RE.search(text, begin.end(), next_begin)
+            stop = blank.start() if blank else next_begin
+        pieces.append(text[kept_until : begin.start()])
+        pieces.append(_marker("private-key"))
+        kept_until = stop
+    if not pieces:
+        return text
+    pieces.append(text[kept_until:])
+    return "".join(pieces)
+
+
 # -- named values ---------------------------------------------------------------------------------
 
 _SECRET_NEEDLES = ("secret", "token", "passw", "apikey", "api_key", "api-key", "private")
 _SECRET_WORD = r"(?:secret|token|password|passwd|api[_-]?key|private[_-]?key)(?![a-z])"
-_NAME = r"[A-Za-z0-9_.-]*?" + _SECRET_WORD + r"[A-Za-z0-9_.-]*"
-_ENV_LINE_RE = re.compile(
-    r"^(?P<keep>[ \t]*(?:export[ \t]+)?(?P<name>(?=[A-Za-z_])" + _NAME + r")[ \t]*=(?!=)[ \t]*)"
+# A whole run of name characters that contains a secret word. The lookahead finds the word, the
+# run is then matched once: linear time even on `token_token_token...` without a separator.
+_NAME = r"(?=[A-Za-z0-9_.-]*?" + _SECRET_WORD + r")[A-Za-z0-9_.-]+"
+_ENV_LINE_RE = re.compile(  # a whole line: `NAME=rest of line`, or `NAME: one-token`
+    r"^(?P<keep>[ \t]*(?:[-*>][ \t]+)?(?:export[ \t]+)?(?P<name>(?=[A-Za-z_])" + _NAME + r")"
+    r"[ \t]*(?:=(?!=)[ \t]*|:(?!=)[ \t]*(?=\S+[ \t]*$)))"
     r"(?P<secret>[^\s\"'\[][^\n]*?)[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -124,7 +159,6 @@ _CODE_VALUE_RE = re.compile(r"[A-Za-z_][\w.]*[ \t]*[(\[]")
 _PLACEHOLDERS = frozenset(
     ("none", "null", "nil", "true", "false", "str", "bytes", "int", "string", "secretstr")
 )
-_LINE_LEAD_RE = re.compile(r"[ \t]*(?:[-*>][ \t]+)?(?:export[ \t]+)?\Z")
 
 
 def _kind_of(name: str) -> str:
@@ -170,37 +204,31 @@ def _named(match: re.Match) -> str:
         return match.group("keep") + quote + _marker(kind) + quote
     value = match.group("bare")
     text, end = match.string, match.end()
-    if _is_placeholder(value, kind) or (end < len(text) and text[end] in "([.:"):
-        return match.group()  # code: a call, an index or an attribute chain
     if match.group("sep") == ":":
-        # `NAME: value` is a .env/YAML line only when it is the whole line; else it is prose
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        line_end = text.find("\n", end)
-        rest = text[end : len(text) if line_end < 0 else line_end]
-        lead = text[line_start : match.start()]
-        if rest.strip() or not _LINE_LEAD_RE.match(lead):
-            return match.group()
+        return match.group()  # `the token: expired` is prose; whole `NAME: value` lines are above
+    if _is_placeholder(value, kind) or (end < len(text) and text[end] in "(["):
+        return match.group()  # code: a call or an index
     return match.group("keep") + _marker(kind)
 
 
-# (needles, pattern, replacement): a rule runs only when one of its lower-case needles occurs in
-# the lower-cased text, so ordinary text costs a few substring scans instead of 15 regex passes.
-_RULES: tuple[tuple[tuple[str, ...], re.Pattern, Callable[[re.Match], str]], ...] = (
-    (("private key",), _PRIVATE_KEY_RE, _whole("private-key")),
-    (("eyj",), _JWT_RE, _whole("jwt")),
-    (("sk-ant-",), _ANTHROPIC_RE, _whole("anthropic-api-key")),
-    (("sk-",), _OPENAI_RE, _whole("openai-api-key", _mixed)),
-    (("gh", "github_pat_"), _GITHUB_RE, _whole("github-token")),
-    (("hooks.slack.com",), _SLACK_WEBHOOK_RE, _whole("slack-webhook")),
-    (("xox",), _SLACK_RE, _whole("slack-token", _mixed)),
-    (("aiza",), _GOOGLE_RE, _whole("google-api-key")),
-    (("akia", "asia"), _AWS_KEY_ID_RE, _whole("aws-access-key-id")),
-    (("access",), _AWS_SECRET_RE, _after_keep("aws-secret-access-key")),
-    (("authorization",), _AUTHORIZATION_RE, _authorization),
-    (("bearer",), _BEARER_RE, _after_keep("bearer-token", _mixed)),
-    (("://",), _URL_PASSWORD_RE, _after_keep("url-password")),
-    (_SECRET_NEEDLES, _ENV_LINE_RE, _env_line),
-    (_SECRET_NEEDLES, _NAMED_RE, _named),
+# (needles, rule): a rule runs only when one of its lower-case needles occurs in the lower-cased
+# text, so ordinary text costs a few substring scans instead of 15 regex passes.
+_RULES: tuple[tuple[tuple[str, ...], Callable[[str], str]], ...] = (
+    (("private key",), _redact_private_keys),
+    (("eyj",), partial(_JWT_RE.sub, _whole("jwt"))),
+    (("sk-ant-",), partial(_ANTHROPIC_RE.sub, _whole("anthropic-api-key"))),
+    (("sk-",), partial(_OPENAI_RE.sub, _whole("openai-api-key", _mixed))),
+    (("gh", "github_pat_"), partial(_GITHUB_RE.sub, _whole("github-token"))),
+    (("hooks.slack.com",), partial(_SLACK_WEBHOOK_RE.sub, _whole("slack-webhook"))),
+    (("xox",), partial(_SLACK_RE.sub, _whole("slack-token", _mixed))),
+    (("aiza",), partial(_GOOGLE_RE.sub, _whole("google-api-key"))),
+    (("akia", "asia"), partial(_AWS_KEY_ID_RE.sub, _whole("aws-access-key-id"))),
+    (("access",), partial(_AWS_SECRET_RE.sub, _after_keep("aws-secret-access-key"))),
+    (("authorization",), partial(_AUTHORIZATION_RE.sub, _authorization)),
+    (("bearer",), partial(_BEARER_RE.sub, _after_keep("bearer-token", _mixed))),
+    (("://",), partial(_URL_PASSWORD_RE.sub, _after_keep("url-password"))),
+    (_SECRET_NEEDLES, partial(_ENV_LINE_RE.sub, _env_line)),
+    (_SECRET_NEEDLES, partial(_NAMED_RE.sub, _named)),
 )
 
 
@@ -209,9 +237,9 @@ def redact(text: str) -> str:
     for _ in range(_MAX_PASSES):
         before = text
         lowered = text.lower()
-        for needles, pattern, replace in _RULES:
+        for needles, rule in _RULES:
             if any(needle in lowered for needle in needles):
-                replaced = pattern.sub(replace, text)
+                replaced = rule(text)
                 if replaced != text:
                     text, lowered = replaced, replaced.lower()
         if text == before:

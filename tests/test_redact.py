@@ -1,0 +1,255 @@
+"""Redaction: each kind of secret is replaced by its marker; ordinary text is left alone.
+
+The fake secrets are assembled from pieces so that no complete token shape sits in the source
+(secret scanners on the repository would flag it); the assembled strings have the real shapes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hipo_jupyter.memory.redact import REDACTED_MARKER_RE, redact
+
+ALNUM = "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY"  # 32 mixed characters
+
+ANTHROPIC_KEY = "sk-" + "ant-api03-" + ALNUM * 3 + "-AAAAAA"
+OPENAI_KEY = "sk-" + "proj-" + ALNUM + "_" + ALNUM + "-" + ALNUM[:10]
+OPENAI_LEGACY_KEY = "sk-" + ALNUM[:20] + "T3BlbkFJ" + ALNUM[:20]
+AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_TEMP_KEY_ID = "ASIA" + "Y34FZKBOKMUTVV7A"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GITHUB_TOKEN = "ghp" + "_" + ALNUM + "abcd"
+GITHUB_APP_TOKEN = "ghs" + "_" + ALNUM + "WXYZ"
+GITHUB_PAT = "github" + "_pat_" + "11ABCDEFG0" + ALNUM[:12] + "_" + ALNUM + ALNUM[:27]
+SLACK_TOKEN = "xox" + "b-123456789012-1234567890123-" + ALNUM[:24]
+GOOGLE_KEY = "AIza" + "SyA-" + ALNUM[:31]
+JWT = (
+    "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJ" + "zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PRIVATE_KEY = (
+    "-----BEGIN " + "RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n"
+    "uKZg7cSRhYz2BOlHSG9rlhXk4rBSTA0JW4pz5kzdEtM0EXAMPLEONLY0000000000\n"
+    "-----END " + "RSA PRIVATE KEY-----"
+)
+OPENSSH_KEY = (
+    "-----BEGIN " + "OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    "-----END " + "OPENSSH PRIVATE KEY-----"
+)
+
+# (text containing one secret, the secret, the kind its marker must name)
+SECRETS = [
+    (f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}", ANTHROPIC_KEY, "anthropic-api-key"),
+    (
+        f'client = anthropic.Anthropic(api_key="{ANTHROPIC_KEY}")',
+        ANTHROPIC_KEY,
+        "anthropic-api-key",
+    ),
+    (f"use {OPENAI_KEY} for the batch", OPENAI_KEY, "openai-api-key"),
+    (f"OPENAI_API_KEY: {OPENAI_LEGACY_KEY}", OPENAI_LEGACY_KEY, "openai-api-key"),
+    (f"key id {AWS_KEY_ID} in us-east-1", AWS_KEY_ID, "aws-access-key-id"),
+    (f"AWS_ACCESS_KEY_ID={AWS_TEMP_KEY_ID}", AWS_TEMP_KEY_ID, "aws-access-key-id"),
+    (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, "aws-secret-access-key"),
+    (f'"SecretAccessKey": "{AWS_SECRET}"', AWS_SECRET, "aws-secret-access-key"),
+    (f"git push https://{GITHUB_TOKEN}@github.com/org/repo", GITHUB_TOKEN, "github-token"),
+    (f"token {GITHUB_APP_TOKEN} expires in 1h", GITHUB_APP_TOKEN, "github-token"),
+    (f"PAT: {GITHUB_PAT}", GITHUB_PAT, "github-token"),
+    (f"slack bot {SLACK_TOKEN}", SLACK_TOKEN, "slack-token"),
+    (f"maps key={GOOGLE_KEY}&q=berlin", GOOGLE_KEY, "google-api-key"),
+    (f"cookie session={JWT}; path=/", JWT, "jwt"),
+    (f"Here is the key:\n{PRIVATE_KEY}\nrotate it.", PRIVATE_KEY, "private-key"),
+    (f"{OPENSSH_KEY}\n", OPENSSH_KEY, "private-key"),
+    ("postgres://admin:hunter2@db.internal:5432/sales", "hunter2", "url-password"),
+    ("redis://:s3cr3t-Pa55@cache:6379/0", "s3cr3t-Pa55", "url-password"),
+    (
+        "curl -H 'Authorization: Bearer abc123.def456-ghi' https://x.io",
+        "abc123.def456-ghi",
+        "bearer-token",
+    ),
+    ('headers = {"Authorization": "Basic dXNlcjpwYXNz"}', "dXNlcjpwYXNz", "basic-auth"),
+    (
+        "auth = Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "bearer-token",
+    ),
+    ("DB_PASSWORD=correct horse battery staple", "correct horse battery staple", "password"),
+    ("export STRIPE_SECRET=rk_live_abcdef123456", "rk_live_abcdef123456", "secret"),
+    ("  passwd: Tr0ub4dor&3", "Tr0ub4dor&3", "password"),
+    ("- password: hunter2", "hunter2", "password"),
+    ('{"api_key": "abc-123-def"}', "abc-123-def", "api-key"),
+    ("X-API-Key: 0a1b2c3d4e5f", "0a1b2c3d4e5f", "api-key"),
+    ("connect(host='db', password='pa55word!')", "pa55word!", "password"),
+    ("https://example.com/cb?access_token=ya29a0AfH6SM&state=1", "ya29a0AfH6SM", "token"),
+    (
+        "PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe512961708279",
+        "0x4c0883a6910",
+        "private-key",
+    ),
+    ("SLACK_BOT_TOKEN='xyz-not-a-slack-shape'", "xyz-not-a-slack-shape", "token"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), SECRETS, ids=[s[2] for s in SECRETS])
+def test_each_secret_is_replaced_by_its_kind(text, secret, kind):
+    redacted = redact(text)
+    assert secret not in redacted
+    assert f"[REDACTED:{kind}]" in redacted
+    assert redact(redacted) == redacted
+
+
+def test_names_users_and_hosts_are_kept():
+    assert redact("DB_PASSWORD=hunter2") == "DB_PASSWORD=[REDACTED:password]"
+    assert redact('"password": "hunter2"') == '"password": "[REDACTED:password]"'
+    assert (
+        redact("postgres://admin:hunter2@db.internal:5432/sales")
+        == "postgres://admin:[REDACTED:url-password]@db.internal:5432/sales"
+    )
+    assert redact("Authorization: Bearer abc123") == "Authorization: Bearer [REDACTED:bearer-token]"
+    assert redact(f"aws_secret_access_key={AWS_SECRET}") == (
+        "aws_secret_access_key=[REDACTED:aws-secret-access-key]"
+    )
+
+
+def test_password_with_at_sign_in_url_is_fully_redacted():
+    assert redact("mysql://root:p@ss@db:3306/x") == "mysql://root:[REDACTED:url-password]@db:3306/x"
+
+
+def test_unterminated_private_key_is_redacted_up_to_the_blank_line():
+    text = "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAAS\n\nNext paragraph."
+    assert redact(text) == "[REDACTED:private-key]\n\nNext paragraph."
+
+
+def test_a_checkpoint_body_keeps_everything_but_the_secret():
+    body = (
+        "- request: rerun the nightly export\n"
+        f"- analysis: the job used ANTHROPIC_API_KEY={ANTHROPIC_KEY} from the notebook\n"
+        "- outcome: moved the key to the vault; export at 2026-03-12T14:32:05Z-7f3a\n"
+    )
+    assert redact(body) == body.replace(ANTHROPIC_KEY, "[REDACTED:anthropic-api-key]")
+
+
+INNOCENT = [
+    "We decided to cut the starter tier by 15% on 2026-03-12.",
+    "Checkpoint 2026-03-12T14:32:05Z-7f3a came from analysis.ipynb cell 7.",
+    "Fixed in commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 (short 3f2a9c1).",
+    "Read /home/dana/.ssh/id_rsa.pub and C:\\Users\\dana\\secrets\\notes.txt",
+    "See knowledge/pricing-strategy.md and plans/2026-Q2.md",
+    "The password policy requires 12 characters and a token rotation every 90 days.",
+    "Password: use the vault, never paste it here.",
+    "Set OPENAI_API_KEY in your environment before running.",
+    "response = client.messages.create(model=model, max_tokens=1024, messages=msgs)",
+    "usage: input_tokens: 523, output_tokens: 87",
+    "token_budget: 3000",
+    "TOKENIZERS_PARALLELISM=false",
+    "token = tokenizer.encode(text)",
+    'api_key = os.environ["ANTHROPIC_API_KEY"]',
+    "password = getpass.getpass()",
+    "api_key=None",
+    "SECRET_KEY=${SECRET_KEY}",
+    "password: ********",
+    "Install scikit-learn and task-runner-for-the-nightly-exports.",
+    "sk-learn-style slugs like sk-some-long-name-without-any-digits stay",
+    "Email dana@example.com or visit https://example.com:8080/path?q=1#frag",
+    "ssh://git@github.com:22/org/repo.git and git@github.com:org/repo.git",
+    "The bearer of this note is Dana. Bearer tokens are short-lived.",
+    "Topics Index: - pricing [project, 3d]: competitor-analysis -> 2026-03 (W11)",
+    "<!-- hipo id=2026-03-12T14:32:05Z-7f3a notebook=analysis.ipynb cell=7 tags=pricing,q1 -->",
+    "UUID 123e4567-e89b-12d3-a456-426614174000 and sha256 "
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "Asia and Akiane are names; ASIAN markets grew.",
+    "already [REDACTED:openai-api-key] here",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", INNOCENT)
+def test_ordinary_text_is_unchanged(text):
+    assert redact(text) == text
+
+
+def test_marker_regex_matches_every_marker_redact_writes():
+    redacted = redact("\n".join(text for text, _, _ in SECRETS))
+    markers = REDACTED_MARKER_RE.findall(redacted)
+    assert len(markers) >= len(SECRETS)
+    assert {m[len("[REDACTED:") : -1] for m in markers} >= {kind for _, _, kind in SECRETS}
+    assert not REDACTED_MARKER_RE.search("[REDACTED] and [redacted:x]")
+
+
+@given(st.text())
+def test_redact_is_idempotent_on_any_text(text):
+    once = redact(text)
+    assert redact(once) == once
+
+
+FILLER = st.text(
+    alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)) | st.sampled_from("\n\t"),
+    max_size=20,
+)
+PIECES = st.sampled_from([s[0] for s in SECRETS])
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(PIECES, FILLER), max_size=8))
+def test_secrets_in_random_surroundings_are_gone_and_redaction_is_stable(parts):
+    text = "\n".join(parts)
+    once = redact(text)
+    assert redact(once) == once
+    for piece, secret, _ in SECRETS:
+        if piece in parts and len(secret) >= 16:
+            assert secret not in once
+
+
+# Fragments of secret syntax, so the fuzzer reaches the rules instead of only plain text.
+FRAGMENTS = st.sampled_from(
+    [
+        "sk-",
+        "ant-",
+        "proj-",
+        "password",
+        "TOKEN",
+        "api_key",
+        "secret",
+        "aws_secret_access_key",
+        "=",
+        ": ",
+        '"',
+        "'",
+        "://",
+        "@",
+        ":",
+        "Bearer ",
+        "Authorization: ",
+        "eyJ",
+        ".",
+        "ghp_",
+        "AKIA",
+        "xoxb-",
+        "AIza",
+        "-----BEGIN PRIVATE KEY-----",
+        "-----END PRIVATE KEY-----",
+        "[REDACTED:token]",
+        "[REDACTED:",
+        "]",
+        "\n",
+        " ",
+        "- ",
+        "export ",
+        "(",
+        "[",
+        "9",
+        ALNUM,
+        ALNUM[:16],
+    ]  # fmt: skip
+)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=4)), max_size=30).map("".join))
+def test_redact_is_idempotent_on_secret_like_text(text):
+    once = redact(text)
+    assert redact(once) == once
