@@ -40,6 +40,7 @@ from .topics import (
     node_topics,
     section_category,
     slug,
+    strip_comments,
     strip_frontmatter,
 )
 
@@ -210,7 +211,6 @@ _EMPTY_VALUES = frozenset(["", "none", "(none)", "n/a", "na", "nothing", "-", "\
 
 _HEADING = re.compile(r"#{1,6}(?:[ \t]+(.*?))?[ \t]*#*[ \t]*")
 _COMMENT_LINE = re.compile(r"\s*<!--.*-->\s*")
-_INLINE_COMMENT = re.compile(r"<!--.*?-->")
 _FENCE = re.compile(r"\s*(```|~~~)")
 _BULLET = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+(.*)")
 _CHECKBOX = re.compile(r"\[([ xX])\][ \t]*(.*)")
@@ -265,7 +265,7 @@ class ExtractiveSummarizer:
         lists = {cat: list(digest.items[cat].values()) for cat in _LIST_CATEGORIES}
         if level == "monthly":
             lists["themes"] = _themes(sources, lists) + lists["themes"]
-        entities = digest.entity_lines(_ENTITY_LIMIT[level], len(sources))
+        entities = digest.entity_lines(_ENTITY_LIMIT[level])
         max_lines = DEFAULT_MAX_LINES[level] if self.max_lines is None else self.max_lines
         return _render(level, period, topics, lists, entities, max_lines)
 
@@ -434,7 +434,7 @@ class _Digest:
         values[value][0] += 1
         values[value][2][source] = None
 
-    def entity_lines(self, limit: int, sources: int) -> list[str]:
+    def entity_lines(self, limit: int) -> list[str]:
         """`label: a, b` lines; values seen in more sources, then more often, come first."""
         lines = []
         for label in _ENTITY_LABELS:
@@ -497,7 +497,7 @@ def _content_lines(text: str) -> list[tuple[str, str]]:
         if line.lstrip().startswith("<!--") and "-->" not in line:
             in_comment = True
             continue
-        lines.append(("text", _INLINE_COMMENT.sub(" ", line).rstrip()))
+        lines.append(("text", strip_comments(line).rstrip()))
     return lines
 
 
@@ -553,7 +553,7 @@ def _mentions(text: str, value: str) -> bool:
 
 def _squeeze(text: str) -> str:
     """One line, filler words out, whitespace collapsed, bold markers dropped."""
-    text = _FILLER.sub(" ", _INLINE_COMMENT.sub(" ", text).replace("**", ""))
+    text = _FILLER.sub(" ", strip_comments(text).replace("**", ""))
     text = _PUNCT_SPACE.sub(r"\1", " ".join(text.split()))
     return text.strip(" ,;")
 
@@ -575,10 +575,11 @@ def _trim(text: str, limit: int = VALUE_CHARS) -> str:
         if ident.start < cut < ident.end:
             cut = ident.start
     head = text[:cut].rstrip(" ,;:-\u2014")
-    kept = [i.value for i in spans if i.start >= cut and not _mentions(head, i.value)]
+    cut_part = dict.fromkeys(ident.value for ident in spans if ident.start >= cut)
+    kept = [value for value in cut_part if not _mentions(head, value)]
     out = f"{head} \u2026" if head else "\u2026"
     if kept:
-        out += f" [{', '.join(dict.fromkeys(kept))}]"
+        out += f" [{', '.join(kept)}]"
     return out
 
 

@@ -23,12 +23,16 @@ __all__ = [
     "comment_tags",
     "find_identifiers",
     "hashtags",
+    "heading_title",
     "identifiers",
     "is_period_heading",
     "key_phrases",
     "node_topics",
+    "prose_lines",
     "section_category",
     "slug",
+    "strip_comments",
+    "strip_frontmatter",
 ]
 
 _STOPWORD_TEXT = """
@@ -58,6 +62,7 @@ _STOPWORD_TEXT = """
     gonna wanna gotta going goes go went also again new
 
     http https www com org net html refs apply
+    ms sec secs min mins hrs kb mb gb tb px
 """
 STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
@@ -87,13 +92,12 @@ _PERIOD_WORDS = frozenset(
 )
 _DATE_TOKEN = re.compile(r"\d+|w\d+", re.IGNORECASE)
 
-_HIPO_COMMENT = re.compile(r"<!--\s*hipo\b(.*?)-->", re.DOTALL)
-_ANY_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_HIPO_PREFIX = re.compile(r"\s*hipo\b")
 _TAGS_VALUE = re.compile(r"(?:^|\s)tags=(\"[^\"]*\"|'[^']*'|\S*)")
 _HASHTAG = re.compile(r"(?<![\w#&/])#(\w[\w-]*)")
 _HEADING = re.compile(r"#{1,6}(?:\s+(.*?))?\s*#*\s*$")
 _TYPE_TAG = re.compile(r"\s*\[(?:project|feedback|user|reference)\]", re.IGNORECASE)
-_TRAILING_TAGS = re.compile(r"(?:\s+#[^\s#]+)+\s*$")
+_TRAILING_TAGS = re.compile(r"(?:\s+#[^\s#]+){1,20}\s*$")
 _FENCE = re.compile(r"\s*(```|~~~)")
 _LABEL = re.compile(  # "- decisions: ", "users: ", "1. **Note**: "
     r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s*)?(?:\*\*)?\w[\w -]{0,29}(?:\*\*)?:(?!//)(?:\s|$)"
@@ -131,26 +135,26 @@ _UNITS = (
 )
 _ID_PATTERNS: tuple[tuple[str, str], ...] = (
     ("url", r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]+"),
-    ("email", r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b"),
+    ("email", r"\b[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}\b"),
     ("user", r"(?<![\w.@])@[A-Za-z][\w-]*"),
     ("error", r"\bHTTP[ /]?[1-5]\d\d\b|\b(?:status|code) [1-5]\d\d\b"),
-    ("path", r"(?<![\w@])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*"),
-    ("file", rf"\b[\w-]+(?:\.[\w-]+)*\.(?:{_FILE_EXT})\b"),
+    ("path", r"(?<![\w@])(?:~|\.{1,2})?/?(?:[\w.-]{1,100}/){1,20}[\w.-]{0,100}"),
+    ("file", rf"\b[\w-]{{1,100}}(?:\.[\w-]{{1,50}}){{0,5}}\.(?:{_FILE_EXT})\b"),
     ("date", r"\b\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?Z?)?\b|\b\d{4}-W\d{2}\b"),
     (
         "money",
         r"[$\u20ac\u00a3\u00a5\u20a9]\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
         r"(?:\s?(?:[kKmMbB]n?|million|billion)\b)?(?:/[A-Za-z]{1,6}\b)?"
-        r"|\b\d+(?:[.,]\d+)*\s?(?:USD|EUR|GBP|KRW|JPY|dollars|euros)\b",
+        r"|\b\d{1,15}(?:[.,]\d{1,3}){0,5}\s?(?:USD|EUR|GBP|KRW|JPY|dollars|euros)\b",
     ),
     ("percent", r"(?<![\d.])[-+]?\d+(?:\.\d+)?\s?%"),
     ("version", r"\bv\d+(?:\.\d+)*(?:[-+][\w.]+)?\b|\b\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"),
-    ("quantity", rf"\b(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?\s?(?:{_UNITS})(?![\w%])"),
+    ("quantity", rf"\b(?:\d{{1,3}}(?:,\d{{3}}){{1,6}}|\d+)(?:\.\d+)?\s?(?:{_UNITS})(?![\w%])"),
     ("ticket", r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"),
     ("issue", r"(?<![\w&])#\d+\b"),
     ("hash", r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
     ("code", r"`[^`\n]{1,60}`"),
-    ("error", r"\b[A-Za-z_][\w.]*(?:Error|Exception|Warning)\b"),
+    ("error", r"\b[A-Za-z_][\w.]{0,80}(?:Error|Exception|Warning)\b"),
     ("camel", r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b"),
     ("snake", r"\b_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*"),
     ("acronym", r"\b[A-Z]{2,}[0-9]*\b|\b[A-Z][0-9]+\b"),
@@ -236,13 +240,45 @@ def comment_tags(text: str) -> list[str]:
     Values are percent-decoded, as checkpoint.py writes them.
     """
     tags = []
-    for comment in _HIPO_COMMENT.finditer(text):
-        for value in _TAGS_VALUE.findall(comment.group(1)):
+    for comment in _comments(text):
+        prefix = _HIPO_PREFIX.match(comment)
+        if not prefix:
+            continue
+        for value in _TAGS_VALUE.findall(comment[prefix.end() :]):
             for tag in value.strip("\"'").split(","):
                 cleaned = _clean_topic(unquote(tag))
                 if cleaned:
                     tags.append(cleaned)
     return list(dict.fromkeys(tags))
+
+
+def _comments(text: str) -> list[str]:
+    """The insides of the closed `<!-- ... -->` comments, in order."""
+    found = []
+    start = text.find("<!--")
+    while start >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        found.append(text[start + 4 : end])
+        start = text.find("<!--", end + 3)
+    return found
+
+
+def strip_comments(text: str) -> str:
+    """Every closed `<!-- ... -->` replaced by a space (a scan, so hostile text stays linear)."""
+    parts = []
+    position = 0
+    start = text.find("<!--")
+    while start >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        parts += [text[position:start], " "]
+        position = end + 3
+        start = text.find("<!--", position)
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 def section_category(heading: str) -> str | None:
@@ -273,7 +309,7 @@ def prose_lines(text: str) -> list[str]:
     headings, field labels or URLs. Headings keep their title (without `[type]`)."""
     lines = []
     in_code = False
-    text = _ANY_COMMENT.sub(" ", strip_frontmatter(text))
+    text = strip_comments(strip_frontmatter(text))
     for raw in text.splitlines():
         if _FENCE.match(raw):
             in_code = not in_code
@@ -385,7 +421,7 @@ def node_topics(text: str, limit: int = 12) -> list[str]:
     in_code = False
     section = None
     plain_lines = []
-    for raw in _ANY_COMMENT.sub(" ", body).splitlines():
+    for raw in strip_comments(body).splitlines():
         if _FENCE.match(raw):
             in_code = not in_code
             continue
