@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint jstest venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,11 @@ demo: venv
 lint: venv
 	$(BIN)/ruff check hipo hipo_jupyter tests benchmarks
 
-test: venv lint
+# jest for the sidebar's TypeScript (Node 18+, packages from the npm registry)
+jstest: venv
+	cd labextension && ../$(BIN)/jlpm install && ../$(BIN)/jlpm test
+
+test: venv lint jstest
 	$(BIN)/python -m pytest -q
 
 clean:

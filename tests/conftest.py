@@ -14,6 +14,8 @@ if str(REPO) not in sys.path:
 
 SHARED = REPO.parent / "shared"
 
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
 
 @pytest.fixture
 def memory_root(tmp_path: Path) -> Path:

@@ -1,0 +1,145 @@
+"""What the REST endpoints answer: the engine's results turned into plain JSON-ready dicts.
+
+Kept apart from the handlers so the shapes can be read (and tested) without a server; the
+sidebar's TypeScript types in labextension/src/request.ts mirror them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from hipo_jupyter.memory.layer1 import Layer1
+from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.recall import RecallResult
+from hipo_jupyter.memory.root import Topic
+from hipo_jupyter.memory.store import NODE_LEVELS, Store
+
+FRONTMATTER_BYTES = 4096
+"""Enough of a node's head to read its frontmatter without loading a long summary."""
+
+
+def jsonable(value: Any) -> Any:
+    """Dataclasses, tuples, dates and paths as JSON values (dataclass properties are left out)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return value.as_posix()
+    return value
+
+
+def has_memory(folder: Path) -> bool:
+    """A folder has memory once `memory/` exists; the sidebar shows how to start otherwise."""
+    return (folder / "memory").is_dir()
+
+
+def node_statuses(root: Path) -> list[dict[str, str]]:
+    """Every compaction node under `root`, newest period first within each level."""
+    store = Store(root)
+    nodes = []
+    for level in NODE_LEVELS:
+        for period, path in sorted(store.node_files(level).items(), reverse=True):
+            nodes.append(
+                {
+                    "file": store.relative(path),
+                    "level": level,
+                    "period": period,
+                    "status": _status(path),
+                }
+            )
+    return nodes
+
+
+def _status(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(FRONTMATTER_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return "unreadable"
+    return parse_node(head).status or "tentative"
+
+
+def root_sections(root_text: str) -> list[dict[str, str]]:
+    """ROOT.md's `## ` sections (Active Context, Recent Patterns, ...) in file order."""
+    sections: list[dict[str, str]] = []
+    for line in parse_node(root_text).body.splitlines():
+        if line.startswith("## "):
+            sections.append({"title": line[3:].strip(), "text": ""})
+        elif sections:
+            sections[-1]["text"] += line + "\n"
+    for section in sections:
+        section["text"] = section["text"].strip("\n")
+    return sections
+
+
+def month_of_week(week: str) -> str:
+    """ "2026-W11" -> "2026-03": a week belongs to the month of its Thursday (DESIGN.md)."""
+    year, _, number = week.partition("-W")
+    return date.fromisocalendar(int(year), int(number), 4).strftime("%Y-%m")
+
+
+def topic_tree(topic: Topic, nodes: list[dict[str, str]]) -> dict[str, Any]:
+    """One topic as topic -> months -> (monthly node, weekly nodes), files null where not built."""
+    by_period = {(n["level"], n["period"]): n for n in nodes}
+    periods = []
+    for month in topic.months:
+        weeks = [w for w in topic.weeks if _safe_month_of_week(w) == month]
+        periods.append(
+            {
+                **_node_ref(by_period, "monthly", month),
+                "children": [_node_ref(by_period, "weekly", week) for week in weeks],
+            }
+        )
+    loose = [w for w in topic.weeks if _safe_month_of_week(w) not in topic.months]
+    periods.extend({**_node_ref(by_period, "weekly", w), "children": []} for w in loose)
+    return {**jsonable(topic), "periods": periods}
+
+
+def _safe_month_of_week(week: str) -> str | None:
+    try:
+        return month_of_week(week)
+    except ValueError:
+        return None
+
+
+def _node_ref(by_period: dict, level: str, period: str) -> dict[str, Any]:
+    node = by_period.get((level, period))
+    return {
+        "period": period,
+        "level": level,
+        "file": node["file"] if node else None,
+        "status": node["status"] if node else None,
+    }
+
+
+def budget_view(layer1: Layer1) -> dict[str, Any]:
+    parts = [
+        {
+            "name": part.name,
+            "path": part.path,
+            "tokens": part.tokens,
+            "budget": part.budget,
+            "fill": part.fill if part.budget > 0 else None,
+            "truncated": part.truncated,
+            "exists": part.exists,
+        }
+        for part in layer1.parts
+    ]
+    return {
+        "parts": parts,
+        "total_tokens": layer1.total_tokens,
+        "total_budget": layer1.total_budget,
+        "over_budget": layer1.over_budget,
+    }
+
+
+def recall_view(result: RecallResult) -> dict[str, Any]:
+    return jsonable(result)

@@ -1,0 +1,540 @@
+/**
+ * The "Memory" sidebar: Topics Index, context budget, recent checkpoints and recall search for
+ * the memory beside the notebook in focus. One widget; all server calls go through ./request.
+ */
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import {
+  IBudget,
+  IBudgetPart,
+  IHit,
+  INodeRef,
+  IRecallResult,
+  IRecent,
+  ITopic,
+  ITree,
+  fetchBudget,
+  fetchNode,
+  fetchRecent,
+  fetchTree,
+  recall
+} from './request';
+
+export const EMPTY_MESSAGE = 'No memory yet — run %load_ext hipo';
+export const NO_NOTEBOOK_MESSAGE = 'Open a notebook to see its memory.';
+export const RECENT_COUNT = 8;
+export const RECALL_K = 8;
+
+export type PanelState = 'no-notebook' | 'loading' | 'empty' | 'ready' | 'error';
+export type Level = 'healthy' | 'tight' | 'over';
+
+/** A Layer 1 part against its own budget: tight from 80%, over once it is cut (above 100%). */
+export function partLevel(part: Pick<IBudgetPart, 'tokens' | 'budget'>): Level {
+  const fill = part.budget > 0 ? part.tokens / part.budget : part.tokens > 0 ? Infinity : 0;
+  if (fill > 1) {
+    return 'over';
+  }
+  return fill >= 0.8 ? 'tight' : 'healthy';
+}
+
+/** Percent of the budget a bar is drawn to (capped at 100). */
+export function barPercent(part: Pick<IBudgetPart, 'tokens' | 'budget'>): number {
+  if (part.budget <= 0) {
+    return part.tokens > 0 ? 100 : 0;
+  }
+  return Math.min(100, Math.round((part.tokens / part.budget) * 100));
+}
+
+export function topicTitle(topic: ITopic): string {
+  const checkpoints = `${topic.count} checkpoint${topic.count === 1 ? '' : 's'}`;
+  return `${topic.name} [${topic.type}, ${topic.age_days}d] · ${checkpoints}`;
+}
+
+/** A node file as JupyterLab names it: relative to the server root, not to the memory root. */
+export function serverPath(root: string, file: string): string {
+  return root ? `${root.replace(/\/+$/, '')}/${file}` : file;
+}
+
+export function hitPath(hit: IHit): string {
+  return hit.path.length ? hit.path.join(' → ') : hit.file;
+}
+
+export interface IMemoryPanelOptions {
+  /** Open a file (path relative to the server root) in JupyterLab. */
+  openFile?: (path: string) => void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+export class MemoryPanel extends Widget {
+  constructor(options: IMemoryPanelOptions = {}) {
+    super();
+    this._openFile = options.openFile;
+    this.id = 'hipo-memory';
+    this.addClass('jp-HipoMemory');
+    this.title.caption = 'Memory';
+
+    const header = el('div', 'jp-HipoMemory-header');
+    header.appendChild(el('h2', 'jp-HipoMemory-title', 'Memory'));
+    this._folderNode = el('span', 'jp-HipoMemory-folder');
+    header.appendChild(this._folderNode);
+    const refresh = el('button', 'jp-HipoMemory-refresh jp-mod-styled', '⟳');
+    refresh.title = 'Refresh';
+    refresh.addEventListener('click', () => void this.refresh());
+    header.appendChild(refresh);
+    this.node.appendChild(header);
+
+    this._messageNode = el('div', 'jp-HipoMemory-message');
+    this.node.appendChild(this._messageNode);
+
+    this._searchForm = el('form', 'jp-HipoMemory-search');
+    this._searchInput = el('input', 'jp-HipoMemory-searchInput jp-mod-styled');
+    this._searchInput.type = 'search';
+    this._searchInput.placeholder = 'Search memory (recall)…';
+    this._searchForm.appendChild(this._searchInput);
+    this._searchForm.appendChild(el('button', 'jp-HipoMemory-searchButton jp-mod-styled', 'Recall'));
+    this._searchForm.addEventListener('submit', event => {
+      event.preventDefault();
+      void this.search(this._searchInput.value);
+    });
+    this.node.appendChild(this._searchForm);
+
+    this._resultsNode = el('div', 'jp-HipoMemory-results');
+    this._topicsNode = el('div', 'jp-HipoMemory-topics');
+    this._budgetNode = el('div', 'jp-HipoMemory-budget');
+    this._recentNode = el('div', 'jp-HipoMemory-recent');
+    this._previewNode = el('div', 'jp-HipoMemory-preview');
+    for (const node of [
+      this._resultsNode,
+      this._previewNode,
+      this._topicsNode,
+      this._budgetNode,
+      this._recentNode
+    ]) {
+      this.node.appendChild(node);
+    }
+    this._render();
+  }
+
+  get notebookPath(): string | null {
+    return this._path;
+  }
+
+  get state(): PanelState {
+    return this._state;
+  }
+
+  get tree(): ITree | null {
+    return this._tree;
+  }
+
+  get lastResult(): IRecallResult | null {
+    return this._result;
+  }
+
+  get openedFile(): string | null {
+    return this._opened;
+  }
+
+  /** Follow a notebook (path relative to the server root), or none. */
+  async setNotebook(path: string | null): Promise<void> {
+    if (path === this._path) {
+      return;
+    }
+    this._path = path;
+    this._result = null;
+    this._opened = null;
+    this._preview = null;
+    this._searchInput.value = '';
+    this._openTopics.clear();
+    await this.refresh();
+  }
+
+  /** Reload tree, budget and recent checkpoints; answers for an older notebook are dropped. */
+  async refresh(): Promise<void> {
+    const generation = ++this._generation;
+    const path = this._path;
+    if (path === null) {
+      this._setState('no-notebook');
+      return;
+    }
+    if (!this._tree) {
+      this._setState('loading');
+    }
+    try {
+      const tree = await fetchTree(path);
+      if (generation !== this._generation) {
+        return;
+      }
+      if (!tree.has_memory) {
+        this._tree = tree;
+        this._budget = null;
+        this._recent = null;
+        this._setState('empty');
+        return;
+      }
+      const [budget, recent] = await Promise.all([
+        fetchBudget(path),
+        fetchRecent(path, RECENT_COUNT)
+      ]);
+      if (generation !== this._generation) {
+        return;
+      }
+      this._tree = tree;
+      this._budget = budget;
+      this._recent = recent;
+      this._error = '';
+      this._setState('ready');
+    } catch (error) {
+      if (generation !== this._generation) {
+        return;
+      }
+      this._tree = null;
+      this._error = error instanceof Error ? error.message : String(error);
+      this._setState('error');
+    }
+  }
+
+  /**
+   * Refresh after a cell ran. Runs at once, or, while a refresh is in flight, once more after
+   * it: a burst of executed cells costs at most two round trips.
+   */
+  requestRefresh(): Promise<void> {
+    if (this._refreshing) {
+      this._refreshAgain = true;
+      return this._refreshing;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this._refreshAgain = false;
+        await this.refresh();
+      } while (this._refreshAgain);
+      this._refreshing = null;
+    };
+    this._refreshing = run();
+    return this._refreshing;
+  }
+
+  async search(query: string): Promise<void> {
+    const path = this._path;
+    query = query.trim();
+    this._searchInput.value = query;
+    if (!path || !query) {
+      this._result = null;
+      this._render();
+      return;
+    }
+    const generation = this._generation;
+    try {
+      const result = await recall(path, query, { k: RECALL_K });
+      if (generation !== this._generation || path !== this._path) {
+        return;
+      }
+      this._result = result;
+      this._searchError = '';
+    } catch (error) {
+      this._result = null;
+      this._searchError = error instanceof Error ? error.message : String(error);
+    }
+    this._render();
+  }
+
+  /** Show one node (or raw log) in the preview; the preview can open it in an editor. */
+  async openNode(file: string): Promise<void> {
+    const path = this._path;
+    if (!path) {
+      return;
+    }
+    try {
+      const node = await fetchNode(path, file);
+      if (path !== this._path) {
+        return;
+      }
+      this._opened = file;
+      this._preview = node.content;
+    } catch (error) {
+      this._opened = file;
+      this._preview = null;
+      this._previewError = error instanceof Error ? error.message : String(error);
+    }
+    this._render();
+  }
+
+  /** Opening the sidebar shows what happened while it was closed. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    if (this._path !== null) {
+      void this.requestRefresh();
+    }
+  }
+
+  private _setState(state: PanelState): void {
+    this._state = state;
+    this._render();
+  }
+
+  private _render(): void {
+    const state = this._state;
+    this._folderNode.textContent = this._tree ? this._tree.root || '/' : '';
+    this._messageNode.textContent =
+      state === 'no-notebook'
+        ? NO_NOTEBOOK_MESSAGE
+        : state === 'empty'
+          ? EMPTY_MESSAGE
+          : state === 'loading'
+            ? 'Loading…'
+            : state === 'error'
+              ? this._error
+              : '';
+    this._messageNode.className = `jp-HipoMemory-message jp-HipoMemory-${state}`;
+    const ready = state === 'ready';
+    this._searchForm.hidden = !ready;
+    this._renderResults(ready);
+    this._renderPreview(ready);
+    this._renderTopics(ready);
+    this._renderBudget(ready ? this._budget : null);
+    this._renderRecent(ready ? this._recent : null);
+  }
+
+  private _section(node: HTMLElement, title: string): HTMLElement {
+    node.replaceChildren(el('h3', 'jp-HipoMemory-sectionTitle', title));
+    return node;
+  }
+
+  private _nodeButton(label: string, file: string | null, status: string | null): HTMLElement {
+    const button = el('button', 'jp-HipoMemory-node', label);
+    if (status) {
+      button.dataset.status = status;
+      button.title = `${file} (${status})`;
+    }
+    if (file) {
+      button.dataset.file = file;
+      button.addEventListener('click', () => void this.openNode(file));
+    } else {
+      button.disabled = true;
+      button.title = 'not built yet: run %hipo compact';
+    }
+    return button;
+  }
+
+  private _renderResults(ready: boolean): void {
+    const node = this._resultsNode;
+    node.replaceChildren();
+    node.hidden = !ready || (!this._result && !this._searchError);
+    if (node.hidden) {
+      return;
+    }
+    if (this._searchError) {
+      node.appendChild(el('div', 'jp-HipoMemory-error', this._searchError));
+      return;
+    }
+    const result = this._result!;
+    this._section(node, `Recall: “${result.query}”`);
+    if (!result.hits.length) {
+      const hint = result.did_you_mean.length
+        ? ` Did you mean: ${result.did_you_mean.join(', ')}?`
+        : '';
+      node.appendChild(el('div', 'jp-HipoMemory-noHits', `No memory of “${result.query}”.${hint}`));
+      return;
+    }
+    const list = el('ul', 'jp-HipoMemory-hits');
+    for (const hit of result.hits) {
+      const item = el('li', 'jp-HipoMemory-hit');
+      item.appendChild(this._nodeButton(hit.title, hit.file, null));
+      item.appendChild(el('div', 'jp-HipoMemory-hitMeta', `${hit.date} · ${hit.kind}`));
+      item.appendChild(el('div', 'jp-HipoMemory-hitPath', hitPath(hit)));
+      item.appendChild(el('div', 'jp-HipoMemory-snippet', hit.snippet));
+      list.appendChild(item);
+    }
+    node.appendChild(list);
+  }
+
+  private _renderPreview(ready: boolean): void {
+    const node = this._previewNode;
+    node.replaceChildren();
+    node.hidden = !ready || this._opened === null;
+    if (node.hidden) {
+      return;
+    }
+    const file = this._opened!;
+    this._section(node, file);
+    const actions = el('div', 'jp-HipoMemory-previewActions');
+    if (this._openFile && this._tree) {
+      const open = el('button', 'jp-HipoMemory-openFile jp-mod-styled', 'Open in editor');
+      const target = serverPath(this._tree.root, file);
+      open.addEventListener('click', () => this._openFile!(target));
+      actions.appendChild(open);
+    }
+    const close = el('button', 'jp-HipoMemory-closePreview jp-mod-styled', 'Close');
+    close.addEventListener('click', () => {
+      this._opened = null;
+      this._render();
+    });
+    actions.appendChild(close);
+    node.appendChild(actions);
+    node.appendChild(
+      this._preview !== null
+        ? el('pre', 'jp-HipoMemory-previewText', this._preview)
+        : el('div', 'jp-HipoMemory-error', this._previewError)
+    );
+  }
+
+  private _renderTopics(ready: boolean): void {
+    const node = this._topicsNode;
+    node.hidden = !ready;
+    if (!ready || !this._tree) {
+      node.replaceChildren();
+      return;
+    }
+    const topics = this._tree.topics;
+    this._section(node, `Topics Index (${topics.length})`);
+    if (!topics.length) {
+      node.appendChild(
+        el('div', 'jp-HipoMemory-hint', 'No topics yet: %%remember <title> #topic')
+      );
+    }
+    for (const topic of topics) {
+      node.appendChild(this._topicNode(topic));
+    }
+  }
+
+  private _topicNode(topic: ITopic): HTMLElement {
+    const details = el('details', 'jp-HipoMemory-topic');
+    details.dataset.topic = topic.name;
+    details.open = this._openTopics.has(topic.name);
+    details.addEventListener('toggle', () => {
+      if (details.open) {
+        this._openTopics.add(topic.name);
+      } else {
+        this._openTopics.delete(topic.name);
+      }
+    });
+    details.appendChild(el('summary', 'jp-HipoMemory-topicTitle', topicTitle(topic)));
+    if (topic.keywords.length) {
+      details.appendChild(el('div', 'jp-HipoMemory-keywords', topic.keywords.join(', ')));
+    }
+    const periods = el('ul', 'jp-HipoMemory-periods');
+    for (const period of topic.periods) {
+      const item = el('li', 'jp-HipoMemory-period');
+      item.appendChild(this._refButton(period));
+      if (period.children.length) {
+        const weeks = el('ul', 'jp-HipoMemory-weeks');
+        for (const week of period.children) {
+          const weekItem = el('li');
+          weekItem.appendChild(this._refButton(week));
+          weeks.appendChild(weekItem);
+        }
+        item.appendChild(weeks);
+      }
+      periods.appendChild(item);
+    }
+    if (topic.last_date) {
+      const latest = el('li', 'jp-HipoMemory-period');
+      latest.appendChild(
+        this._nodeButton(`${topic.last_date} (raw log)`, `memory/${topic.last_date}.md`, null)
+      );
+      periods.appendChild(latest);
+    }
+    details.appendChild(periods);
+    return details;
+  }
+
+  private _refButton(ref: INodeRef): HTMLElement {
+    const label = ref.status ? `${ref.period} · ${ref.status}` : ref.period;
+    return this._nodeButton(label, ref.file, ref.status);
+  }
+
+  private _renderBudget(budget: IBudget | null): void {
+    const node = this._budgetNode;
+    node.hidden = budget === null;
+    if (budget === null) {
+      node.replaceChildren();
+      return;
+    }
+    this._section(
+      node,
+      `Context budget · ${budget.total_tokens.toLocaleString('en-US')} / ${budget.total_budget.toLocaleString('en-US')} tokens`
+    );
+    for (const part of budget.parts) {
+      const row = el('div', 'jp-HipoMemory-bar');
+      row.dataset.part = part.name;
+      row.dataset.level = partLevel(part);
+      row.appendChild(el('span', 'jp-HipoMemory-barName', part.name));
+      const track = el('span', 'jp-HipoMemory-barTrack');
+      const fill = el('span', `jp-HipoMemory-barFill jp-HipoMemory-${partLevel(part)}`);
+      fill.style.width = `${barPercent(part)}%`;
+      track.appendChild(fill);
+      row.appendChild(track);
+      row.appendChild(
+        el(
+          'span',
+          'jp-HipoMemory-barLabel',
+          `${part.tokens.toLocaleString('en-US')} / ${part.budget.toLocaleString('en-US')}`
+        )
+      );
+      node.appendChild(row);
+    }
+  }
+
+  private _renderRecent(recent: IRecent | null): void {
+    const node = this._recentNode;
+    node.hidden = recent === null;
+    if (recent === null) {
+      node.replaceChildren();
+      return;
+    }
+    this._section(node, 'Recent checkpoints');
+    const list = el('ul', 'jp-HipoMemory-checkpoints');
+    for (const checkpoint of recent.checkpoints) {
+      const item = el('li', 'jp-HipoMemory-checkpoint');
+      const file = checkpoint.date ? `memory/${checkpoint.date}.md` : null;
+      item.appendChild(this._nodeButton(checkpoint.title, file, null));
+      const tags = checkpoint.tags.length ? ' · #' + checkpoint.tags.join(' #') : '';
+      item.appendChild(
+        el('span', 'jp-HipoMemory-checkpointMeta', `${checkpoint.date ?? ''} · ${checkpoint.type}${tags}`)
+      );
+      list.appendChild(item);
+    }
+    node.appendChild(list);
+  }
+
+  private _openFile?: (path: string) => void;
+  private _path: string | null = null;
+  private _state: PanelState = 'no-notebook';
+  private _generation = 0;
+  private _refreshing: Promise<void> | null = null;
+  private _refreshAgain = false;
+  private _tree: ITree | null = null;
+  private _budget: IBudget | null = null;
+  private _recent: IRecent | null = null;
+  private _result: IRecallResult | null = null;
+  private _opened: string | null = null;
+  private _preview: string | null = null;
+  private _error = '';
+  private _searchError = '';
+  private _previewError = '';
+  private _openTopics = new Set<string>();
+  private _folderNode: HTMLElement;
+  private _messageNode: HTMLElement;
+  private _searchForm: HTMLFormElement;
+  private _searchInput: HTMLInputElement;
+  private _resultsNode: HTMLElement;
+  private _topicsNode: HTMLElement;
+  private _budgetNode: HTMLElement;
+  private _recentNode: HTMLElement;
+  private _previewNode: HTMLElement;
+}

@@ -1,0 +1,199 @@
+/**
+ * The one module that talks to the server: it builds every /hipo/api/ URL and types every reply.
+ *
+ * The shapes mirror hipo_jupyter/server/views.py and handlers.py. Every call names the notebook
+ * by its path relative to the server root; the server answers for the memory in its folder.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+export const API_NAMESPACE = 'hipo/api';
+
+export interface INodeRef {
+  period: string;
+  level: 'daily' | 'weekly' | 'monthly';
+  file: string | null; // null while compaction has not built the node yet
+  status: string | null;
+}
+
+export interface ITopicPeriod extends INodeRef {
+  children: INodeRef[];
+}
+
+export interface ITopic {
+  name: string;
+  type: string;
+  age_days: number;
+  keywords: string[];
+  months: string[];
+  weeks: string[];
+  last_date: string;
+  count: number;
+  periods: ITopicPeriod[];
+}
+
+export interface INodeStatus {
+  file: string;
+  level: string;
+  period: string;
+  status: string;
+}
+
+export interface ITree {
+  root: string;
+  has_memory: boolean;
+  sections: { title: string; text: string }[];
+  topics: ITopic[];
+  nodes: INodeStatus[];
+}
+
+export interface INode {
+  file: string;
+  content: string;
+}
+
+export interface IHit {
+  file: string;
+  line: number;
+  date: string;
+  kind: string;
+  type: string;
+  title: string;
+  snippet: string;
+  score: number;
+  path: string[];
+  topics: string[];
+}
+
+export interface IRecallResult {
+  query: string;
+  hits: IHit[];
+  did_you_mean: string[];
+  topic_matches: string[];
+}
+
+export interface IBudgetPart {
+  name: string;
+  path: string;
+  tokens: number;
+  budget: number;
+  fill: number | null;
+  truncated: boolean;
+  exists: boolean;
+}
+
+export interface IBudget {
+  parts: IBudgetPart[];
+  total_tokens: number;
+  total_budget: number;
+  over_budget: boolean;
+}
+
+export interface ICheckpoint {
+  title: string;
+  type: string;
+  id: string | null;
+  tags: string[];
+  date: string | null;
+  line: number;
+  notebook: string | null;
+  fields: [string, string][];
+  text: string;
+}
+
+export interface IRecent {
+  checkpoints: ICheckpoint[];
+}
+
+export interface IRecallOptions {
+  k?: number;
+  since?: string;
+  until?: string;
+  type?: string;
+}
+
+/** A non-2xx reply, with the server's JSON message (e.g. "No memory yet ... %load_ext hipo"). */
+export class HipoRequestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string
+  ) {
+    super(message);
+    this.name = 'HipoRequestError';
+  }
+}
+
+/** The URL of an endpoint with its query string; empty values are left out. */
+export function apiUrl(
+  baseUrl: string,
+  endpoint: string,
+  params: Record<string, string | number | undefined>
+): string {
+  const query: Record<string, string> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== '') {
+      query[key] = String(value);
+    }
+  }
+  return (
+    URLExt.join(baseUrl, API_NAMESPACE, endpoint) + URLExt.objectToQueryString(query)
+  );
+}
+
+async function getJson<T>(
+  endpoint: string,
+  params: Record<string, string | number | undefined>,
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<T> {
+  const url = apiUrl(settings.baseUrl, endpoint, params);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, { method: 'GET' }, settings);
+  } catch (error) {
+    throw new ServerConnection.NetworkError(error as TypeError);
+  }
+  const text = await response.text();
+  let body: any = {};
+  try {
+    body = text ? JSON.parse(text) : {};
+  } catch {
+    body = { message: text };
+  }
+  if (!response.ok) {
+    throw new HipoRequestError(response.status, body.message || response.statusText);
+  }
+  return body as T;
+}
+
+export function fetchTree(path: string, settings?: ServerConnection.ISettings): Promise<ITree> {
+  return getJson<ITree>('tree', { path }, settings);
+}
+
+export function fetchNode(
+  path: string,
+  file: string,
+  settings?: ServerConnection.ISettings
+): Promise<INode> {
+  return getJson<INode>('node', { path, file }, settings);
+}
+
+export function recall(
+  path: string,
+  q: string,
+  options: IRecallOptions = {},
+  settings?: ServerConnection.ISettings
+): Promise<IRecallResult> {
+  return getJson<IRecallResult>('recall', { path, q, ...options }, settings);
+}
+
+export function fetchBudget(path: string, settings?: ServerConnection.ISettings): Promise<IBudget> {
+  return getJson<IBudget>('budget', { path }, settings);
+}
+
+export function fetchRecent(
+  path: string,
+  n = 10,
+  settings?: ServerConnection.ISettings
+): Promise<IRecent> {
+  return getJson<IRecent>('recent', { path, n }, settings);
+}

@@ -1,0 +1,264 @@
+/**
+ * The Memory panel with the request module mocked (and nothing else): states, rendering,
+ * clicks, search, and answers that arrive for a notebook no longer in focus.
+ */
+import * as request from '../src/request';
+import {
+  EMPTY_MESSAGE,
+  MemoryPanel,
+  NO_NOTEBOOK_MESSAGE,
+  barPercent,
+  partLevel,
+  serverPath,
+  topicTitle
+} from '../src/panel';
+
+jest.mock('../src/request', () => ({
+  fetchTree: jest.fn(),
+  fetchNode: jest.fn(),
+  fetchBudget: jest.fn(),
+  fetchRecent: jest.fn(),
+  recall: jest.fn()
+}));
+
+const api = request as jest.Mocked<typeof request>;
+
+const TOPIC: request.ITopic = {
+  name: 'pricing',
+  type: 'project',
+  age_days: 0,
+  keywords: ['competitor-pricing', 'starter-tier-cut'],
+  months: ['2026-03'],
+  weeks: ['2026-W11'],
+  last_date: '2026-03-12',
+  count: 2,
+  periods: [
+    {
+      period: '2026-03',
+      level: 'monthly',
+      file: 'memory/monthly/2026-03.md',
+      status: 'tentative',
+      children: [{ period: '2026-W11', level: 'weekly', file: null, status: null }]
+    }
+  ]
+};
+
+function tree(root = 'project', topics = [TOPIC]): request.ITree {
+  return { root, has_memory: true, sections: [], topics, nodes: [] };
+}
+
+const BUDGET: request.IBudget = {
+  parts: [
+    { name: 'ROOT', path: 'memory/ROOT.md', tokens: 600, budget: 3000, fill: 0.2, truncated: false, exists: true },
+    { name: 'SCRATCHPAD', path: 'SCRATCHPAD.md', tokens: 1300, budget: 1500, fill: 0.87, truncated: false, exists: true },
+    { name: 'WORKING', path: 'WORKING.md', tokens: 1200, budget: 1000, fill: 1.2, truncated: true, exists: true }
+  ],
+  total_tokens: 3100,
+  total_budget: 5500,
+  over_budget: true
+};
+
+const RECENT: request.IRecent = {
+  checkpoints: [
+    {
+      title: 'Competitor pricing',
+      type: 'project',
+      id: 'x',
+      tags: ['pricing', 'q1'],
+      date: '2026-03-12',
+      line: 1,
+      notebook: 'analysis.ipynb',
+      fields: [],
+      text: ''
+    }
+  ]
+};
+
+const HIT: request.IHit = {
+  file: 'memory/2026-03-12.md',
+  line: 1,
+  date: '2026-03-12',
+  kind: 'raw',
+  type: 'project',
+  title: 'Competitor pricing',
+  snippet: 'recommend a 15% cut on the starter tier',
+  score: 1.5,
+  path: ['ROOT', '2026-03', '2026-W11', '2026-03-12', 'raw'],
+  topics: ['pricing']
+};
+
+const flush = () => new Promise(resolve => setTimeout(resolve, 0));
+
+function q<T extends Element = HTMLElement>(panel: MemoryPanel, selector: string): T {
+  const found = panel.node.querySelector(selector);
+  if (!found) {
+    throw new Error(`nothing matches ${selector}`);
+  }
+  return found as unknown as T;
+}
+
+function all(panel: MemoryPanel, selector: string): HTMLElement[] {
+  return Array.from(panel.node.querySelectorAll<HTMLElement>(selector));
+}
+
+beforeEach(() => {
+  jest.resetAllMocks();
+  api.fetchTree.mockResolvedValue(tree());
+  api.fetchBudget.mockResolvedValue(BUDGET);
+  api.fetchRecent.mockResolvedValue(RECENT);
+});
+
+describe('helpers', () => {
+  it('colours a part healthy, tight from 80%, over above its budget', () => {
+    expect(partLevel({ tokens: 790, budget: 1000 })).toBe('healthy');
+    expect(partLevel({ tokens: 800, budget: 1000 })).toBe('tight');
+    expect(partLevel({ tokens: 1000, budget: 1000 })).toBe('tight');
+    expect(partLevel({ tokens: 1001, budget: 1000 })).toBe('over');
+    expect(partLevel({ tokens: 5, budget: 0 })).toBe('over');
+  });
+
+  it('draws bars capped at 100%', () => {
+    expect(barPercent({ tokens: 600, budget: 3000 })).toBe(20);
+    expect(barPercent({ tokens: 9000, budget: 3000 })).toBe(100);
+    expect(barPercent({ tokens: 0, budget: 0 })).toBe(0);
+  });
+
+  it('names files relative to the server root', () => {
+    expect(serverPath('project', 'memory/ROOT.md')).toBe('project/memory/ROOT.md');
+    expect(serverPath('', 'memory/ROOT.md')).toBe('memory/ROOT.md');
+  });
+
+  it('titles a topic like the Topics Index', () => {
+    expect(topicTitle(TOPIC)).toBe('pricing [project, 0d] · 2 checkpoints');
+  });
+});
+
+describe('MemoryPanel', () => {
+  it('asks for a notebook before one is in focus', () => {
+    const panel = new MemoryPanel();
+    expect(panel.state).toBe('no-notebook');
+    expect(q(panel, '.jp-HipoMemory-message').textContent).toBe(NO_NOTEBOOK_MESSAGE);
+    expect(api.fetchTree).not.toHaveBeenCalled();
+  });
+
+  it('shows how to start when the folder has no memory', async () => {
+    api.fetchTree.mockResolvedValue({ ...tree('fresh', []), has_memory: false });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('fresh/new.ipynb');
+    expect(panel.state).toBe('empty');
+    expect(q(panel, '.jp-HipoMemory-message').textContent).toBe(EMPTY_MESSAGE);
+    expect(q<HTMLFormElement>(panel, '.jp-HipoMemory-search').hidden).toBe(true);
+    expect(api.fetchBudget).not.toHaveBeenCalled();
+    expect(api.fetchRecent).not.toHaveBeenCalled();
+  });
+
+  it('renders topics, budget bars and recent checkpoints for a notebook with memory', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    expect(api.fetchTree).toHaveBeenCalledWith('project/analysis.ipynb');
+    expect(panel.state).toBe('ready');
+    expect(q(panel, '.jp-HipoMemory-folder').textContent).toBe('project');
+    expect(all(panel, '.jp-HipoMemory-topic > summary').map(s => s.textContent)).toEqual([
+      'pricing [project, 0d] · 2 checkpoints'
+    ]);
+    expect(all(panel, '.jp-HipoMemory-bar').map(b => [b.dataset.part, b.dataset.level])).toEqual([
+      ['ROOT', 'healthy'],
+      ['SCRATCHPAD', 'tight'],
+      ['WORKING', 'over']
+    ]);
+    expect(q(panel, '[data-part="ROOT"] .jp-HipoMemory-barFill').style.width).toBe('20%');
+    expect(q(panel, '.jp-HipoMemory-checkpoint').textContent).toContain('Competitor pricing');
+    expect(q(panel, '.jp-HipoMemory-checkpoint').textContent).toContain('#pricing #q1');
+  });
+
+  it('opens a node in the preview and hands its server path to the editor', async () => {
+    api.fetchNode.mockResolvedValue({ file: 'memory/monthly/2026-03.md', content: '# March' });
+    const opened: string[] = [];
+    const panel = new MemoryPanel({ openFile: path => opened.push(path) });
+    await panel.setNotebook('project/analysis.ipynb');
+    q(panel, '[data-file="memory/monthly/2026-03.md"]').click();
+    await flush();
+    expect(api.fetchNode).toHaveBeenCalledWith('project/analysis.ipynb', 'memory/monthly/2026-03.md');
+    expect(panel.openedFile).toBe('memory/monthly/2026-03.md');
+    expect(q(panel, '.jp-HipoMemory-previewText').textContent).toBe('# March');
+    q(panel, '.jp-HipoMemory-openFile').click();
+    expect(opened).toEqual(['project/memory/monthly/2026-03.md']);
+  });
+
+  it('disables nodes compaction has not built yet', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const week = all(panel, '.jp-HipoMemory-weeks .jp-HipoMemory-node');
+    expect(week).toHaveLength(1);
+    expect((week[0] as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('searches from the box and lists hits with their drill-down path', async () => {
+    api.recall.mockResolvedValue({ query: 'starter', hits: [HIT], did_you_mean: [], topic_matches: [] });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    q<HTMLInputElement>(panel, '.jp-HipoMemory-searchInput').value = '  starter ';
+    q(panel, '.jp-HipoMemory-search').dispatchEvent(new Event('submit', { cancelable: true }));
+    await flush();
+    expect(api.recall).toHaveBeenCalledWith('project/analysis.ipynb', 'starter', { k: 8 });
+    const hit = q(panel, '.jp-HipoMemory-hit');
+    expect(hit.textContent).toContain('Competitor pricing');
+    expect(q(panel, '.jp-HipoMemory-hitPath').textContent).toBe(
+      'ROOT → 2026-03 → 2026-W11 → 2026-03-12 → raw'
+    );
+  });
+
+  it('says when nothing is found, with suggestions', async () => {
+    api.recall.mockResolvedValue({ query: 'prcing', hits: [], did_you_mean: ['pricing'], topic_matches: [] });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    await panel.search('prcing');
+    expect(q(panel, '.jp-HipoMemory-noHits').textContent).toBe(
+      'No memory of “prcing”. Did you mean: pricing?'
+    );
+  });
+
+  it('shows the server message when the tree cannot be read', async () => {
+    api.fetchTree.mockRejectedValue(new Error("path leaves the server root: '../x'"));
+    const panel = new MemoryPanel();
+    await panel.setNotebook('../x');
+    expect(panel.state).toBe('error');
+    expect(q(panel, '.jp-HipoMemory-message').textContent).toContain('leaves the server root');
+  });
+
+  it('drops an answer for a notebook that lost focus meanwhile', async () => {
+    let releaseFirst: (value: request.ITree) => void = () => undefined;
+    api.fetchTree.mockImplementation(path =>
+      path === 'a/one.ipynb'
+        ? new Promise(resolve => (releaseFirst = resolve))
+        : Promise.resolve(tree('b'))
+    );
+    const panel = new MemoryPanel();
+    const first = panel.setNotebook('a/one.ipynb');
+    await panel.setNotebook('b/two.ipynb');
+    releaseFirst(tree('a'));
+    await first;
+    expect(panel.notebookPath).toBe('b/two.ipynb');
+    expect(panel.tree?.root).toBe('b');
+  });
+
+  it('coalesces refreshes requested while one is running', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    api.fetchTree.mockClear();
+    await Promise.all([panel.requestRefresh(), panel.requestRefresh(), panel.requestRefresh()]);
+    expect(api.fetchTree).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps an expanded topic open across refreshes and picks up a new topic', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const details = q<HTMLDetailsElement>(panel, '[data-topic="pricing"]');
+    details.open = true;
+    details.dispatchEvent(new Event('toggle'));
+    api.fetchTree.mockResolvedValue(tree('project', [TOPIC, { ...TOPIC, name: 'churn', count: 1 }]));
+    await panel.requestRefresh();
+    expect(q<HTMLDetailsElement>(panel, '[data-topic="pricing"]').open).toBe(true);
+    expect(q<HTMLDetailsElement>(panel, '[data-topic="churn"]').open).toBe(false);
+  });
+});
