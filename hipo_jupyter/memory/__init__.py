@@ -7,7 +7,7 @@ from .checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .config import MemoryConfig
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
 from .layer1 import Layer1, Layer1Part
-from .memory import Memory, Status, resolve_root
+from .memory import Memory, NodeInfo, Status, resolve_root
 from .recall import Hit, RecallResult
 from .root import Topic
 from .summarize import ExtractiveSummarizer, Summarizer
@@ -25,6 +25,7 @@ __all__ = [
     "Memory",
     "MemoryConfig",
     "MemoryRootError",
+    "NodeInfo",
     "ParseError",
     "PathOutsideRootError",
     "QueryError",

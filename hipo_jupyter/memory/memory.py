@@ -26,8 +26,9 @@ from .checkpoint import (
 )
 from .config import MemoryConfig
 from .errors import HipoError, ParseError, QueryError
+from .importers import ImportRecord, ImportReport, blocks_by_day
 from .layer1 import Layer1, assemble_layer1, write_templates
-from .nodes import parse_node
+from .nodes import parse_node, read_status
 from .recall import RecallResult
 from .redact import redact
 from .root import Topic, collect_topics
@@ -55,6 +56,16 @@ class Status:
     backend: str
     last_compaction: str | None  # ISO timestamp of the last successful pass
     dirty_nodes: int  # nodes a compaction would rebuild now
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """A compaction node as the sidebar and widgets list it."""
+
+    level: str  # daily | weekly | monthly
+    period: str  # 2026-03-12 | 2026-W11 | 2026-03
+    file: str  # relative to the root
+    status: str  # tentative | fixed (a node without frontmatter reads as tentative)
 
 
 def resolve_root(explicit: str | Path | None = None, notebook_path: str | None = None) -> Path:
@@ -220,6 +231,31 @@ class Memory:
         self._notify("remember")
         return relative
 
+    # --- import (issue 5: `hipo import`; parsing lives in importers.py) -----------------------
+    def import_records(
+        self, records: Sequence[ImportRecord], *, progress: Progress | None = None
+    ) -> ImportReport:
+        """Write imported turns into the raw logs of their own dates, then compact.
+
+        Every checkpoint is rendered before the first write, and each day gets one append of
+        whole checkpoints. A turn whose source id is already in its day's log is skipped, so a
+        repeated import (or one re-run after a failed write) adds nothing twice.
+        """
+        days = sorted({record.day for record in records})
+        with self._lock:
+            known = {c.id for c in self._all_checkpoints(days) if c.id}
+            blocks, counts, skipped = blocks_by_day(records, known)
+            for day, block in blocks.items():
+                self.store.append_raw(day, block)
+        compaction = self.compact(progress=progress) if blocks else None
+        return ImportReport(
+            written=sum(counts.values()),
+            skipped=skipped,
+            days=tuple(day.isoformat() for day in counts),
+            compaction=compaction,
+            per_day={day.isoformat(): n for day, n in counts.items()},
+        )
+
     # --- the tree ----------------------------------------------------------------------------
     def _compactor(self) -> Compactor:
         return Compactor(self.store, self.config, self.summarizer, self.today)
@@ -261,6 +297,15 @@ class Memory:
                 continue
             checkpoints.extend(parse_log(text, date=day.isoformat()))
         return checkpoints
+
+    def nodes(self) -> list[NodeInfo]:
+        """Every compaction node, newest period first within each level (frontmatter only)."""
+        found = []
+        for level in NODE_KINDS:
+            for period, path in sorted(self.store.node_files(level).items(), reverse=True):
+                status = read_status(path) or "tentative"
+                found.append(NodeInfo(level, period, self.store.relative(path), status))
+        return found
 
     def recent_checkpoints(self, n: int = 10) -> list[Checkpoint]:
         found: list[Checkpoint] = []

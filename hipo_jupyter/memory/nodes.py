@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 FRONTMATTER_ORDER = (
     "type",
@@ -72,3 +73,13 @@ def parse_node(text: str) -> Node:
 
 def list_value(items: list[str]) -> str:
     return "[" + ", ".join(items) + "]"
+
+
+def read_status(path: Path) -> str:
+    """A node's `status` from the head of its file, without reading a long body ("" if none)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return parse_node(head + "\n---").status if head.startswith("---") else ""

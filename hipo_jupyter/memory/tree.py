@@ -33,7 +33,7 @@ from . import root as root_node
 from .checkpoint import parse_log
 from .config import MemoryConfig
 from .errors import ParseError
-from .nodes import list_value, parse_node, render_node
+from .nodes import list_value, parse_node, read_status, render_node
 from .store import Store, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
 from .topics import node_topics
@@ -225,7 +225,7 @@ class Compactor:
             return "build"
         if entry is None:
             # A node we did not write (Hipocampus, by hand) or whose state was lost.
-            if self._frontmatter_status(period_file) == "fixed":
+            if read_status(period_file) == "fixed":
                 recorded[node.path] = {"key": node.key, "status": "fixed", "adopted": True}
                 return ""
             return "build"
@@ -234,14 +234,6 @@ class Compactor:
         if entry.get("key") != node.key:
             return "build"
         return "fix" if node.status == "fixed" else ""
-
-    def _frontmatter_status(self, path) -> str:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                head = handle.read(2048)
-        except OSError:
-            return ""
-        return parse_node(head + "\n---").status if head.startswith("---") else ""
 
     # the pass ------------------------------------------------------------------------------
     def run(self, progress: Progress | None = None) -> CompactionReport:

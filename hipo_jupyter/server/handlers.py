@@ -142,7 +142,7 @@ class TreeHandler(HipoHandler):
         if not reply["has_memory"]:
             return reply
         memory = self.memory(folder)
-        nodes = node_statuses(memory.root)
+        nodes = node_statuses(memory)
         root_file = memory.root / "memory" / "ROOT.md"
         if root_file.is_file():
             reply["sections"] = root_sections(memory.read("memory/ROOT.md"))

@@ -11,14 +11,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.layer1 import Layer1
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.recall import RecallResult
 from hipo_jupyter.memory.root import Topic
-from hipo_jupyter.memory.store import NODE_LEVELS, Store
-
-FRONTMATTER_BYTES = 4096
-"""Enough of a node's head to read its frontmatter without loading a long summary."""
+from hipo_jupyter.memory.tree import week_month
 
 
 def jsonable(value: Any) -> Any:
@@ -41,30 +39,9 @@ def has_memory(folder: Path) -> bool:
     return (folder / "memory").is_dir()
 
 
-def node_statuses(root: Path) -> list[dict[str, str]]:
-    """Every compaction node under `root`, newest period first within each level."""
-    store = Store(root)
-    nodes = []
-    for level in NODE_LEVELS:
-        for period, path in sorted(store.node_files(level).items(), reverse=True):
-            nodes.append(
-                {
-                    "file": store.relative(path),
-                    "level": level,
-                    "period": period,
-                    "status": _status(path),
-                }
-            )
-    return nodes
-
-
-def _status(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(FRONTMATTER_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return "unreadable"
-    return parse_node(head).status or "tentative"
+def node_statuses(memory: Memory) -> list[dict[str, str]]:
+    """Every compaction node, newest period first within each level."""
+    return [jsonable(node) for node in memory.nodes()]
 
 
 def root_sections(root_text: str) -> list[dict[str, str]]:
@@ -80,32 +57,26 @@ def root_sections(root_text: str) -> list[dict[str, str]]:
     return sections
 
 
-def month_of_week(week: str) -> str:
-    """ "2026-W11" -> "2026-03": a week belongs to the month of its Thursday (DESIGN.md)."""
-    year, _, number = week.partition("-W")
-    return date.fromisocalendar(int(year), int(number), 4).strftime("%Y-%m")
-
-
 def topic_tree(topic: Topic, nodes: list[dict[str, str]]) -> dict[str, Any]:
     """One topic as topic -> months -> (monthly node, weekly nodes), files null where not built."""
     by_period = {(n["level"], n["period"]): n for n in nodes}
     periods = []
     for month in topic.months:
-        weeks = [w for w in topic.weeks if _safe_month_of_week(w) == month]
+        weeks = [w for w in topic.weeks if _month_of_week(w) == month]
         periods.append(
             {
                 **_node_ref(by_period, "monthly", month),
                 "children": [_node_ref(by_period, "weekly", week) for week in weeks],
             }
         )
-    loose = [w for w in topic.weeks if _safe_month_of_week(w) not in topic.months]
+    loose = [w for w in topic.weeks if _month_of_week(w) not in topic.months]
     periods.extend({**_node_ref(by_period, "weekly", w), "children": []} for w in loose)
     return {**jsonable(topic), "periods": periods}
 
 
-def _safe_month_of_week(week: str) -> str | None:
+def _month_of_week(week: str) -> str | None:
     try:
-        return month_of_week(week)
+        return week_month(week)
     except ValueError:
         return None
 
