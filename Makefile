@@ -18,7 +18,7 @@ demo: venv
 	$(BIN)/hipo demo
 
 lint: venv
-	$(BIN)/ruff check hipo hipo_jupyter tests benchmarks
+	$(BIN)/ruff check .
 
 # jest for the sidebar's TypeScript (Node 18+, packages from the npm registry)
 jstest: venv

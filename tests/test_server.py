@@ -16,7 +16,6 @@ from hipo_jupyter.memory.errors import PathOutsideRootError
 from hipo_jupyter.server import ROUTES
 from hipo_jupyter.server.paths import BadPathError, confine
 
-
 pytestmark = pytest.mark.filterwarnings("error::jupyter_server.utils.JupyterServerAuthWarning")
 
 NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
