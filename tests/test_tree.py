@@ -245,3 +245,31 @@ def test_incremental_equals_from_scratch(offsets, split, gap):
                 )
             if level == "monthly":
                 assert all(week_month(w.strip()) == period for w in meta["weeks"].split(","))
+
+
+def test_concurrent_compactions_build_each_node_once(memory_root, fixed_today):
+    """Two processes compacting at once: one builds, the other waits and finds nothing dirty."""
+    import subprocess
+    import sys
+
+    memory = make_memory(memory_root, fixed_today)
+    for index in range(5):
+        write(memory, fixed_today - timedelta(days=index), f"Entry {index} #t")
+    script = (
+        "import sys, json; from datetime import date; from hipo_jupyter.memory import Memory;"
+        "m = Memory(sys.argv[1], today=lambda: date(2026, 3, 12));"
+        "print(json.dumps(m.compact().built))"
+    )
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(memory_root)],
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    built = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert sorted(len(b) for b in built)[0] == 0  # the second pass found the tree up to date
+    assert len(built[0]) + len(built[1]) == len(set(built[0]) | set(built[1]))

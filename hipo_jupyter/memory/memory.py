@@ -264,7 +264,7 @@ class Memory:
         """Bring the tree up to date (every dirty node in one pass), then the index."""
         self.store.ensure_layout()
         write_templates(self.root)
-        with self._lock:
+        with self._lock, self.store.compaction_lock():
             report = self._compactor().run(progress)
             self._sync_index()
             self._topics = None

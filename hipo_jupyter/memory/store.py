@@ -10,6 +10,7 @@ Layout under a memory root (Hipocampus-compatible; DESIGN.md):
       daily/YYYY-MM-DD.md  weekly/YYYY-Www.md  monthly/YYYY-MM.md   compaction nodes (derived)
       .compaction-state.json                      what was built from which inputs (derived)
       .index/                                     search index (derived)
+      .compaction.lock                            held (flock) by the one process compacting
 
 Two kinds of write, and nothing else:
 - `append_raw`: the raw log is only ever appended to, under an exclusive `flock` on the file and
@@ -20,11 +21,13 @@ Two kinds of write, and nothing else:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -167,6 +170,22 @@ class Store:
             hash_after=sha256(after),
             text_after=after.decode("utf-8", errors="replace"),
         )
+
+    @contextlib.contextmanager
+    def compaction_lock(self) -> Iterator[None]:
+        """One compaction pass at a time across processes.
+
+        An `flock`, so the kernel releases it when its holder dies (even by kill -9): a crashed
+        writer never blocks the others. A second kernel waits, then finds nothing dirty.
+        """
+        self.ensure_layout()
+        fd = os.open(self.memory_dir / ".compaction.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
     def write_atomic(self, path: Path, text: str) -> bool:
         """Write a derived file by temp file + rename; False when it was already identical."""
