@@ -22,8 +22,8 @@ knowledge; `type` is the checkpoint type (project, feedback, user, reference) or
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
 the drill-down from ROOT.md to the hit. `status --json` prints the fields of `Status` (root,
 raw_days, checkpoints, nodes, topics, layer1_tokens, layer1_budget, backend, last_compaction,
-dirty_nodes) as one object. Exit codes: 0 done, 2 bad input or a memory error (one line on
-stderr), 130 interrupted.
+dirty_nodes) as one object. Exit codes: 0 done, 1 `check` found a
+rule failing, 2 bad input or a memory error (one line on stderr), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from typing import Any, TextIO
 
 from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
+from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.checkpoint import parse_title
 from hipo_jupyter.memory.nodes import parse_node
 
@@ -323,6 +324,16 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    try:
+        results = check_folder(memory)
+    finally:
+        memory.close()
+    print(results_text(results))
+    return 0 if all(r.passed for r in results) else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     source = find_quickstart()
     folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
@@ -400,6 +411,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "status": (cmd_status, "counts of logs, checkpoints, nodes and topics; the Layer 1 budget"),
     "layer1": (cmd_layer1, "print Layer 1 (ROOT.md and the working files) as a prompt sees it"),
     "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
+    "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
 }
 

@@ -296,8 +296,8 @@ def test_layer1_prints_text_and_a_token_summary(hipo) -> None:
 def test_every_command_and_option_has_help() -> None:
     parser = cli.build_parser()
     commands = next(a for a in parser._actions if a.dest == "command")
-    assert set(commands.choices) == {
-        "init", "remember", "recall", "compact", "status", "layer1", "reindex", "demo",
+    assert set(commands.choices) >= {
+        "init", "remember", "recall", "compact", "status", "layer1", "reindex", "check", "demo",
     }
     helped = {action.dest: action.help for action in commands._choices_actions}
     for name, subparser in commands.choices.items():

@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from anthropic.resources.messages.messages import AsyncMessages, Messages
 from IPython.core.completer import provisionalcompleter
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
@@ -19,6 +20,7 @@ from traitlets.config import Config
 
 import hipo_jupyter.ipython as hipo_ipython
 from hipo_jupyter.ipython import HipoMagics, NotLoadedError, RecallView, current
+from hipo_jupyter.ipython.ask import AskMagics
 from hipo_jupyter.ipython.config import Hipo
 from hipo_jupyter.memory import Hit, Memory, MemoryConfig, RecallResult
 
@@ -78,10 +80,16 @@ def remember_pricing(shell: RaisingShell) -> None:
 def registered(shell: InteractiveShell) -> dict[str, int]:
     """How many of each thing the extension adds are on the shell now."""
     manager = shell.magics_manager
+    line_names = ("remember", "recall", "hipo", "ask")
     return {
-        "line": sum(name in manager.magics["line"] for name in ("remember", "recall", "hipo")),
-        "cell": int("remember" in manager.magics["cell"]),
-        "registry": int("HipoMagics" in dict(manager.registry)),
+        "line": sum(name in manager.magics["line"] for name in line_names),
+        "cell": sum(name in manager.magics["cell"] for name in ("remember", "ask")),
+        "registry": sum(name in dict(manager.registry) for name in ("HipoMagics", "AskMagics")),
+        "sdk_patched": sum(
+            hasattr(cls.__dict__[name], "__hipo_original__")
+            for cls in (Messages, AsyncMessages)
+            for name in ("create", "stream")
+        ),
         "configurables": sum(isinstance(c, Hipo) for c in shell.configurables),
         "matchers": len(shell.Completer.custom_matchers),
         "post_run_cell": len(shell.events.callbacks["post_run_cell"]),
@@ -154,8 +162,11 @@ def test_reload_and_double_load_register_once(bare_shell: RaisingShell, memory_r
     bare_shell.run_cell(f"%config Hipo.root = {str(memory_root)!r}")
     bare_shell.run_cell("%load_ext hipo")
     loaded = registered(bare_shell)
-    assert loaded["line"] == 3 and loaded["cell"] == 1 and loaded["registry"] == 1
+    assert loaded["line"] == 4 and loaded["cell"] == 2 and loaded["registry"] == 2
     assert loaded["configurables"] == 1 and loaded["matchers"] == before["matchers"] + 1
+    assert loaded["pre_run_cell"] == before["pre_run_cell"] + 1
+    assert loaded["post_run_cell"] == before["post_run_cell"] + 1
+    assert before["sdk_patched"] == 0 and loaded["sdk_patched"] == 4
 
     bare_shell.run_cell("%reload_ext hipo")
     assert registered(bare_shell) == loaded
@@ -181,7 +192,7 @@ def test_unload_removes_everything_load_added(bare_shell: RaisingShell, memory_r
     assert type(recall.__self__).__name__ == "HistoryMagics"  # IPython's own %recall is back
 
     bare_shell.run_cell("%load_ext hipo")  # and it comes back cleanly
-    assert registered(bare_shell)["line"] == 3
+    assert registered(bare_shell)["line"] == 4
 
 
 def test_current_is_the_session_other_front_ends_use(shell: RaisingShell, memory_root: Path):
@@ -405,5 +416,10 @@ def test_every_magic_and_setting_has_help(shell: RaisingShell) -> None:
         for action in function.parser._actions:
             assert action.help, f"%{name} {action.dest} has no help"
     assert "--since" in shell.object_inspect_text("%recall")
+    ask = next(m for m in dict(shell.magics_manager.registry).values() if isinstance(m, AskMagics))
+    assert set(ask.magics["line"]) == set(ask.magics["cell"]) == {"ask"}
+    assert ask.ask.__doc__.strip().startswith("::")
+    for action in ask.ask.parser._actions:
+        assert action.help, f"%ask {action.dest} has no help"
     for name, trait in Hipo.class_traits(config=True).items():
         assert trait.help, f"Hipo.{name} has no help"

@@ -3,6 +3,7 @@
 `current()` is the loaded session of this kernel (its `memory`, `settings` and `log`).
 """
 
+from .ask import AskMagics
 from .config import Hipo
 from .display import RecallView
 from .extension import load_ipython_extension, unload_ipython_extension
@@ -10,6 +11,7 @@ from .magics import HipoMagics
 from .session import HipoSession, NotLoadedError, current
 
 __all__ = [
+    "AskMagics",
     "Hipo",
     "HipoMagics",
     "HipoSession",

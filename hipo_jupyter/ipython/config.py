@@ -7,7 +7,7 @@ session turns these traits back into a `MemoryConfig` whenever it opens the memo
 
 from __future__ import annotations
 
-from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
@@ -15,6 +15,13 @@ from hipo_jupyter.memory import MemoryConfig
 _DEFAULTS = MemoryConfig()
 
 SEARCH_BACKENDS = ("fts5", "whoosh")
+SUMMARIZERS = ("auto", "extractive", "claude")
+
+# The same values as hipo_jupyter.llm's defaults; repeated here so that reading the settings
+# does not import the anthropic SDK. tests/test_llm_request.py checks that they agree.
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MAX_TOKENS = 4096
+DEFAULT_CONTEXT_WINDOW = 200_000
 
 
 class Hipo(Configurable):
@@ -84,6 +91,70 @@ class Hipo(Configurable):
         min=1,
         help="How many hits %recall shows when no -k is given.",
     ).tag(config=True)
+
+    # --- Claude calls -------------------------------------------------------------------
+    model = Unicode(
+        DEFAULT_MODEL,
+        help="Claude model %%ask uses (and the Claude summarizer); %%ask --model overrides it.",
+    ).tag(config=True)
+
+    max_tokens = Int(
+        DEFAULT_MAX_TOKENS,
+        min=1,
+        help="Longest reply %%ask asks for, in tokens; %%ask --max-tokens overrides it.",
+    ).tag(config=True)
+
+    context_window = Int(
+        DEFAULT_CONTEXT_WINDOW,
+        min=1000,
+        help=(
+            "The model's context window in tokens. A %%ask conversation whose live tokens pass "
+            "half of it has its older turns folded into the summary."
+        ),
+    ).tag(config=True)
+
+    inject = Bool(
+        True,
+        help=(
+            "Prepend Layer 1 to the system prompt of every anthropic SDK call made in the "
+            "kernel (messages.create / stream / parse, sync and async). %hipo inject on|off."
+        ),
+    ).tag(config=True)
+
+    auto_checkpoint = Bool(
+        True,
+        help=(
+            "Write a checkpoint at the end of each cell that made LLM calls and wrote none "
+            "itself, and one after every 20 calls without a checkpoint."
+        ),
+    ).tag(config=True)
+
+    summarizer = Enum(
+        SUMMARIZERS,
+        default_value="auto",
+        help=(
+            "Who writes summaries (compaction nodes, the %%ask conversation summary): "
+            "'claude', 'extractive' (offline), or 'auto' (Claude when ANTHROPIC_API_KEY is set). "
+            "A failed Claude summary falls back to the extractive one."
+        ),
+    ).tag(config=True)
+
+    max_retries = Int(
+        2,
+        min=0,
+        help="Retries of a failed Claude call (429, 529, 5xx, timeouts) before %%ask gives up.",
+    ).tag(config=True)
+
+    timeout = Float(
+        600.0,
+        help="Seconds a Claude call made by hipo may take before it times out.",
+    ).tag(config=True)
+
+    @validate("timeout")
+    def _positive_timeout(self, proposal):
+        if proposal["value"] <= 0:
+            raise TraitError("timeout must be above 0 seconds")
+        return proposal["value"]
 
     @validate("recency_half_life_days")
     def _positive_half_life(self, proposal):

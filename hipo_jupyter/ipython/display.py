@@ -8,10 +8,14 @@ that turns them into something to read. `RecallView` wraps a RecallResult with r
 from __future__ import annotations
 
 import html
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from IPython.display import Markdown, display
 
 from hipo_jupyter.memory import (
     Checkpoint,
@@ -22,6 +26,7 @@ from hipo_jupyter.memory import (
     Status,
     Topic,
 )
+from hipo_jupyter.memory.tokens import count_tokens
 
 ARROW = " -> "
 
@@ -201,3 +206,85 @@ def startup_text(
         lines.append("  " + layer1_line(layer1))
     lines.append(f"  topics: {topics}")
     return "\n".join(lines)
+
+
+# --- Claude calls ----------------------------------------------------------------------------
+def claude_line(inject: bool, model: str, summarizer: str) -> str:
+    """The line `%load_ext hipo` adds about LLM calls."""
+    state = "injected into every anthropic call" if inject else "not injected (%hipo inject on)"
+    return f"  Claude: Layer 1 {state}; %%ask model {model}; summaries {summarizer}"
+
+
+def usage_line(usage: Any, model: str) -> str:
+    """One line under a %%ask reply: input, output, cache-read and cache-write tokens."""
+
+    def number(name: str) -> str:
+        value = getattr(usage, name, None)
+        return f"{value:,}" if isinstance(value, int) else "-"
+
+    return (
+        f"tokens: input {number('input_tokens')} · output {number('output_tokens')} · "
+        f"cache read {number('cache_read_input_tokens')} · "
+        f"cache write {number('cache_creation_input_tokens')}  ({model})"
+    )
+
+
+def conversation_text(conversation: Any, path: str, window: int) -> str:
+    """`%ask status`: the three zones and the compaction log of the conversation."""
+    active = sum(turn.tokens for turn in conversation.active)
+    lines = [
+        f"conversation {path}: {conversation.turns} turns, "
+        f"live {conversation.live_tokens():,} / {window:,} tokens",
+        f"  anchor: {count_tokens(conversation.anchor):,} tokens (sha256 "
+        f"{conversation.anchor_hash or '-'})",
+        f"  summary: {count_tokens(conversation.summary):,} tokens, "
+        f"{conversation.folded} turns folded",
+        f"  active: {len(conversation.active)} turns, {active:,} tokens",
+    ]
+    for event in conversation.compactions[-5:]:
+        lines.append(f"  {event.at} {event.line()}")
+    return "\n".join(lines)
+
+
+class ReplyView:
+    """A reply as it streams in: Markdown updated in place in a notebook (a few times a
+    second, not per token), plain text in a terminal."""
+
+    UPDATE_SECONDS = 0.1
+
+    def __init__(self, shell: Any) -> None:
+        self.text = ""
+        self._in_kernel = getattr(shell, "kernel", None) is not None
+        self._handle: Any = None
+        self._last = 0.0
+
+    def add(self, chunk: str) -> None:
+        self.text += chunk
+        if not self._in_kernel:
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+            return
+        now = time.monotonic()
+        if self._handle is None:
+            self._handle = self._show()
+        elif now - self._last >= self.UPDATE_SECONDS:
+            self._handle.update(self._markdown())
+        else:
+            return
+        self._last = now
+
+    def close(self) -> None:
+        if not self._in_kernel:
+            if self.text and not self.text.endswith("\n"):
+                print()
+        elif self._handle is None:
+            if self.text:
+                self._show()
+        else:
+            self._handle.update(self._markdown())
+
+    def _markdown(self) -> Any:
+        return Markdown(self.text)
+
+    def _show(self) -> Any:
+        return display(self._markdown(), display_id=True)

@@ -1,9 +1,11 @@
 """`%load_ext hipo` and `%unload_ext hipo`: the two mirror each other.
 
-Load adds four things to the shell: the `Hipo` settings to `shell.configurables` (for
-`%config`), the magics, the `%recall` completer, and the session (`current()`). Unload removes
-those four and closes the Memory. A second load first unloads, so `%reload_ext hipo` and a
-repeated `load_ipython_extension` never register anything twice.
+Load adds to the shell: the `Hipo` settings to `shell.configurables` (for `%config`), the magics
+(%%remember, %recall, %hipo, and %%ask), the `%recall` completer, two cell hooks (pre_run_cell,
+post_run_cell: the write-back of LLM calls), the Layer 1 injection into the anthropic SDK's
+message classes, and the session (`current()`). Unload removes all of these, in reverse order,
+restores the SDK's methods and closes the Memory. A second load first unloads, so
+`%reload_ext hipo` and a repeated `load_ipython_extension` never register anything twice.
 
 IPython has a `%recall` of its own (re-run a history line): ours shadows it while loaded, and
 unload puts it back.
@@ -13,9 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hipo_jupyter import llm
+
+from .ask import AskMagics
 from .completer import topic_matcher
 from .config import load_settings
-from .display import startup_text
+from .display import claude_line, startup_text
 from .magics import HipoMagics
 from .progress import ProgressBar
 from .session import HipoSession, NotLoadedError, Registration, current, forget, set_current
@@ -28,14 +33,26 @@ def load_ipython_extension(shell: Any) -> None:
     settings, problems = load_settings(shell.config)
     session = HipoSession(shell, settings)
 
+    registration = session.registration
     shell.configurables.append(settings)
     magics = HipoMagics(shell, session)
-    session.registration.shadowed = _magics_named(shell, magics)
+    ask_magics = AskMagics(shell, session)
+    registration.shadowed = {**_magics_named(shell, magics), **_magics_named(shell, ask_magics)}
     shell.register_magics(magics)
+    shell.register_magics(ask_magics)
+    registration.magics, registration.ask_magics = magics, ask_magics
     matcher = topic_matcher(session)
     shell.Completer.custom_matchers.append(matcher)
-    session.registration.magics = magics
-    session.registration.matchers.append(matcher)
+    registration.matchers.append(matcher)
+    writeback = session.writeback
+    for event, callback in (
+        ("pre_run_cell", writeback.pre_run_cell),
+        ("post_run_cell", writeback.post_run_cell),
+    ):
+        shell.events.register(event, callback)
+        registration.hooks.append((event, callback))
+    registration.injector = llm.Injector(layer1=session.injection_layer1, on_call=writeback.record)
+    registration.injector.install()
     set_current(session)
 
     with ProgressBar("compacting", leave=False) as bar:
@@ -43,6 +60,7 @@ def load_ipython_extension(shell: Any) -> None:
     for problem in problems:
         print(f"hipo: {problem}")
     print(startup_text(startup.root, startup.report, startup.layer1, startup.topics, startup.error))
+    print(claude_line(settings.inject, settings.model, session.summarizer_name))
 
 
 def unload_ipython_extension(shell: Any) -> None:
@@ -52,11 +70,18 @@ def unload_ipython_extension(shell: Any) -> None:
     except NotLoadedError:
         return
     forget(session)
-    for matcher in session.registration.matchers:
+    registration = session.registration
+    if registration.injector is not None:
+        registration.injector.uninstall()
+    for event, callback in reversed(registration.hooks):
+        if callback in shell.events.callbacks[event]:
+            shell.events.unregister(event, callback)
+    for matcher in registration.matchers:
         if matcher in shell.Completer.custom_matchers:
             shell.Completer.custom_matchers.remove(matcher)
-    if session.registration.magics is not None:
-        _unregister_magics(shell, session.registration.magics, session.registration.shadowed)
+    for magics in (registration.ask_magics, registration.magics):
+        if magics is not None:
+            _unregister_magics(shell, magics, registration.shadowed)
     if session.settings in shell.configurables:
         shell.configurables.remove(session.settings)
     session.registration = Registration()

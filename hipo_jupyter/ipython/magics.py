@@ -1,4 +1,4 @@
-"""The magics: %%remember / %remember, %recall and %hipo.
+"""The magics: %%remember / %remember, %recall and %hipo (%%ask is in ask.py).
 
 Each magic parses its line, makes one call on the session's Memory and formats what comes back.
 Bad input and engine errors become a one-line UsageError, never a traceback or SystemExit.
@@ -20,6 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError
+from hipo_jupyter.memory.check import results_text
 from hipo_jupyter.memory.checkpoint import parse_title
 
 from . import display
@@ -167,15 +168,19 @@ class HipoMagics(Magics):
         "subcommand",
         nargs="?",
         default="status",
-        help="status | compact | layer1 | budget | topics | reindex (default: status).",
+        help=(
+            "status | compact | layer1 | budget | topics | reindex | check | inject "
+            "(default: status)."
+        ),
     )
+    @argument("value", nargs="?", help="inject: on | off (no value: show the setting).")
     @argument(
         "--text",
         action="store_true",
         help="budget, topics: plain text even where the widgets are available.",
     )
     def hipo(self, line: str) -> None:
-        """Look after the memory: status, compact, layer1, budget, topics, reindex.
+        """Look after the memory: status, compact, layer1, budget, topics, reindex, check, inject.
 
         status   where the memory is, how much it holds, what is waiting to be compacted
         compact  run the compaction chain (raw -> daily -> weekly -> monthly -> ROOT)
@@ -183,14 +188,21 @@ class HipoMagics(Magics):
         budget   each Layer 1 part's tokens against its budget
         topics   the Topics Index of ROOT.md
         reindex  rebuild the search index from the Markdown files
+        check    pass or fail for each rule of the protocol in this kernel session
+        inject   on | off: Layer 1 in the anthropic calls made in this kernel
         """
         args = parse_line(self.hipo, line)
         handler = self._subcommands().get(args.subcommand)
         if handler is None:
             valid = ", ".join(self._subcommands())
             raise UsageError(f"unknown %hipo subcommand {args.subcommand!r}: use one of {valid}")
+        if args.value is not None and args.subcommand != "inject":
+            raise UsageError(f"%hipo {args.subcommand} takes no value ({args.value!r})")
         with engine_errors():
-            handler(text_only=args.text)
+            if args.subcommand == "inject":
+                self._inject(args.value)
+            else:
+                handler(text_only=args.text)
 
     def _subcommands(self) -> dict[str, Callable[..., None]]:
         return {
@@ -200,7 +212,22 @@ class HipoMagics(Magics):
             "budget": self._budget,
             "topics": self._topics,
             "reindex": self._reindex,
+            "check": self._check,
+            "inject": self._inject,
         }
+
+    def _check(self, text_only: bool) -> None:
+        print(results_text(self.session.writeback.checks()))
+
+    def _inject(self, value: str | None = None, **_: Any) -> None:
+        settings = self.session.settings
+        if value is not None:
+            if value.lower() not in ("on", "off"):
+                raise UsageError(f"%hipo inject {value}: use on or off")
+            settings.inject = value.lower() == "on"
+            self.session.note(f"inject {value.lower()}")
+        state = "on: Layer 1 goes" if settings.inject else "off: Layer 1 does not go"
+        print(f"injection {state} into the anthropic calls made in this kernel")
 
     def _status(self, text_only: bool) -> None:
         print(display.status_text(self.session.memory.status()))

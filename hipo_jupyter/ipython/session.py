@@ -7,14 +7,25 @@ so other front ends in the same kernel (LLM calls, widgets) reach the same Memor
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.memory import CompactionReport, HipoError, Layer1, Memory, resolve_root
+from hipo_jupyter import llm
+from hipo_jupyter.memory import (
+    CompactionReport,
+    ExtractiveSummarizer,
+    HipoError,
+    Layer1,
+    Memory,
+    Summarizer,
+    resolve_root,
+)
 
 from .config import Hipo
+from .writeback import WriteBack
 
 NOTEBOOK_VARIABLES = ("__session__", "__vsc_ipynb_file__")
 """User-namespace names a front end fills with the notebook's path: ipykernel copies
@@ -68,8 +79,11 @@ class Registration:
     """Everything `load_ipython_extension` added to the shell, so unload removes exactly it."""
 
     magics: Any = None
+    ask_magics: Any = None
     shadowed: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, name) -> magic
     matchers: list[Any] = field(default_factory=list)
+    hooks: list[tuple[str, Callable[..., None]]] = field(default_factory=list)  # (event, callback)
+    injector: Any = None  # llm.Injector, installed while loaded
 
 
 class HipoSession:
@@ -85,8 +99,10 @@ class HipoSession:
         self.log: list[str] = []
         self.startup: Startup | None = None
         self.registration = Registration()
+        self.memory_listeners: list[Callable[[str], None]] = []
         self._memory: Memory | None = None
-        self._memory_key: tuple[Path, Any] | None = None
+        self._memory_key: tuple[Any, ...] | None = None
+        self.writeback = WriteBack(self)
 
     # --- where the memory lives -----------------------------------------------------------
     @property
@@ -101,16 +117,46 @@ class HipoSession:
         return resolve_root(self.settings.root or None, self.notebook_path)
 
     @property
+    def summarizer_name(self) -> str:
+        """`Hipo.summarizer` as "claude" or "extractive"; "auto" is decided by the environment."""
+        choice = self.settings.summarizer
+        if choice == "auto":
+            return "claude" if llm.credentials_in_env() else "extractive"
+        return choice
+
+    def make_summarizer(self) -> Summarizer:
+        if self.summarizer_name == "claude":
+            return llm.ClaudeSummarizer(
+                model=self.settings.model,
+                max_retries=self.settings.max_retries,
+                timeout=self.settings.timeout,
+            )
+        return ExtractiveSummarizer()
+
+    @property
     def memory(self) -> Memory:
         """The Memory for the current settings; reopened (and the old one closed) on change."""
         config = self.settings.memory_config()
-        key = (self.resolve_root(), config)
+        summarizer = (self.summarizer_name, self.settings.model)
+        key = (self.resolve_root(), config, summarizer)
         if self._memory is None or key != self._memory_key:
             self.close_memory()
-            self._memory = Memory(key[0], config=config)
+            self._memory = Memory(key[0], config=config, summarizer=self.make_summarizer())
+            self._memory.subscribe(self._memory_event)
             self._memory_key = key
             self.note(f"opened memory at {key[0]}")
         return self._memory
+
+    def injection_layer1(self) -> str | None:
+        """What the injector puts first in `system`: Layer 1 as it is on disk now, or None
+        when `Hipo.inject` is off."""
+        if not self.settings.inject:
+            return None
+        return self.memory.layer1().text
+
+    def _memory_event(self, event: str) -> None:
+        for listener in list(self.memory_listeners):
+            listener(event)
 
     def close_memory(self) -> None:
         if self._memory is not None:

@@ -80,3 +80,10 @@ def check_folder(memory: Memory) -> list[CheckResult]:
             passed, detail = False, str(error)
         results.append(CheckResult(rule, passed, detail))
     return results
+
+
+def results_text(results: list[CheckResult]) -> str:
+    """One pass/FAIL line per rule, then the verdict: what `%hipo check` and `hipo check` print."""
+    failed = sum(1 for result in results if not result.passed)
+    verdict = "all rules pass" if not failed else f"{failed} of {len(results)} rules fail"
+    return "\n".join([*(result.line() for result in results), verdict])

@@ -1,0 +1,264 @@
+"""`%%ask`: a Claude call from a cell, with this notebook's memory in the prompt.
+
+The cell is the question. The prompt is built by `llm.ask_request` (Layer 1 cached, the
+context-status note, `--recall` hits fenced as quoted data, the conversation's anchor and
+summary) over the conversation's ACTIVE turns (`hipo_jupyter.context`). The reply streams in as
+Markdown, with one line of token usage under it. Successive cells are one conversation until
+`--new` or `%ask reset`; it is saved beside the memory after every exchange.
+
+A failed call (no key, 401, 429, 529, a timeout) ends in one line after the SDK's retries; the
+conversation is only changed once a reply has arrived, so it is intact, and nothing written is
+lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from hipo_jupyter import llm
+from hipo_jupyter.context import (
+    TRIGGER_DONE,
+    TRIGGER_WINDOW,
+    Conversation,
+    archive,
+    conversation_path,
+)
+from hipo_jupyter.memory import Hit, Memory
+from hipo_jupyter.memory.tokens import count_tokens
+
+from . import display
+from .magics import engine_errors, parse_line
+from .session import HipoSession
+
+SUBCOMMANDS = ("reset", "done", "status")
+HIT_CHARS = 1500
+
+
+def hit_text(memory: Memory, hit: Hit) -> str:
+    """The remembered text behind a hit: its checkpoint (from the heading to the next one,
+    without our provenance comment) or the start of its node, cut to HIT_CHARS; the search
+    snippet if the file cannot be read."""
+    try:
+        lines = memory.read(hit.file).splitlines()
+    except Exception:
+        return hit.snippet
+    start = max(hit.line - 1, 0)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    kept = lines[start:end] if hit.kind == "raw" else lines
+    text = "\n".join(line for line in kept if not line.startswith("<!-- hipo ")).strip()
+    return text[:HIT_CHARS].rstrip() + (" ..." if len(text) > HIT_CHARS else "")
+
+
+@magics_class
+class AskMagics(Magics):
+    """%%ask and %ask over the session's memory and conversation."""
+
+    def __init__(self, shell: Any, session: HipoSession) -> None:
+        super().__init__(shell=shell)
+        self.session = session
+        self._conversation: Conversation | None = None
+        self._path: Path | None = None
+
+    @line_cell_magic
+    @magic_arguments()
+    @argument(
+        "words",
+        nargs="*",
+        help="Line form only: a one-line question, or reset | done [NOTE] | status.",
+    )
+    @argument("--model", metavar="M", help="Model for this call (default: Hipo.model).")
+    @argument(
+        "--recall",
+        nargs="+",
+        metavar="QUERY",
+        help="Search memory and add the hits to the prompt, fenced as quoted data.",
+    )
+    @argument("--no-memory", action="store_true", help="Leave Layer 1 out of this call.")
+    @argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="Longest reply, in tokens (default: Hipo.max_tokens).",
+    )
+    @argument(
+        "--new",
+        action="store_true",
+        help="Start a new conversation (the old one is kept beside the memory).",
+    )
+    def ask(self, line: str, cell: str | None = None) -> None:
+        """Ask Claude, with this notebook's memory in the prompt.
+
+            %%ask --recall pricing
+            What should we change for February?
+
+        Successive %%ask cells are one conversation until --new or %ask reset. The line form
+        asks a one-line question, or looks after the conversation:
+
+            %ask reset           start a new conversation
+            %ask done [NOTE]     a sub-task is finished: fold its turns into the summary
+            %ask status          the conversation's zones and compactions
+        """
+        args = parse_line(self.ask, line)
+        if cell is None:
+            if args.words and args.words[0] in SUBCOMMANDS:
+                self._subcommand(args.words[0], " ".join(args.words[1:]))
+                return
+            question = " ".join(args.words)
+        else:
+            if args.words:
+                raise UsageError(
+                    f"%%ask takes only options on its line ({' '.join(args.words)!r} is not "
+                    "one): the cell is the question"
+                )
+            question = cell
+        if not question.strip():
+            raise UsageError("what should I ask? %%ask with the question in the cell")
+        self._ask(question.strip(), args)
+
+    # --- the conversation --------------------------------------------------------------------
+    def conversation(self, *, new: bool = False) -> tuple[Conversation, Path]:
+        """This notebook's conversation, loaded from disk the first time (a restarted kernel
+        continues it); `new` sets the saved one aside and starts afresh."""
+        with engine_errors():
+            path = conversation_path(self.session.memory.root, self.session.notebook_name)
+        if new:
+            archive(path)
+            self._conversation, self._path = Conversation(), path
+        if self._conversation is None or self._path != path:
+            try:
+                loaded = Conversation.load(path)
+            except ValueError as error:
+                moved = archive(path)
+                print(f"hipo: {error}; set aside as {moved.name if moved else path.name}")
+                loaded = None
+            if loaded is not None:
+                print(f"hipo: continuing the conversation in {path.name} ({loaded.turns} turns)")
+            self._conversation, self._path = loaded or Conversation(), path
+        return self._conversation, path
+
+    def _save(self, conversation: Conversation, path: Path) -> None:
+        try:
+            conversation.save(path)
+        except OSError as error:
+            print(f"hipo: the conversation could not be saved to {path}: {error.strerror}")
+
+    def _folder(self) -> tuple[Any, str]:
+        if self.session.summarizer_name != "claude":
+            return None, "extractive"
+        settings = self.session.settings
+        folder = llm.ClaudeFolder(
+            model=settings.model, max_retries=settings.max_retries, timeout=settings.timeout
+        )
+        return folder, "claude"
+
+    def _compact(self, conversation: Conversation, trigger: str, extra_tokens: int = 0) -> None:
+        fold, name = self._folder()
+        event = conversation.compact(
+            trigger,
+            fold,
+            fold_name=name,
+            extra_tokens=extra_tokens,
+            window=self.session.settings.context_window,
+        )
+        if event is not None:
+            self.session.note(event.line())
+            print(f"hipo: {event.line()}")
+            if self._path is not None:  # a call that fails next must not lose the fold
+                self._save(conversation, self._path)
+
+    def _subcommand(self, name: str, note: str) -> None:
+        if name == "reset":
+            _, path = self.conversation(new=True)
+            print(f"hipo: new conversation (the previous one is kept in {path.parent.name}/)")
+            return
+        conversation, path = self.conversation()
+        if name == "status":
+            window = self.session.settings.context_window
+            print(display.conversation_text(conversation, path.name, window))
+            return
+        conversation.mark_done(note)
+        before = len(conversation.compactions)
+        self._compact(conversation, TRIGGER_DONE)
+        if len(conversation.compactions) == before:
+            print("hipo: sub-task done; nothing to fold yet")
+        self._save(conversation, path)
+
+    # --- one call ----------------------------------------------------------------------------
+    def _recalled(self, memory: Memory, query: str) -> str:
+        result = memory.recall(query, k=self.session.settings.recall_k)
+        items = [
+            (f"{h.date} [{h.type or h.kind}] {h.title} ({h.location})", hit_text(memory, h))
+            for h in result.hits
+        ]
+        return llm.fence_quoted(query, items)
+
+    def _ask(self, question: str, args: Any) -> None:
+        settings = self.session.settings
+        model = args.model or settings.model
+        max_tokens = settings.max_tokens if args.max_tokens is None else args.max_tokens
+        if max_tokens < 1:
+            raise UsageError(f"--max-tokens {max_tokens}: ask for at least 1 token")
+        try:
+            client = llm.make_client(max_retries=settings.max_retries, timeout=settings.timeout)
+        except llm.ClaudeUnavailable as error:
+            raise UsageError(str(error)) from None
+        conversation, path = self.conversation(new=args.new)
+        with engine_errors():
+            memory = self.session.memory
+            layer1 = None if args.no_memory else memory.layer1().text
+            recalled = self._recalled(memory, " ".join(args.recall)) if args.recall else None
+
+        window = settings.context_window
+        fixed = count_tokens(question) + llm.tokens_of_block(recalled)
+        if layer1 is not None:
+            fixed += count_tokens(llm.layer1_block(layer1)["text"])
+        if conversation.over_half(fixed, window):
+            self._compact(conversation, TRIGGER_WINDOW, extra_tokens=fixed)
+        zones = None
+        if conversation.zones_in_prompt():
+            zones = llm.conversation_block(
+                conversation.anchor, conversation.anchor_hash, conversation.summary
+            )
+        request = llm.ask_request(
+            model=model,
+            max_tokens=max_tokens,
+            messages=conversation.messages(question),
+            layer1=layer1,
+            status=llm.status_note(fixed + conversation.live_tokens(), window),
+            recalled=recalled,
+            conversation=zones,
+        )
+        reply, message = self._stream(client, request, without_memory=args.no_memory)
+
+        conversation.add_exchange(question, reply)
+        with engine_errors():
+            conversation.offload_large(self.session.writeback.save_knowledge)
+        if conversation.pending:
+            self._compact(conversation, conversation.pending)
+        self._save(conversation, path)
+        print(display.usage_line(getattr(message, "usage", None), model))
+
+    def _stream(self, client: Any, request: dict[str, Any], *, without_memory: bool) -> Any:
+        """Stream the reply into the cell; (text, final message). API errors become one line."""
+        settings = self.session.settings
+        view = display.ReplyView(self.shell)
+        bare = llm.without_memory() if without_memory else contextlib.nullcontext()
+        try:
+            with bare, client.messages.stream(**request) as stream:
+                for text in stream.text_stream:
+                    view.add(text)
+                message = stream.get_final_message()
+        except Exception as error:
+            line = llm.error_line(error, retries=settings.max_retries, timeout=settings.timeout)
+            view.close()
+            if line is None:
+                raise
+            raise UsageError(f"{line} (the conversation is unchanged)") from None
+        view.close()
+        return llm.reply_text(message) or view.text, message

@@ -1,0 +1,210 @@
+"""Writing back what the notebook's LLM calls did, and checking the protocol was kept.
+
+The injector reports every anthropic call made in the kernel (`record`); the cell hooks group
+them by cell. At the end of a cell that made calls and wrote no checkpoint itself, a checkpoint
+is written (request: the gist of the prompt; outcome: the gist of the reply; references: the
+notebook and cell). Proactive dumps: after 20 calls without a checkpoint one is written on the
+spot, and a reply or tool result over ~8k tokens goes to knowledge/, the checkpoint keeping the
+pointer and the few facts extracted from it. `Hipo.auto_checkpoint = False` stops the automatic
+checkpoints (large texts still go to knowledge/ only when a checkpoint is written).
+
+A write-back error never breaks a cell: it is shown as one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
+from hipo_jupyter.llm import LLMCall
+from hipo_jupyter.memory import HipoError
+from hipo_jupyter.memory.check import CheckResult, check_folder
+from hipo_jupyter.memory.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from .session import HipoSession
+
+log = logging.getLogger(__name__)
+
+DUMP_EVERY = 20  # LLM calls without a checkpoint before one is written on the spot
+TITLE_CHARS = 60
+REPLY_PENDING = "(reply not captured: an unconsumed stream or a raw response)"
+
+
+@dataclass
+class CellCalls:
+    """The LLM calls one cell made, and whether a checkpoint followed them."""
+
+    cell: str | None = None
+    calls: list[LLMCall] = field(default_factory=list)
+    checkpointed: bool = False
+    checkpoint_id: str | None = None  # the one written automatically, if any
+
+
+class WriteBack:
+    def __init__(self, session: HipoSession) -> None:
+        self.session = session
+        self.cells: list[CellCalls] = []  # finished cells that made calls
+        self.current = CellCalls()
+        self.calls = 0
+        self.since_checkpoint = 0
+        self.offloaded: dict[str, str] = {}  # sha256 of a large text -> its knowledge/ path
+        self._lock = threading.RLock()
+        self._own_write = False
+        session.memory_listeners.append(self.on_memory_event)
+
+    # --- events ---------------------------------------------------------------------------
+    def record(self, call: LLMCall) -> None:
+        """An LLM call returned (called by the injector, from any thread)."""
+        with self._lock:
+            self.current.calls.append(call)
+            self.calls += 1
+            self.since_checkpoint += 1
+            due = self.since_checkpoint >= DUMP_EVERY
+        if due and self.session.settings.auto_checkpoint:
+            recent = [c for cell in self._open_cells() for c in cell.calls][-DUMP_EVERY:]
+            self._write(recent, title_prefix="LLM calls (dump)", cell=self.cell_number())
+
+    def on_memory_event(self, event: str) -> None:
+        """A checkpoint was written (by the user, a magic or us): it covers every cell with
+        calls that was still waiting for one."""
+        if event != "remember" or self._own_write:
+            return
+        with self._lock:
+            for cell in self._open_cells():
+                cell.checkpointed = True
+            self.since_checkpoint = 0
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        with self._lock:
+            if self.current.calls:  # calls made between cells (a thread, a timer)
+                self.cells.append(self.current)
+            self.current = CellCalls()
+
+    def post_run_cell(self, result: Any = None) -> None:
+        """Close the cell's record and, if it made calls and wrote nothing, write it back."""
+        with self._lock:
+            cell = self.current
+            self.current = CellCalls()
+            if not cell.calls:
+                return
+            count = getattr(result, "execution_count", None)
+            cell.cell = str(count) if count is not None else self.cell_number()
+            self.cells.append(cell)
+            write = not cell.checkpointed and self.session.settings.auto_checkpoint
+        if write:
+            self._write(cell.calls, cell=cell.cell)
+
+    # --- writing ----------------------------------------------------------------------------
+    def _open_cells(self) -> list[CellCalls]:
+        return [c for c in [*self.cells, self.current] if c.calls and not c.checkpointed]
+
+    def cell_number(self) -> str:
+        running = getattr(self.session.shell.displayhook, "exec_result", None)
+        count = getattr(running, "execution_count", None)
+        return str(count if count is not None else self.session.shell.execution_count)
+
+    def save_knowledge(self, title: str, text: str) -> str:
+        """memory.save_knowledge, once per text; not taken for a checkpoint."""
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if digest in self.offloaded:
+            return self.offloaded[digest]
+        self._own_write = True
+        try:
+            path = self.session.memory.save_knowledge(title, text)
+        finally:
+            self._own_write = False
+        self.offloaded[digest] = path
+        return path
+
+    def _large(self, label: str, text: str, references: list[str], about: str = "") -> str:
+        """A text over ~8k tokens goes to knowledge/ (titled by what it answers, if known);
+        the checkpoint keeps the pointer and the few facts extracted from it."""
+        if count_tokens(text) <= LARGE_TURN_TOKENS:
+            return gist(text)
+        path = self.save_knowledge(f"{label}: {gist(about or text, 60)}", text)
+        references.append(path)
+        facts = "; ".join(extract_facts(text, limit=5))
+        return f"{label} saved to {path}; facts: {facts}"
+
+    def checkpoint_body(self, calls: list[LLMCall], cell: str | None) -> tuple[str, str]:
+        """(title, body) of the checkpoint for these calls."""
+        references: list[str] = []
+        first = calls[0]
+        request = gist(first.prompt) or f"{first.method} call"
+        if len(calls) > 1:
+            request += f" (+{len(calls) - 1} more calls)"
+        inputs = [self._large("tool result", t, references) for c in calls for t in c.tool_results]
+        answered = [(call.prompt, reply) for call in calls if (reply := call.reply()) is not None]
+        outcome = REPLY_PENDING
+        if answered:
+            outcome = self._large("reply", answered[-1][1], references, about=answered[-1][0])
+        models = sorted({call.model for call in calls if call.model})
+        where = self.session.notebook_name or "console"
+        references[:0] = [f"{where} cell {cell}" if cell else where, *models]
+        title_words = gist(first.prompt or first.method, TITLE_CHARS)
+        lines = [f"- request: {request}"]
+        if inputs:
+            lines.append(f"- analysis: {'; '.join(inputs)}")
+        lines += [f"- outcome: {outcome}", f"- references: {', '.join(references)}"]
+        return f"LLM: {title_words}", "\n".join(lines)
+
+    def _write(self, calls: list[LLMCall], *, cell: str | None, title_prefix: str = "") -> None:
+        if not calls:
+            return
+        with self._lock:
+            covered = self._open_cells()
+        try:
+            title, body = self.checkpoint_body(calls, cell)
+            if title_prefix:
+                title = f"{title_prefix}: {title.removeprefix('LLM: ')}"
+            checkpoint = self.session.memory.remember(
+                title,
+                body,
+                tags=["llm"],
+                notebook=self.session.notebook_name,
+                cell=cell,
+            )
+        except HipoError as error:
+            print(f"hipo: the LLM calls of cell {cell} were not written back: {error}")
+            return
+        with self._lock:
+            for open_cell in covered:
+                open_cell.checkpointed = True
+                open_cell.checkpoint_id = open_cell.checkpoint_id or checkpoint.id
+        self.session.note(f"auto-checkpoint {checkpoint.id} (cell {cell}, {len(calls)} calls)")
+
+    # --- %hipo check ------------------------------------------------------------------------
+    def session_checks(self) -> list[CheckResult]:
+        """The rules only this kernel can know: Layer 1 before the first call, and a
+        checkpoint after every cell that made calls."""
+        startup = self.session.startup
+        with self._lock:
+            calls = [c for cell in [*self.cells, self.current] for c in cell.calls]
+            unfollowed = [cell for cell in self.cells if not cell.checkpointed]
+        rule = "Layer 1 was loaded before the first LLM call"
+        if startup is None or startup.error or startup.layer1 is None:
+            why = startup.error if startup and startup.error else "the session did not start"
+            first = CheckResult(rule, False, why)
+        else:
+            missing = [c for c in calls if not c.had_layer1 and not c.without_memory]
+            if missing:
+                detail = f"{len(missing)} of {len(calls)} calls went without it (injection off?)"
+                first = CheckResult(rule, False, detail)
+            else:
+                first = CheckResult(rule, True, f"{len(calls)} calls, all with Layer 1")
+        rule = "every cell that made LLM calls is followed by a checkpoint"
+        if unfollowed:
+            cells = ", ".join(f"[{cell.cell}]" for cell in unfollowed)
+            second = CheckResult(rule, False, f"no checkpoint after cell {cells}")
+        else:
+            cells_with_calls = len(self.cells)
+            second = CheckResult(rule, True, f"{cells_with_calls} cells with calls")
+        return [first, second]
+
+    def checks(self) -> list[CheckResult]:
+        return [*self.session_checks(), *check_folder(self.session.memory)]

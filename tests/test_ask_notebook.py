@@ -1,0 +1,105 @@
+"""notebooks/claude.ipynb runs end to end in a real kernel, its Claude calls going to the fake
+Messages API on 127.0.0.1 (ANTHROPIC_BASE_URL and a dummy key passed in the kernel's
+environment): %%ask with recall, a follow-up, the user's own create and stream calls with Layer 1
+injected, the write-back, and %hipo check passing."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, FakeMessagesAPI, serve
+from test_quickstart import cells_with, output_text
+
+from hipo_jupyter.cli import execute_notebook
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK = REPO / "notebooks" / "claude.ipynb"
+
+
+def test_committed_notebook_has_no_outputs() -> None:
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(notebook)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("claude-notebook")
+    notebook = folder / NOTEBOOK.name
+    shutil.copyfile(NOTEBOOK, notebook)
+    api = FakeMessagesAPI()
+    with pytest.MonkeyPatch.context() as env, serve(api) as url:
+        for name in SDK_CREDENTIAL_VARIABLES:
+            env.delenv(name, raising=False)
+        env.setenv("ANTHROPIC_BASE_URL", url)
+        env.setenv("ANTHROPIC_API_KEY", "test-key")
+        env.setenv("JPY_SESSION_NAME", str(notebook))  # as jupyter_server tells the kernel
+        result = execute_notebook(notebook, timeout=180, today=TODAY)
+    return folder, result, api
+
+
+def test_runs_without_errors(executed) -> None:
+    _, notebook, _ = executed
+    errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert errors == []
+
+
+def test_ask_streams_markdown_with_a_usage_line(executed) -> None:
+    _, notebook, api = executed
+    first, second = [
+        cell
+        for cell in notebook.cells
+        if cell.cell_type == "code" and cell.source.startswith("%%ask")
+    ]
+    markdown = [o for o in first.outputs if "text/markdown" in o.get("data", {})]
+    assert markdown and markdown[-1].data["text/markdown"] == FakeMessagesAPI.default_reply(
+        1, api.message_requests()[0]
+    )
+    usage = re.search(
+        r"tokens: input \d+ · output \d+ · cache read (\d+) · cache write (\d+)", output_text(first)
+    )
+    assert usage and usage.group(1) == "0" and int(usage.group(2)) > 0
+    again = re.search(r"cache read (\d+) · cache write (\d+)", output_text(second))
+    assert again and int(again.group(1)) > 0 and again.group(2) == "0"  # the prefix was cached
+
+
+def test_every_call_carried_layer1_once(executed) -> None:
+    _, _, api = executed
+    asked, followed, created, streamed = api.message_requests()
+    for body in (asked, followed, created, streamed):
+        heads = [b for b in body["system"] if b["text"].startswith("<hipo-layer1>")]
+        assert len(heads) == 1 and body["system"][0] is heads[0]
+        assert heads[0]["cache_control"] == {"type": "ephemeral"}
+        assert "## Topics Index\n- pricing [project" in heads[0]["text"]  # this folder's index
+    assert asked["system"][1]["text"].startswith("[context status] live: ")
+    assert asked["system"][2]["text"].startswith('<hipo-recalled-memory query="pricing">')
+    assert "PRICE-42" in asked["system"][2]["text"]
+    assert [m["role"] for m in followed["messages"]] == ["user", "assistant", "user"]
+    assert created["system"][1:] == [{"type": "text", "text": "Answer in one sentence."}]
+    assert len(streamed["system"]) == 1 and streamed["stream"] is True
+
+
+def test_the_work_was_written_back_and_checks_pass(executed) -> None:
+    folder, notebook, _ = executed
+    raw = (folder / "memory" / f"{TODAY}.md").read_text()
+    for title in (
+        "## LLM: What should we change for February? [project]",
+        "## LLM: And what would that do to revenue in March? [project]",
+        "## LLM: Which tier are we cutting? [project]",
+        "## LLM: Draft a one-line note on PRICE-42. [project]",
+    ):
+        assert title in raw
+    assert raw.count("notebook=claude.ipynb") == 5  # the %%remember and the four call cells
+    assert "- references: claude.ipynb cell 4, claude-sonnet-5-5" in raw
+    conversation = folder / "memory" / ".conversations" / "claude.json"
+    assert conversation.is_file() and '"role": "assistant"' in conversation.read_text()
+    check = cells_with(notebook, "%hipo check")[-1]
+    assert check.strip().endswith("all rules pass") and "FAIL" not in check
+    (recall,) = cells_with(notebook, "%recall which tier")
+    assert "Which tier are we cutting?" in recall

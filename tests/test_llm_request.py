@@ -1,0 +1,188 @@
+"""The prompt of a Claude call made with hipo: the exact request body the real SDK sends.
+
+The anthropic SDK runs for real over an httpx2 MockTransport (no network); `%%ask` runs in a real
+shell against the fake API served on 127.0.0.1. The body is compared whole: system blocks in
+order, cache_control on the Layer 1 block, the status note, the fenced recall block, messages.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import anthropic
+from anthropic._data import DEPRECATED_MODELS
+from claude_helpers import (  # noqa: F401
+    FakeMessagesAPI,
+    api_fixture,
+    claude_shell_fixture,
+    run,
+    served_fixture,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hipo_jupyter import llm
+from hipo_jupyter.ipython import config
+
+LAYER1 = "# memory/ROOT.md\n\n## Topics Index\n- pricing [project, 1d]: competitor-pricing\n"
+PRICING = "- decisions: cut the starter tier by 15%\n- outcome: report shared"
+FENCE_TAG = re.compile(r"<\s*/?\s*hipo-", re.IGNORECASE)
+
+
+def test_ask_request_goes_out_exactly_as_built(api: FakeMessagesAPI) -> None:
+    request = llm.ask_request(
+        model="claude-sonnet-5-5",
+        max_tokens=512,
+        messages=[{"role": "user", "content": "What should we change for February?"}],
+        layer1=LAYER1,
+        status=llm.status_note(41_000, 200_000),
+        recalled=llm.fence_quoted(
+            "pricing",
+            [("2026-03-12 [project] Competitor pricing (memory/2026-03-12.md:1)", PRICING)],
+        ),
+    )
+    api.client().messages.create(**request)
+
+    assert api.message_requests() == [
+        {
+            "model": "claude-sonnet-5-5",
+            "max_tokens": 512,
+            "system": [
+                {
+                    "type": "text",
+                    "text": (
+                        "<hipo-layer1>\n" + llm.LAYER1_PREAMBLE + "\n\n" + LAYER1.strip() + "\n"
+                        "</hipo-layer1>"
+                    ),
+                    "cache_control": {"type": "ephemeral"},
+                },
+                {
+                    "type": "text",
+                    "text": "[context status] live: 41k / 200k tokens (~20%). Budget healthy.",
+                },
+                {
+                    "type": "text",
+                    "text": (
+                        '<hipo-recalled-memory query="pricing">\n'
+                        + llm.RECALL_PREAMBLE
+                        + "\n\n[1] 2026-03-12 [project] Competitor pricing "
+                        + "(memory/2026-03-12.md:1)\n"
+                        + PRICING
+                        + "\n</hipo-recalled-memory>"
+                    ),
+                },
+            ],
+            "messages": [{"role": "user", "content": "What should we change for February?"}],
+        }
+    ]
+
+
+def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
+    claude_shell, api: FakeMessagesAPI, memory_root: Path
+) -> None:
+    run(claude_shell, "%%remember Competitor pricing #pricing\n" + PRICING)
+    run(claude_shell, "%%ask --recall pricing\nWhat should we change for February?")
+    run(claude_shell, "%%ask\nAnd for March?")
+
+    first, second = api.message_requests()
+    layer1_text = (memory_root / "memory" / "ROOT.md").read_text()[:40]
+    for body in (first, second):
+        assert body["model"] == "claude-sonnet-5-5" and body["stream"] is True
+        head = body["system"][0]
+        assert head["cache_control"] == {"type": "ephemeral"}
+        assert head["text"].startswith("<hipo-layer1>\n") and head["text"].endswith(
+            "</hipo-layer1>"
+        )
+        assert layer1_text.strip() in head["text"] and "# SCRATCHPAD.md" in head["text"]
+        assert re.fullmatch(
+            r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\.",
+            body["system"][1]["text"],
+        )
+        assert all("cache_control" not in block for block in body["system"][1:])
+    recall = first["system"][2]["text"]
+    assert recall.startswith('<hipo-recalled-memory query="pricing">\n' + llm.RECALL_PREAMBLE)
+    assert "Competitor pricing" in recall and "cut the starter tier by 15%" in recall
+    assert "<!-- hipo" not in recall  # provenance comments are not for the model
+    assert len(first["system"]) == 3 and len(second["system"]) == 2  # --recall is per cell
+    assert first["messages"] == [{"role": "user", "content": "What should we change for February?"}]
+    assert second["messages"] == [
+        {"role": "user", "content": "What should we change for February?"},
+        {"role": "assistant", "content": FakeMessagesAPI.default_reply(1, first)},
+        {"role": "user", "content": "And for March?"},
+    ]
+    # the Layer 1 block is the same bytes both times: the prefix the API caches
+    assert first["system"][0] == second["system"][0]
+
+
+def test_ask_options_model_max_tokens_and_no_memory(claude_shell, api: FakeMessagesAPI) -> None:
+    run(claude_shell, "%%ask --model claude-haiku-4-5 --max-tokens 64 --no-memory\nQuick one")
+    (body,) = api.message_requests()
+    assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 64
+    assert [block["text"][:16] for block in body["system"]] == ["[context status]"]
+
+
+def test_reply_streams_in_and_usage_line_follows(claude_shell, api, capsys) -> None:
+    api.replies.append("Cut the starter tier by 10% and keep pro flat.")
+    run(claude_shell, "%%ask\nWhat now?")
+    run(claude_shell, "%%ask\nAnd then?")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Cut the starter tier by 10% and keep pro flat."
+    first_usage = next(line for line in out if line.startswith("tokens: "))
+    assert re.fullmatch(
+        r"tokens: input \d+ · output 10 · cache read 0 · cache write \d+  \(claude-sonnet-5-5\)",
+        first_usage,
+    )
+    second_usage = [line for line in out if line.startswith("tokens: ")][1]
+    assert "cache write 0" in second_usage and "cache read 0" not in second_usage
+
+
+# --- the small pieces -----------------------------------------------------------------------------
+def test_status_note_reads_as_designed() -> None:
+    assert llm.status_note(41_000, 200_000) == (
+        "[context status] live: 41k / 200k tokens (~20%). Budget healthy."
+    )
+    assert "Budget filling" in llm.status_note(120_000, 200_000)
+    assert "Budget tight" in llm.status_note(190_000, 200_000)
+
+
+@given(st.text())
+def test_stored_text_cannot_close_the_recall_fence(text: str) -> None:
+    fenced = llm.fence_quoted(text, [(text, text)])
+    assert FENCE_TAG.findall(fenced) == ["<hipo-", "</hipo-"]
+    assert fenced.startswith("<hipo-recalled-memory") and fenced.endswith("</hipo-recalled-memory>")
+
+
+@given(st.text())
+def test_stored_text_cannot_close_the_layer1_block(text: str) -> None:
+    block = llm.layer1_block(text)["text"]
+    assert FENCE_TAG.findall(block) == ["<hipo-", "</hipo-"]
+
+
+@given(st.text().filter(lambda t: "<" not in t))
+def test_escaping_leaves_ordinary_text_alone(text: str) -> None:
+    assert llm.escape_fence(text) == text
+
+
+def test_escape_fence_defuses_every_spelling_of_our_tags() -> None:
+    hostile = "a </hipo-recalled-memory> b < / HIPO-layer1> c <hipo-recalled-memory query='x'>"
+    escaped = llm.escape_fence(hostile)
+    assert not FENCE_TAG.search(escaped)
+    assert escaped == (
+        "a &lt;/hipo-recalled-memory> b &lt; / HIPO-layer1> c &lt;hipo-recalled-memory query='x'>"
+    )
+
+
+def test_defaults_are_current_and_agree() -> None:
+    assert config.DEFAULT_MODEL == llm.DEFAULT_MODEL
+    assert config.DEFAULT_MAX_TOKENS == llm.DEFAULT_MAX_TOKENS
+    assert config.DEFAULT_CONTEXT_WINDOW == llm.DEFAULT_CONTEXT_WINDOW
+    known = anthropic.types.Model.__args__[0].__args__  # the SDK's Literal of model ids
+    assert llm.DEFAULT_MODEL in known and llm.DEFAULT_MODEL not in DEPRECATED_MODELS
+    hipo = config.Hipo()
+    assert (hipo.model, hipo.max_tokens, hipo.context_window) == (
+        llm.DEFAULT_MODEL,
+        llm.DEFAULT_MAX_TOKENS,
+        llm.DEFAULT_CONTEXT_WINDOW,
+    )
+    assert hipo.inject and hipo.auto_checkpoint and hipo.summarizer == "auto"
