@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import MemoryConfig
 from .errors import MemoryRootError
+from .nodes import parse_node
 from .tokens import count_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -97,11 +98,12 @@ class Layer1Part:
 @dataclass(frozen=True)
 class Layer1:
     parts: tuple[Layer1Part, ...]
+    counter: Callable[[str], int] = field(default=count_tokens, compare=False, repr=False)
 
     @property
     def total_tokens(self) -> int:
         """Tokens of the prompt block (`text`): the parts after truncation plus their headers."""
-        return count_tokens(self.text)
+        return self.counter(self.text)
 
     @property
     def total_budget(self) -> int:
@@ -121,10 +123,15 @@ class Layer1:
         return "\n\n".join(blocks) + "\n" if blocks else ""
 
 
-def assemble_layer1(root: Path, budgets: Mapping[str, int]) -> Layer1:
+def assemble_layer1(
+    root: Path, budgets: Mapping[str, int], count: Callable[[str], int] = count_tokens
+) -> Layer1:
     """Read the Layer 1 files under `root` and fit each into its budget.
 
-    A part missing from `budgets` gets MemoryConfig's default. Missing files are empty parts;
+    ROOT.md enters without its frontmatter: `source-hash` and friends are bookkeeping for the
+    chain, not knowledge, and `months-covered` would grow the prompt every month. `count` may be
+    a cached counter (TokenCountCache.count). A part missing from `budgets` gets MemoryConfig's
+    default. Missing files are empty parts;
     undecodable bytes become U+FFFD and an unreadable file is logged and left empty, because a
     damaged file must never stop the prompt from being built.
     """
@@ -132,11 +139,13 @@ def assemble_layer1(root: Path, budgets: Mapping[str, int]) -> Layer1:
     parts = []
     for name, relative in LAYER1_FILES.items():
         budget = budgets.get(name, defaults[name])
-        parts.append(_read_part(Path(root), name, relative, budget))
-    return Layer1(parts=tuple(parts))
+        parts.append(_read_part(Path(root), name, relative, budget, count))
+    return Layer1(parts=tuple(parts), counter=count)
 
 
-def _read_part(root: Path, name: str, relative: str, budget: int) -> Layer1Part:
+def _read_part(
+    root: Path, name: str, relative: str, budget: int, count: Callable[[str], int]
+) -> Layer1Part:
     path = root / relative
     exists = path.is_file()
     text = ""
@@ -145,7 +154,9 @@ def _read_part(root: Path, name: str, relative: str, budget: int) -> Layer1Part:
             text = path.read_bytes().decode("utf-8", errors="replace")
         except OSError as error:
             log.warning("hipo: cannot read %s, left out of Layer 1: %s", path, error)
-    tokens = count_tokens(text)
+    if name == "ROOT" and text.startswith("---"):
+        text = parse_node(text).body + "\n"
+    tokens = count(text)
     truncated = tokens > budget
     prompt_text = _fit(text, relative, tokens, budget) if truncated else text
     return Layer1Part(

@@ -101,6 +101,73 @@ def collect_topics(checkpoints: Iterable[Checkpoint], today: date) -> list[Topic
     return topics
 
 
+def add_to_topics(topics: Sequence[Topic], checkpoint: Checkpoint, today: date) -> list[Topic]:
+    """The topics after one more checkpoint, without re-reading every raw log.
+
+    What a full `collect_topics` would give for counts, dates, keywords and periods; a topic's
+    type stays as it was (the majority vote is redone at the next compaction).
+    """
+    from .tree import week_id, week_month
+
+    if not checkpoint.date:
+        return list(topics)
+    by_name = {t.name: t for t in topics}
+    week = week_id(date.fromisoformat(checkpoint.date))
+    keyword = slug(checkpoint.title, max_words=3)
+    for name in checkpoint_topics(checkpoint):
+        old = by_name.get(name)
+        keywords = [k for k in (keyword,) if k and k != name]
+        if old:
+            keywords += [k for k in old.keywords if k not in keywords]
+            if checkpoint.date < old.last_date:
+                keywords = list(old.keywords)  # a late entry does not lead the list
+        last = max(checkpoint.date, old.last_date) if old else checkpoint.date
+        weeks = sorted({week, *(old.weeks if old else ())}, reverse=True)
+        by_name[name] = Topic(
+            name=name,
+            type=old.type if old else checkpoint.type,
+            age_days=max(0, (today - date.fromisoformat(last)).days),
+            keywords=tuple(keywords[:MAX_KEYWORDS]),
+            months=tuple(sorted({week_month(w) for w in weeks}, reverse=True)),
+            weeks=tuple(weeks),
+            last_date=last,
+            count=(old.count if old else 0) + 1,
+        )
+    return sorted(by_name.values(), key=lambda t: (t.last_date, t.count, t.name), reverse=True)
+
+
+def topics_to_json(topics: Sequence[Topic]) -> list[dict]:
+    return [
+        {
+            "name": t.name,
+            "type": t.type,
+            "keywords": list(t.keywords),
+            "months": list(t.months),
+            "weeks": list(t.weeks),
+            "last_date": t.last_date,
+            "count": t.count,
+        }
+        for t in topics
+    ]
+
+
+def topics_from_json(items: Sequence[dict], today: date) -> list[Topic]:
+    """Topics saved by a compaction pass, with their ages taken against `today`."""
+    return [
+        Topic(
+            name=item["name"],
+            type=item["type"],
+            age_days=max(0, (today - date.fromisoformat(item["last_date"])).days),
+            keywords=tuple(item["keywords"]),
+            months=tuple(item["months"]),
+            weeks=tuple(item["weeks"]),
+            last_date=item["last_date"],
+            count=item["count"],
+        )
+        for item in items
+    ]
+
+
 def _week_in_month(week: str, month: str) -> bool:
     from .tree import week_month
 
@@ -205,8 +272,9 @@ def build_root(
     today: date,
     budget: int,
     source_hash: str,
+    topics: Sequence[Topic] | None = None,
 ) -> str:
-    topics = collect_topics(checkpoints, today)
+    topics = list(topics) if topics is not None else collect_topics(checkpoints, today)
     months = sorted({t for topic in topics for t in topic.months} | set(monthly))
     meta = {
         "type": "root",

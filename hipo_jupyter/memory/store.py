@@ -59,6 +59,7 @@ class Appended:
     """Where an append landed, and the file's hash before and after it (for the index)."""
 
     line: int
+    size_before: int
     hash_before: str
     hash_after: str
     text_after: str
@@ -107,6 +108,33 @@ class Store:
                 except ValueError:
                     continue  # "2026-02-30.md": not a day, not ours to judge
         return sorted(days)
+
+    def raw_stamps(self) -> dict[str, tuple[int, int]]:
+        """Raw log name -> (size, mtime_ns): a cheap way to tell whether any raw log changed."""
+        stamps = {}
+        try:
+            entries = os.scandir(self.memory_dir)
+        except FileNotFoundError:
+            return {}
+        with entries:
+            for entry in entries:
+                if RAW_NAME.match(entry.name):
+                    info = entry.stat()
+                    stamps[entry.name] = (info.st_size, info.st_mtime_ns)
+        return stamps
+
+    def node_paths(self) -> set[str]:
+        """Relative paths of every compaction node (and ROOT.md), from directory listings only."""
+        paths = set()
+        for level in NODE_LEVELS:
+            try:
+                names = os.listdir(self.memory_dir / level)
+            except FileNotFoundError:
+                continue
+            paths.update(f"memory/{level}/{n}" for n in names if n.endswith(".md") and n[0] != ".")
+        if self.root_node.exists():
+            paths.add("memory/ROOT.md")
+        return paths
 
     def node_files(self, level: str) -> dict[str, Path]:
         """Existing node files of a level by period name ("2026-03-12", "2026-W11", "2026-03")."""
@@ -166,6 +194,7 @@ class Store:
         start_line = (before + prefix).count(b"\n") + 1
         return Appended(
             line=start_line,
+            size_before=len(before),
             hash_before=sha256(before),
             hash_after=sha256(after),
             text_after=after.decode("utf-8", errors="replace"),

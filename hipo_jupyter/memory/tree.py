@@ -89,6 +89,11 @@ def period_start(level: str, period: str) -> date:
     return month_bounds(period)[0]
 
 
+def stamp_key(stamps: dict[str, tuple[int, int]]) -> str:
+    """One string for a set of raw-log stamps (name, size, mtime)."""
+    return _key(*(f"{name}:{size}:{mtime}" for name, (size, mtime) in sorted(stamps.items())))
+
+
 def _key(*parts: object) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
@@ -358,12 +363,16 @@ class Compactor:
                 monthly[period] = parse_node(self.store.read_text(path))
             except (OSError, ParseError):
                 continue
+        topics = root_node.collect_topics(checkpoints, self.today)
+        plan.state["hipo"]["topics"] = root_node.topics_to_json(topics)
+        plan.state["hipo"]["topics-stamp"] = stamp_key(self.store.raw_stamps())
         return root_node.build_root(
             checkpoints,
             monthly,
             today=self.today,
             budget=self.config.root_budget,
             source_hash=plan.root_key,
+            topics=topics,
         )
 
 
