@@ -29,15 +29,18 @@ import inspect
 import logging
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import anthropic
+from importlib.abc import Loader, MetaPathFinder
+from typing import TYPE_CHECKING, Any
 
 from hipo_jupyter.memory.summarize import Source
 from hipo_jupyter.memory.tokens import count_tokens
 from hipo_jupyter.memory.topics import identifiers
+
+if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
+    import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +168,8 @@ def ask_request(
 
 # --- injection into the user's own calls ----------------------------------------------------------
 def _given(value: Any) -> bool:
+    import anthropic
+
     return value is not None and not isinstance(value, anthropic.Omit | anthropic.NotGiven)
 
 
@@ -347,15 +352,36 @@ class Injector:
         self.layer1 = layer1
         self.on_call = on_call
         self._patched: list[tuple[type, str, Any, Any]] = []
+        self._hook: _AfterImport | None = None
+        self._live = False
 
     @property
     def installed(self) -> bool:
-        return bool(self._patched)
+        return self._live
 
     def install(self) -> None:
-        if self._patched:
+        """Patch the SDK classes that are imported; the others the moment they are.
+
+        Importing anthropic takes seconds, so a kernel that has not imported it yet does not
+        pay for it at %load_ext: a post-import hook patches the message resources when the
+        user's code (or the SDK's lazy client) imports them.
+        """
+        if self._patched or self._hook:
             return
-        for module_name, class_name, label in PATCH_POINTS:
+        waiting = set()
+        for module_name, _, _ in PATCH_POINTS:
+            if module_name in sys.modules:
+                self._patch_module(module_name)
+            else:
+                waiting.add(module_name)
+        if waiting:
+            self._hook = _AfterImport(waiting, self._patch_module)
+            sys.meta_path.insert(0, self._hook)
+
+    def _patch_module(self, module_name: str) -> None:
+        for point_module, class_name, label in PATCH_POINTS:
+            if point_module != module_name:
+                continue
             try:
                 cls = getattr(importlib.import_module(module_name), class_name)
             except (ImportError, AttributeError):  # an SDK without beta messages, say
@@ -369,14 +395,20 @@ class Injector:
                 wrapper = self._wrap(original, f"{label}.{name}", recorded)
                 setattr(cls, name, wrapper)
                 self._patched.append((cls, name, original, wrapper))
+        self._live = True
 
     def uninstall(self) -> None:
         """Put the SDK's methods back. A method someone else wrapped after us is left to them;
         our wrapper under theirs passes calls straight through from now on."""
+        if self._hook is not None:
+            if self._hook in sys.meta_path:
+                sys.meta_path.remove(self._hook)
+            self._hook = None
         for cls, name, original, wrapper in reversed(self._patched):
             if cls.__dict__.get(name) is wrapper:
                 setattr(cls, name, original)
         self._patched = []
+        self._live = False
 
     def _layer1_text(self) -> str | None:
         try:
@@ -434,6 +466,49 @@ class Injector:
         wrapper.__hipo_original__ = original  # type: ignore[attr-defined]
         wrapper.__hipo_injector__ = injector  # type: ignore[attr-defined]
         return wrapper
+
+
+class _AfterImport(MetaPathFinder):
+    """Runs `callback(name)` right after one of `names` is imported (then forgets that name).
+
+    It finds the module with the other finders and wraps the loader's exec_module; nothing
+    else about the import changes.
+    """
+
+    def __init__(self, names: set[str], callback: Callable[[str], None]) -> None:
+        self.names = set(names)
+        self.callback = callback
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self.names:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                self.names.discard(fullname)
+                spec.loader = _PatchingLoader(spec.loader, lambda: self.callback(fullname))
+                return spec
+        return None
+
+
+class _PatchingLoader(Loader):
+    def __init__(self, loader: Any, after: Callable[[], None]) -> None:
+        self.loader = loader
+        self.after = after
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        try:
+            self.after()
+        except Exception:  # a failed patch must never break the user's import
+            log.warning(
+                "hipo: could not patch %s for Layer 1 injection", module.__name__, exc_info=True
+            )
 
 
 async def _record_when_done(awaitable: Any, call: LLMCall, injector: Injector) -> Any:
@@ -500,6 +575,8 @@ def make_client(*, max_retries: int = 2, timeout: float = 600.0) -> anthropic.An
     Raises ClaudeUnavailable, with one line saying what to do, instead of a request that
     would fail for want of credentials.
     """
+    import anthropic
+
     try:
         client = anthropic.Anthropic(max_retries=max_retries, timeout=timeout)
     except anthropic.AnthropicError as error:  # a credentials profile that cannot be read
@@ -529,6 +606,8 @@ def _first_line(error: BaseException, limit: int = 200) -> str:
 def error_line(error: BaseException, *, retries: int, timeout: float | None = None) -> str | None:
     """One line naming what went wrong with a Claude call, or None for an error that is not
     the API's (a bug, which should keep its traceback)."""
+    import anthropic
+
     tried = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
     if isinstance(error, TypeError) and "authentication" in str(error):
         return NO_KEY_MESSAGE
@@ -633,6 +712,8 @@ class _ClaudeWriter:
 
     def _complete(self, system: str, prompt: str) -> str:
         """Claude's text reply; any failure is a SummaryError of one line."""
+        import anthropic
+
         client = self.client
         try:
             with internal_call():

@@ -259,3 +259,52 @@ def test_a_call_the_api_refused_is_not_recorded(injector, api: FakeMessagesAPI, 
     with pytest.raises(anthropic.AuthenticationError), manager:
         pass
     assert calls == []
+
+
+LAZY_SCRIPT = r"""
+import json, sys
+import httpx2
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_cell("%load_ext hipo", store_history=False).raise_error()
+loaded_without_sdk = "anthropic" not in sys.modules
+sent = []
+def reply(request):
+    sent.append(json.loads(request.content))
+    return httpx2.Response(200, json={
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}})
+import anthropic  # the user's import, after %load_ext
+client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(
+    transport=httpx2.MockTransport(reply)))
+client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+system = sent[0].get("system", [])
+print(json.dumps({"lazy": loaded_without_sdk,
+                  "injected": any(b["text"].startswith("<hipo-layer1>") for b in system)}))
+"""
+
+
+def test_load_does_not_import_the_sdk_yet_a_later_import_is_injected(tmp_path):
+    """`import anthropic` costs seconds: %load_ext defers the patch to the SDK's own import."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "HIPO_ROOT": str(tmp_path),
+        "HIPO_TODAY": "2026-03-12",
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"lazy": True, "injected": True}

@@ -86,7 +86,8 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
     run(claude_shell, "%%ask\nAnd for March?")
 
     first, second = api.message_requests()
-    layer1_text = (memory_root / "memory" / "ROOT.md").read_text()[:40]
+    root_text = (memory_root / "memory" / "ROOT.md").read_text()
+    layer1_text = root_text.split("\n---\n", 1)[1].strip()[:40]  # Layer 1 leaves out frontmatter
     for body in (first, second):
         assert body["model"] == "claude-sonnet-5-5" and body["stream"] is True
         head = body["system"][0]
