@@ -45,6 +45,7 @@ from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, note
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
 from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.checkpoint import parse_title
+from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
 
 QUICKSTART = "quickstart.ipynb"
@@ -206,6 +207,21 @@ def format_status(status: Any) -> str:
     )
 
 
+def format_import(report: Any, file: Path) -> str:
+    if not report.written:
+        return f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
+    days = report.days
+    span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
+    lines = [
+        f"Imported {report.written} turns from {file.name} into {len(days)} raw logs ({span})"
+        + (f"; {report.skipped} already there" if report.skipped else "")
+        + "."
+    ]
+    if report.compaction is not None:
+        lines.append(format_compaction(report.compaction).split("\n", 1)[0])
+    return "\n".join(lines)
+
+
 def format_compaction(report: Any) -> str:
     if not report.changed and not report.fixed and not report.errors:
         return f"Nothing to compact ({report.seconds:.2f}s)."
@@ -324,6 +340,21 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    records = read_file(args.file, args.format)  # the whole file is checked before any write
+    memory = open_memory(args)
+    try:
+        with ProgressBar() as progress:
+            report = memory.import_records(records, progress=progress)
+    finally:
+        memory.close()
+    print(format_import(report, args.file))
+    if report.compaction is not None:
+        for error in report.compaction.errors:
+            print(f"hipo: warning: {error}", file=sys.stderr)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     try:
@@ -411,6 +442,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "status": (cmd_status, "counts of logs, checkpoints, nodes and topics; the Layer 1 budget"),
     "layer1": (cmd_layer1, "print Layer 1 (ROOT.md and the working files) as a prompt sees it"),
     "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
+    "import": (cmd_import, "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl"),
     "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
 }
@@ -456,6 +488,15 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
+
+    importing = sub["import"]
+    importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")
+    importing.add_argument(
+        "--format", choices=FORMATS, help="the file's format (default: detected from its content)"
+    )
+    importing.add_argument(  # also accepted after the command; SUPPRESS keeps a --root given before
+        "--root", default=argparse.SUPPRESS, metavar="DIR", help="memory root folder"
+    )
 
     demo = sub["demo"]
     demo.add_argument("--keep", action="store_true", help="keep the temporary folder")

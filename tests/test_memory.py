@@ -259,3 +259,42 @@ def test_save_knowledge_offloads_and_indexes(memory_root, fixed_today):
     assert second == "knowledge/2026-03-12-tool-output-crawl-2.md"
     hit = memory.recall("zebrafish").hits[0]
     assert hit.kind == "knowledge" and hit.file == first
+
+
+def test_unchanged_layer1_is_measured_without_building_the_tokenizer(memory_root, fixed_today):
+    from hipo_jupyter.memory import tokens
+
+    memory = memory_at(memory_root, fixed_today)
+    memory.remember("Pricing #pricing", "- decisions: cut")
+    memory.compact()
+    first = memory.layer1()
+    tokens.reset_tokenizer()
+    again = memory_at(memory_root, fixed_today).layer1()  # a new session, nothing changed
+    assert again.total_tokens == first.total_tokens
+    assert [p.tokens for p in again.parts] == [p.tokens for p in first.parts]
+    assert tokens._tokenizer._loaded is False
+    assert "source-hash" not in again.text  # ROOT's bookkeeping stays out of the prompt
+
+
+def test_topics_kept_up_to_date_by_remember_match_a_full_read(memory_root, fixed_today):
+    from hipo_jupyter.memory.root import collect_topics
+
+    memory = memory_at(memory_root, fixed_today)
+    for index, name in enumerate(["pricing", "hiring", "pricing", "infra"]):
+        memory.remember(
+            f"Item {index} #{name}", "- outcome: done", on=fixed_today - timedelta(days=10 - index)
+        )
+    memory.compact()
+    assert memory.topics()  # cached now
+    memory.remember("Follow-up #pricing #new", "- outcome: more", on=fixed_today)
+    memory.remember("Old import #hiring", "- outcome: late", on=fixed_today - timedelta(days=40))
+    incremental = {t.name: (t.count, t.last_date, t.weeks, t.months) for t in memory.topics()}
+    full = {
+        t.name: (t.count, t.last_date, t.weeks, t.months)
+        for t in collect_topics(memory._all_checkpoints(), fixed_today)
+    }
+    assert incremental == full
+    # a fresh process reads the topics the last compaction saved
+    memory.compact()
+    fresh = memory_at(memory_root, fixed_today)
+    assert [t.name for t in fresh.topics()] == [t.name for t in memory.topics()]

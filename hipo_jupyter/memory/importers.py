@@ -1,9 +1,9 @@
 """`hipo import`: past conversations turned into checkpoints in the raw logs of their own dates.
 
 Parsing is pure: a file's text becomes a list of `ImportRecord`s (day, title, body, source id),
-one per turn, or an `ImportError_` naming the line (JSON Lines, JSON syntax) or the record that is
-wrong. The whole file is read and checked before anything is written, so a bad or truncated file
-leaves the memory as it was. Three formats:
+one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON syntax) or the record
+that is wrong. The whole file is read and checked before anything is written, so a bad or
+truncated file leaves the memory as it was. Three formats:
 
 - ``json``: a JSON list of turns ``{"speaker"|"role", "text"|"content", "time"}``. ``time`` is an
   ISO date or date-time, epoch seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from typing import Any
 from .checkpoint import Checkpoint, render
 from .errors import HipoError
 from .redact import redact
+from .tree import CompactionReport
 
 FORMATS = ("json", "locomo", "claude-code")
 MAX_BODY_CHARS = 100_000  # Memory.remember's limit; longer turns are cut, and say so
@@ -94,7 +95,7 @@ class ImportReport:
     written: int
     skipped: int
     days: tuple[str, ...]  # ISO dates of the raw logs written to
-    compaction: Any = None  # the CompactionReport of the pass that followed
+    compaction: CompactionReport | None = None  # the pass that followed (None: nothing new)
     per_day: dict[str, int] = field(default_factory=dict)  # ISO date -> turns written
 
 
@@ -332,11 +333,6 @@ def locomo_body(turn: dict) -> str:
     return text
 
 
-_CLAUDE_SKIPPED_TYPES = frozenset(
-    {"summary", "file-history-snapshot", "queue-operation", "system", "progress"}
-)
-
-
 def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
     """A Claude Code session transcript: one JSON record per line."""
     records: list[ImportRecord] = []
@@ -348,7 +344,7 @@ def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise ImportFormatError(
-                f"{where}: not a JSON record ({error.msg} at column {error.colno}); "
+                f"{where}: not a JSON record ({error.msg}, column {error.colno}); "
                 "a transcript cut off mid-write ends like this"
             ) from None
         if not isinstance(record, dict):
@@ -415,7 +411,3 @@ def blocks_by_day(
         {day: len(parts) for day, parts in sorted(blocks.items())},
         skipped,
     )
-
-
-def days_of(records: Sequence[ImportRecord]) -> list[date]:
-    return sorted({record.day for record in records})

@@ -7,7 +7,10 @@ up to date from the Markdown files (which stay the truth), and answers recall.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -31,11 +34,14 @@ from .layer1 import Layer1, assemble_layer1, write_templates
 from .nodes import parse_node, read_status
 from .recall import RecallResult
 from .redact import redact
-from .root import Topic, collect_topics
+from .root import Topic, add_to_topics, collect_topics, topics_from_json
 from .search import Document, SearchIndex, open_index
-from .store import Store, sha256
+from .store import Appended, Store, sha256
 from .summarize import ExtractiveSummarizer, Summarizer
-from .tree import CompactionReport, Compactor, period_start
+from .tokens import TokenCountCache
+from .tree import CompactionReport, Compactor, period_start, stamp_key
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
@@ -114,9 +120,11 @@ class Memory:
         self._index: SearchIndex | None = None
         self._index_backend = ""
         self._synced = False
-        self._topics: tuple[str, list[Topic]] | None = None
+        self._topics: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
+        self._token_cache = TokenCountCache(self.store.index_dir / "token-counts.json")
         self._listeners: list[Callable[[str], None]] = []
         self._lock = threading.RLock()
+        self._neighbours = recall_module.LogNeighbours(self.root, self._documents)  # issue 5
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -189,7 +197,14 @@ class Memory:
         with self._lock:
             written = self.store.append_raw(day, render(checkpoint))
             checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
-            self._index_raw_append(day, written, checkpoint)
+            try:
+                self._index_raw_append(day, written, checkpoint)
+            except (HipoError, sqlite3.Error, OSError) as exc:
+                # The checkpoint is safe in the raw log; the index catches up at the next sync.
+                # Raising here would invite the user to write it a second time.
+                self._synced = False
+                log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
+            self._topics_after_append(day, written, checkpoint)
         self._notify("remember")
         return checkpoint
 
@@ -273,20 +288,48 @@ class Memory:
         return report
 
     def layer1(self) -> Layer1:
-        return assemble_layer1(self.root, self.config.layer1_budgets)
+        """Layer 1 measured; counts are remembered by content, so an unchanged Layer 1 is
+        measured without building the tokenizer."""
+        layer1 = assemble_layer1(self.root, self.config.layer1_budgets, self._token_cache.count)
+        layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
+        self._token_cache.save()
+        return layer1
 
     def topics(self) -> list[Topic]:
-        """The Topics Index as data (what ROOT.md lists), from the raw logs."""
-        days = self.store.raw_days()
-        stamp = (
-            "|".join(f"{d}:{self.store.raw_path(d).stat().st_mtime_ns}" for d in days)
-            + f"|{self.today}"
-        )
-        if self._topics and self._topics[0] == stamp:
-            return self._topics[1]
-        topics = collect_topics(self._all_checkpoints(days), self.today)
-        self._topics = (stamp, topics)
+        """The Topics Index as data (what ROOT.md lists).
+
+        Cheap when nothing changed: kept in memory against the raw logs' sizes and times, saved
+        by each compaction pass, and updated in place by `remember`; only a raw log changed by
+        someone else makes it re-read every log.
+        """
+        stamps, today = self.store.raw_stamps(), self.today
+        cached = self._topics
+        if cached and cached[0] == stamps and cached[1] == today:
+            return cached[2]
+        topics = self._saved_topics(stamps, today)
+        if topics is None:
+            topics = collect_topics(self._all_checkpoints(), today)
+        self._topics = (stamps, today, topics)
         return topics
+
+    def _saved_topics(self, stamps: dict, today: date) -> list[Topic] | None:
+        try:
+            saved = json.loads(self.store.state_path.read_text("utf-8"))["hipo"]
+            if saved.get("topics-stamp") == stamp_key(stamps):
+                return topics_from_json(saved["topics"], today)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        return None
+
+    def _topics_after_append(self, day: date, written: Appended, checkpoint: Checkpoint) -> None:
+        cached = self._topics
+        name = self.store.raw_path(day).name
+        if not cached or cached[0].get(name, (0, 0))[0] != written.size_before:
+            self._topics = None  # someone else wrote too: re-read on the next question
+            return
+        info = os.stat(self.store.raw_path(day))
+        stamps = {**cached[0], name: (info.st_size, info.st_mtime_ns)}
+        self._topics = (stamps, cached[1], add_to_topics(cached[2], checkpoint, cached[1]))
 
     def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
         checkpoints: list[Checkpoint] = []
@@ -439,19 +482,17 @@ class Memory:
         since: str | date | None = None,
         until: str | date | None = None,
         type: str | None = None,
+        neighbours: bool = False,
     ) -> RecallResult:
+        """Ranked hits for `query`; `neighbours=True` also lifts the checkpoints just before and
+        after each raw hit (a conversation's reply, a task's next step): what a model's context
+        wants, where a person searching wants only the matches."""
         if type is not None and type not in CHECKPOINT_TYPES:
             raise QueryError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
         since_day, until_day = _parse_day(since, "since"), _parse_day(until, "until")
         with self._lock:
             index = self._ensure_index()
-            nodes = {
-                self.store.relative(p)
-                for level in NODE_KINDS
-                for p in self.store.node_files(level).values()
-            }
-            if self.store.root_node.exists():
-                nodes.add("memory/ROOT.md")
+            nodes = self.store.node_paths()
             return recall_module.recall(
                 index,
                 self.topics(),
@@ -463,6 +504,7 @@ class Memory:
                 today=self.today,
                 half_life_days=self.config.recency_half_life_days,
                 nodes=nodes,
+                neighbours=self._neighbours if neighbours else None,
             )
 
     # --- status ------------------------------------------------------------------------------

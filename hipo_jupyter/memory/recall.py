@@ -1,10 +1,23 @@
-"""Recall: "have I seen this before?" answered from the Topics Index, BM25 and recency.
+"""Recall: "have I seen this before?" answered from the Topics Index, BM25, the tree and recency.
 
-The query is run through the search index (BM25 over raw checkpoints, nodes and knowledge/),
-each hit's relevance is normalised to the best hit, and two boosts are added: a hit whose
-checkpoint belongs to a topic the query names (Topics Index), and recency with a configurable
-half-life. A node hit is dropped when a raw checkpoint of its period already answers, since the
-raw log holds the same words in full; ROOT is never a hit (it is in Layer 1 already).
+The query is run through the search index (BM25 over raw checkpoints, nodes and knowledge/) and
+each hit's text relevance is normalised to the best hit (0..1). A node hit is dropped when a raw
+checkpoint of its period already answers, since the raw log holds the same words in full; ROOT is
+never a hit (it is in Layer 1 already). To the relevance are added:
+
+- the Topics Index: the checkpoint carries a #tag the query names;
+- recency, with a configurable half-life, as a factor on the relevance (it orders relevant hits
+  and never lifts an irrelevant recent one over them);
+- the day: how well the hit's whole day matches, read from the daily node's own BM25 score (the
+  tree used top-down: a checkpoint in a day that is about the query is likelier to answer it);
+- a named period: the query names a day, month or year ("on 9 November, 2022", "in May 2023",
+  "2026-03") and the hit is dated in it, or in the week after it;
+- a name: the hit's title is a name in the query (the speaker of an imported turn).
+
+With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
+relevance), read from the raw log through a per-file cache (`LogNeighbours`): in a conversation
+the answer is often the reply to the turn that matches the words. Hits with the same title and
+text are shown once.
 
 Every hit carries its drill-down path, ROOT -> monthly -> weekly -> daily -> raw line, listing
 the nodes that exist, so a reader (or a model) can walk the tree from coarse to fine.
@@ -12,18 +25,31 @@ the nodes that exist, so a reader (or a model) can walk the tree from coarse to 
 
 from __future__ import annotations
 
+import calendar
 import difflib
+import os
 import re
-from collections.abc import Collection, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
+from pathlib import Path
 
-from .errors import QueryError
+from .errors import HipoError, QueryError
 from .root import Topic
-from .search import SearchHit, SearchIndex
+from .search import STOPWORDS, Document, SearchHit, SearchIndex, plain_snippet
 
-TOPIC_BOOST = 0.25
-RECENCY_WEIGHT = 0.15
+# Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
+# conversations (benchmarks/LOCOMO.md); each is a general signal, not a fit to those questions.
+TOPIC_BOOST = 0.25  # the checkpoint carries a #tag the query names (Topics Index)
+RECENCY_WEIGHT = 0.15  # relevance times 1 + this * 0.5 ** (age / half-life)
+DAY_WEIGHT = 0.2  # times how well the hit's whole day (its daily node) matches, 0..1
+PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
+PERIOD_GRACE_DAYS = 7  # ... or this many days after it (half the boost)
+NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
+NEXT_WEIGHT = 0.7  # with neighbours: the checkpoint after a hit gets this share of its relevance,
+AFTER_NEXT_WEIGHT = 0.5  # the one after that this share (a reply, then its elaboration),
+PREVIOUS_WEIGHT = 0.5  # and the one before the hit this share
 CANDIDATES_PER_HIT = 6
 WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
 
@@ -135,6 +161,68 @@ def _covers(hit: SearchHit, raw_days: set[str]) -> bool:
     return False
 
 
+Neighbours = Callable[[str], Sequence[Document]]
+"""path of a raw log -> its checkpoints as Documents, in file order (empty if unreadable)."""
+
+
+class LogNeighbours:
+    """The checkpoints of raw logs in file order, for the neighbours of a hit, read from the raw
+    logs themselves (the truth).
+
+    Each log is parsed once per version (its size and modification time) and kept, up to
+    `max_files` logs, so a query reads only the logs its hits fall in, and a log again only
+    after it changed: no query scans the whole memory.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        documents: Callable[[str, bytes], list[Document]],
+        max_files: int = 1024,
+    ) -> None:
+        self.root = Path(root)
+        self._folder = str(self.root)
+        self._documents = documents
+        self._max_files = max_files
+        self._logs: OrderedDict[str, tuple[tuple[int, int], list[Document], dict[int, int]]]
+        self._logs = OrderedDict()
+
+    def __call__(self, path: str) -> list[Document]:
+        log = self._log(path)
+        return log[0] if log is not None else []
+
+    def around(self, path: str, line: int) -> tuple[Document | None, Document | None]:
+        """The checkpoints just before and after the one whose heading is at `line`."""
+        log = self._log(path)
+        at = log[1].get(line) if log is not None else None
+        if log is None or at is None:
+            return None, None
+        docs = log[0]
+        return (docs[at - 1] if at > 0 else None, docs[at + 1] if at + 1 < len(docs) else None)
+
+    def _log(self, path: str) -> tuple[list[Document], dict[int, int]] | None:
+        file = os.path.join(self._folder, path)
+        try:
+            stat = os.stat(file)
+        except OSError:
+            return None
+        version = (stat.st_mtime_ns, stat.st_size)
+        cached = self._logs.get(path)
+        if cached is None or cached[0] != version:
+            try:
+                with open(file, "rb") as handle:
+                    data = handle.read()
+                docs = sorted(self._documents(path, data), key=lambda d: d.line)
+            except (OSError, HipoError):
+                return None
+            cached = (version, docs, {doc.line: i for i, doc in enumerate(docs)})
+            self._logs[path] = cached
+            while len(self._logs) > self._max_files:
+                self._logs.popitem(last=False)
+        self._logs.move_to_end(path)
+        return cached[1], cached[2]
+
+
 def recall(
     index: SearchIndex,
     topics: Sequence[Topic],
@@ -147,7 +235,14 @@ def recall(
     today: date,
     half_life_days: float,
     nodes: Collection[str] = (),
+    neighbours: Neighbours | None = None,
 ) -> RecallResult:
+    """Rank what the index finds for `query` (see the module docstring for the score), best first.
+
+    With `neighbours` (the checkpoints of a raw log, in order), a raw hit also lifts the
+    checkpoints next to it: in a conversation the answer is often the reply to the
+    turn that matches the words, and in a task log the step before or after.
+    """
     query = query.strip()
     if not query:
         raise QueryError("recall needs a query, e.g. %recall pricing")
@@ -165,40 +260,241 @@ def recall(
         until=until,
     )
     raw_days = {h.doc.date for h in found if h.doc.kind == "raw"}
+    day_prior = _day_prior(found)
     found = [h for h in found if h.doc.kind in ("raw", "knowledge") or not _covers(h, raw_days)]
     best = max((h.score for h in found), default=1.0) or 1.0
-    scored = []
+    relevance: dict[str, float] = {}
+    candidates: dict[str, tuple[Document, str]] = {}
     for hit in found:
-        doc = hit.doc
-        score = hit.score / best
-        try:
-            age = max(0, (today - date.fromisoformat(doc.date)).days)
-            score += RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1))
-        except ValueError:
-            pass
+        relevance[hit.doc.id] = max(relevance.get(hit.doc.id, 0.0), hit.score / best)
+        candidates.setdefault(hit.doc.id, (hit.doc, hit.snippet))
+    if neighbours is not None:
+        _lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
+    periods = query_periods(query)
+    names = query_names(query)
+    scored = []
+    seen_texts: set[str] = set()
+    for doc_id, (doc, snippet) in candidates.items():
+        added, factor = _priors(doc, today, half_life_days, day_prior, periods, names)
+        score = relevance[doc_id] * factor + added
         hit_topics = tuple(sorted(matched_names & set(doc.tags)))
         if hit_topics:
             score += TOPIC_BOOST
-        scored.append((score, hit, hit_topics))
-    scored.sort(key=lambda item: (-item[0], item[1].doc.date, item[1].doc.id))
-    hits = [
-        Hit(
-            file=hit.doc.path,
-            line=hit.doc.line,
-            date=hit.doc.date,
-            kind=hit.doc.kind,
-            type=hit.doc.type,
-            title=hit.doc.title,
-            snippet=hit.snippet,
-            score=round(score, 4),
-            path=drill_down(hit.doc.kind, hit.doc.path, hit.doc.line, hit.doc.date, nodes),
-            topics=hit_topics,
+        scored.append((score, doc, snippet, hit_topics))
+    scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
+    hits = []
+    for score, doc, snippet, hit_topics in scored:
+        fingerprint = " ".join(f"{doc.title}\n{doc.text}".split()).casefold()
+        if fingerprint in seen_texts:  # the same words twice (a repeated import, a copy)
+            continue
+        seen_texts.add(fingerprint)
+        hits.append(
+            Hit(
+                file=doc.path,
+                line=doc.line,
+                date=doc.date,
+                kind=doc.kind,
+                type=doc.type,
+                title=doc.title,
+                snippet=snippet or plain_snippet(doc.text),
+                score=round(score, 4),
+                path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
+                topics=hit_topics,
+            )
         )
-        for score, hit, hit_topics in scored[:k]
-    ]
+        if len(hits) == k:
+            break
     return RecallResult(
         query=query,
         hits=hits,
         did_you_mean=[] if hits else did_you_mean(words, topics),
         topic_matches=sorted(matched_names),
     )
+
+
+def _day_prior(found: Sequence[SearchHit]) -> dict[str, float]:
+    """How well each day's whole log (its daily node) matches, 0..1 against the best day."""
+    days = [h for h in found if h.doc.kind == "daily"]
+    best = max((h.score for h in days), default=0.0)
+    if best <= 0:
+        return {}
+    prior: dict[str, float] = {}
+    for hit in days:
+        prior[hit.doc.date] = max(prior.get(hit.doc.date, 0.0), hit.score / best)
+    return prior
+
+
+def _priors(
+    doc: Document,
+    today: date,
+    half_life_days: float,
+    day_prior: dict[str, float],
+    periods: Sequence[tuple[date, date]],
+    names: Collection[str],
+) -> tuple[float, float]:
+    """(added, factor): what is added to a hit's text relevance (the day's match, a named
+    period, a name; raw checkpoints only, a node's date being its period's start), and the
+    recency factor it is multiplied by, so that recency orders relevant hits and never lifts an
+    irrelevant one over them."""
+    try:
+        day = date.fromisoformat(doc.date)
+    except ValueError:
+        return 0.0, 1.0
+    age = max(0, (today - day).days)
+    factor = 1.0 + RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1))
+    if doc.kind != "raw":
+        return 0.0, factor
+    added = DAY_WEIGHT * day_prior.get(doc.date, 0.0) + PERIOD_BOOST * period_match(day, periods)
+    if names and doc.title.casefold() in names:
+        added += NAME_BOOST
+    return added, factor
+
+
+def _lift_neighbours(
+    found: Sequence[SearchHit],
+    best: float,
+    neighbours: Neighbours,
+    relevance: dict[str, float],
+    candidates: dict[str, tuple[Document, str]],
+    type: str | None,
+    since: str | None,
+    until: str | None,
+) -> None:
+    """Give the checkpoints after a raw hit NEXT_WEIGHT and AFTER_NEXT_WEIGHT of the hit's
+    relevance, and the one before it PREVIOUS_WEIGHT, unless it matched better on its own;
+    the filters still apply."""
+    logs: dict[str, tuple[Sequence[Document], dict[int, int]]] = {}
+    for hit in found:
+        if hit.doc.kind != "raw":
+            continue
+        if hit.doc.path not in logs:  # each log read (or found cached) once per query
+            docs = neighbours(hit.doc.path)
+            logs[hit.doc.path] = (docs, {doc.line: i for i, doc in enumerate(docs)})
+        docs, position = logs[hit.doc.path]
+        at = position.get(hit.doc.line)
+        if at is None:
+            continue
+        lifted = hit.score / best
+        for offset, weight in ((1, NEXT_WEIGHT), (2, AFTER_NEXT_WEIGHT), (-1, PREVIOUS_WEIGHT)):
+            if not 0 <= at + offset < len(docs):
+                continue
+            doc = docs[at + offset]
+            if (type and doc.type != type) or (since and doc.date < since):
+                continue
+            if until and doc.date > until:
+                continue
+            if weight * lifted > relevance.get(doc.id, 0.0):
+                relevance[doc.id] = weight * lifted
+                candidates.setdefault(doc.id, (doc, ""))  # its snippet is cut if shown
+
+
+# --- query handling: names and periods ---------------------------------------------------------
+
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = (
+    r"(?P<{}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_DATE_PATTERNS = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b",
+        r"\b(?P<day>\d{1,2})"
+        + _ORDINAL
+        + r"\s+(?:of\s+)?"
+        + _MONTH.format("name")
+        + r"(?:,?\s+(?P<year>\d{4}))?\b",
+        r"\b"
+        + _MONTH.format("name")
+        + r"\s+(?P<day>\d{1,2})"
+        + _ORDINAL
+        + r"(?:,?\s+(?P<year>\d{4}))?\b",
+        r"\b" + _MONTH.format("name") + r",?\s+(?:of\s+)?(?P<year>\d{4})\b",
+        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})\b",
+        r"\b(?P<year>(?:19|20)\d{2})\b",
+    )
+]
+
+
+_RANGE_WORDS = re.compile(r"\b(?:between|from)\b.+\b(?:and|to|until|till)\b", re.IGNORECASE)
+
+
+def _month_number(name: str) -> int:
+    name = name.lower().rstrip(".")
+    return next(i for i, full in enumerate(_MONTH_NAMES, start=1) if full.startswith(name[:3]))
+
+
+def query_periods(query: str) -> list[tuple[date, date]]:
+    """The days, months and years a query names, as inclusive (start, end) ranges.
+
+    "on 9 November, 2022", "May 8 2023", "2023-05-08", "in May 2023", "2023-05", "in 2022"; a
+    day without a year takes the next year the query names ("between August 11 and August 15
+    2023"). Each stretch of text counts once, the most precise reading first.
+    """
+    taken: list[tuple[int, int]] = []
+    years = [(m.start(), int(m.group())) for m in re.finditer(r"\b(?:19|20)\d{2}\b", query)]
+    periods: list[tuple[date, date]] = []
+    for pattern in _DATE_PATTERNS:
+        for match in pattern.finditer(query):
+            if any(match.start() < end and start < match.end() for start, end in taken):
+                continue
+            parts = match.groupdict()
+            year = parts.get("year")
+            if year is None:
+                year = next((str(y) for at, y in years if at > match.start()), None)
+                if year is None:
+                    continue
+            try:
+                month = (
+                    int(parts["month"])
+                    if parts.get("month")
+                    else (_month_number(parts["name"]) if parts.get("name") else None)
+                )
+                if month is None:
+                    start, end = date(int(year), 1, 1), date(int(year), 12, 31)
+                elif parts.get("day"):
+                    start = end = date(int(year), month, int(parts["day"]))
+                else:
+                    start = date(int(year), month, 1)
+                    end = date(int(year), month, calendar.monthrange(int(year), month)[1])
+            except (ValueError, StopIteration):
+                continue
+            taken.append((match.start(), match.end()))
+            periods.append((start, end))
+    if len(periods) == 2 and _RANGE_WORDS.search(query):  # "between May 3 and May 9 2023"
+        periods = [(min(p[0] for p in periods), max(p[1] for p in periods))]
+    return periods
+
+
+def period_match(day: date, periods: Sequence[tuple[date, date]]) -> float:
+    """1 when `day` is in a named period, 0.5 in the PERIOD_GRACE_DAYS after it (things are
+    often told a few days after they happened), else 0."""
+    best = 0.0
+    for start, end in periods:
+        if start <= day <= end:
+            return 1.0
+        if end < day <= end + timedelta(days=PERIOD_GRACE_DAYS):
+            best = 0.5
+    return best
+
+
+def query_names(query: str) -> set[str]:
+    """Capitalised words of the query that are not stopwords ("Caroline", "Nate"), folded:
+    a checkpoint titled with one of them (a speaker, a person's notes) is what the query is
+    about."""
+    names = (re.sub(r"['’]s\Z", "", word) for word in re.findall(r"\b[A-Z][\w'’-]*", query))
+    return {name.casefold() for name in names if len(name) > 1 and name.casefold() not in STOPWORDS}

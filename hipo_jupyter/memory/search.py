@@ -137,16 +137,20 @@ WORD = re.compile(r"[^\W_]+")
 # Words held together by a single connector ("2026-03-12", "foo_bar", "v2.1", "q1/q2", "it's")
 # are one term, searched as a phrase; any other punctuation or space separates terms.
 _TERM = re.compile(r"[^\W_]+(?:[-_./'’][^\W_]+)*")
+_POSSESSIVE = re.compile(r"['’][sS]\Z")
 
 
 def query_terms(text: str) -> list[tuple[str, ...]]:
     """The searchable terms of user text, each a tuple of lower-cased words (a phrase when
-    several: "2026-03-12" -> ("2026", "03", "12")). Terms made only of stopwords and repeats are
-    dropped, and at most MAX_QUERY_TERMS are kept."""
+    several: "2026-03-12" -> ("2026", "03", "12")). A possessive loses its "'s" ("Melanie's" ->
+    ("melanie",)). Terms made only of stopwords and repeats are dropped, and at most
+    MAX_QUERY_TERMS are kept."""
     terms: list[tuple[str, ...]] = []
     seen: set[tuple[str, ...]] = set()
     for match in _TERM.finditer(unicodedata.normalize("NFKC", text)):
         words = tuple(word.casefold() for word in WORD.findall(match.group()))
+        if len(words) > 1 and _POSSESSIVE.search(match.group()):
+            words = words[:-1]  # "Melanie's" finds "Melanie" too, not only "Melanie's"
         if all(word in STOPWORDS for word in words) or words in seen:
             continue
         seen.add(words)
@@ -264,6 +268,38 @@ def m001_documents_files_fts(db: sqlite3.Connection) -> None:
         end
         """
     )
+
+
+@migration
+def m002_vectors(db: sqlite3.Connection) -> None:
+    """Embeddings for semantic recall (extra `[semantic]`, see `vectors`): one row per Document
+    id, with the model that made it and a hash of the text it was made from, so a changed text
+    or another model is re-embedded; `vector_files` records which version of each file (and
+    which model) the vectors were made from, as `files` does for the text. Every write bumps
+    `vectors_state.generation`, so a reader's cached matrix knows it is stale. Empty, and never
+    read, without the extra."""
+    db.execute(
+        """
+        create table vectors (
+            id text primary key,
+            path text not null,
+            line integer not null,
+            kind text not null,
+            date text not null,
+            type text not null,
+            model text not null,
+            text_hash text not null,
+            dim integer not null,
+            vector blob not null
+        )
+        """
+    )
+    db.execute("create index vectors_path on vectors(path)")
+    db.execute(
+        "create table vector_files (path text primary key, hash text not null, model text not null)"
+    )
+    db.execute("create table vectors_state (generation integer not null)")
+    db.execute("insert into vectors_state (generation) values (0)")
 
 
 REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})

@@ -1,0 +1,494 @@
+"""Recall on LoCoMo: is the evidence in the context when the context is a few thousand tokens?
+
+    python benchmarks/locomo.py locomo-dev.json --json out.json --plot docs/locomo.png
+
+LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, so never committed here: the path is an
+argument) is long two-person conversations over many sessions, with questions whose evidence
+turns are marked. For each conversation the benchmark imports it into a fresh memory folder with
+`hipo import`'s engine call (`Memory.import_records`: one checkpoint per turn in the raw log of
+its session's date, then the compaction chain), with "today" the day after the last session, and
+for every question of categories 1-4 builds the context a model would be given within a token
+budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.count_tokens`):
+
+- `hipo`: Layer 1 (cut to at most a quarter of the budget) and then the hits of
+  `Memory.recall(question, k=150, neighbours=True)` (Topics Index, the daily nodes' match,
+  named periods and speakers, recency, and the turns around each hit);
+- `bm25`: plain BM25 over the turns (`SearchIndex.search` on the same index, raw checkpoints
+  only: no tree, no topics, no recency, no Layer 1);
+- `full_context`: every turn (evidence recall 1 by construction), to show what that costs;
+- `hipo_whoosh`: `hipo` with the Whoosh search backend.
+
+Every system renders the turns it picked the same way, in time order under one line per date
+(`2023-05-08:` then `Caroline: ...`), and packs them best first while they fit; a part that does
+not fit is skipped and the next tried. A question's evidence counts as found when the text of
+the evidence turn appears in the context. Scores per category (1 multi-hop, 2 temporal,
+3 open-domain, 4 single-hop) and overall: evidence recall (share of evidence turns found, averaged
+over questions), all-evidence rate (share of questions with every evidence turn found) and the
+mean tokens used. Category 5 (adversarial, unanswerable) is left out, as in LoCoMo's own recall
+figures.
+
+Data defects (PROVENANCE.md) are handled, and counted in the JSON under "defects": evidence
+strings holding several ids ("D8:6; D9:17") are split; ids with a stray colon or zero padding
+("D:11:26", "D30:05") are normalised; ids that name no turn ("D", a turn that does not exist)
+are dropped; a question left with no evidence is not scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.importers import ImportRecord, locomo_turns  # noqa: E402
+from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
+from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens  # noqa: E402
+
+BUDGETS = (500, 1000, 2000, 4000)
+CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
+SYSTEMS = ("hipo", "bm25", "full_context", "hipo_whoosh")
+LAYER1_SHARE = 0.25  # Layer 1 takes at most this share of a budget; recall gets the rest
+TARGET_AT_2000 = 0.90  # issue 5: all-evidence rate of `hipo` at a 2,000-token budget
+CANDIDATES = 150  # hits asked per question: more turns than the largest budget holds
+
+# "D8:6", "D:11:26" (stray colon), "D30:05" (zero padding) -> "D8:6", "D11:26", "D30:5"
+_DIA_ID = re.compile(r"D:?0*(\d+):0*(\d+)\Z")
+
+
+# ---------------------------------------------------------------------------------------------
+# The data.
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    category: str  # "1".."4"
+    evidence: tuple[str, ...]  # dia ids that name turns of the conversation
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    records: list[ImportRecord]
+    turn_text: dict[str, str]  # dia id -> the turn's text
+    questions: list[Question]
+    defects: Counter = field(default_factory=Counter)
+
+
+def normalize_dia_id(raw: str) -> str | None:
+    """A LoCoMo dialogue id in its canonical form, or None when it is not one."""
+    match = _DIA_ID.match(raw.strip())
+    return f"D{int(match.group(1))}:{int(match.group(2))}" if match else None
+
+
+def evidence_ids(evidence: Iterable[str], defects: Counter | None = None) -> list[str]:
+    """The evidence list as canonical ids: "D8:6; D9:17" split, "D:11:26" and "D30:05" fixed,
+    malformed ones ("D") dropped; the fixes are counted in `defects` when given."""
+    defects = defects if defects is not None else Counter()
+    ids: list[str] = []
+    for item in evidence:
+        parts = [p for p in re.split(r"[;,\s]+", str(item)) if p]
+        if len(parts) > 1:
+            defects["multi_id_evidence_strings"] += 1
+        for part in parts:
+            canonical = normalize_dia_id(part)
+            if canonical is None:
+                defects["malformed_ids_dropped"] += 1
+                continue
+            if canonical != part:
+                defects["ids_normalised"] += 1
+            if canonical not in ids:
+                ids.append(canonical)
+    return ids
+
+
+def load_conversations(path: Path) -> list[Conversation]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    samples = data if isinstance(data, list) else [data]
+    conversations = []
+    for number, sample in enumerate(samples, start=1):
+        sample_id = str(sample.get("sample_id") or f"locomo-{number}")
+        records = locomo_turns(sample["conversation"], sample_id, sample_id)
+        turn_text = {}
+        for key, turns in sample["conversation"].items():
+            if key.startswith("session_") and isinstance(turns, list):
+                for turn in turns:
+                    canonical = normalize_dia_id(turn.get("dia_id", ""))
+                    if canonical and turn.get("text", "").strip():
+                        turn_text[canonical] = turn["text"]
+        defects: Counter = Counter()
+        questions = []
+        for qa in sample.get("qa", []):
+            category = str(qa.get("category"))
+            if category not in CATEGORIES:
+                continue
+            ids = evidence_ids(qa.get("evidence") or [], defects)
+            known = [i for i in ids if i in turn_text]
+            defects["missing_turn_ids_dropped"] += len(ids) - len(known)
+            if not known:
+                defects["questions_without_evidence"] += 1
+                continue
+            questions.append(Question(qa["question"], category, tuple(known)))
+        conversations.append(Conversation(sample_id, records, turn_text, questions, defects))
+    return conversations
+
+
+# ---------------------------------------------------------------------------------------------
+# Contexts: parts picked best first, packed into a budget, rendered in time order.
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One remembered turn as a context shows it."""
+
+    day: str
+    order: int  # position in the conversation, for time order within a day
+    speaker: str
+    text: str
+    source: str = ""  # the checkpoint id: "<sample_id>:<dia_id>"
+
+    def line(self) -> str:
+        return f"{self.speaker}: {' '.join(self.text.split())}"
+
+
+def header(day: str) -> str:
+    return f"{day}:"
+
+
+def render(turns: Iterable[Turn], prefix: str = "") -> str:
+    lines = [prefix.rstrip()] if prefix.strip() else []
+    day = None
+    for turn in sorted(turns, key=lambda t: (t.day, t.order)):
+        if turn.day != day:
+            day = turn.day
+            lines.append(header(day))
+        lines.append(turn.line())
+    return "\n".join(lines)
+
+
+def pack(ranked: Sequence[Turn], budget: int, prefix: str = "") -> tuple[str, int]:
+    """The best-first turns that fit `budget` tokens after `prefix`, rendered; and its tokens."""
+    used = count_tokens(prefix) + 1 if prefix.strip() else 0
+    days: set[str] = set()
+    chosen: list[Turn] = []
+    for turn in ranked:
+        cost = count_tokens(turn.line()) + 1
+        if turn.day not in days:
+            cost += count_tokens(header(turn.day)) + 1
+        if used + cost > budget:
+            continue
+        used += cost
+        days.add(turn.day)
+        chosen.append(turn)
+    text = render(chosen, prefix)
+    tokens = count_tokens(text)
+    while tokens > budget and chosen:  # token counts of joined lines are not quite additive
+        chosen.pop()
+        text = render(chosen, prefix)
+        tokens = count_tokens(text)
+    return text, tokens
+
+
+def normalize(text: str) -> str:
+    return " ".join(text.split())
+
+
+def evidence_found(context: str, texts: Sequence[str]) -> int:
+    flat = normalize(context)
+    return sum(1 for text in texts if normalize(text) in flat)
+
+
+# ---------------------------------------------------------------------------------------------
+# Systems: a memory per conversation and backend, and a ranking per question.
+
+
+class ConversationMemory:
+    """A conversation imported into a fresh memory folder, and its turns by location."""
+
+    def __init__(self, conversation: Conversation, folder: Path, backend: str) -> None:
+        last = max(record.day for record in conversation.records)
+        self.memory = Memory(
+            folder,
+            config=MemoryConfig(search_backend=backend),
+            today=lambda: last + timedelta(days=1),
+        )
+        started = time.perf_counter()
+        self.memory.import_records(conversation.records)
+        self.setup_seconds = time.perf_counter() - started
+        self.turns: dict[tuple[str, int], Turn] = {}
+        order = 0
+        for day in self.memory.store.raw_days():
+            relative = f"memory/{day.isoformat()}.md"
+            for checkpoint in parse_log(self.memory.read(relative), date=day.isoformat()):
+                order += 1
+                self.turns[(relative, checkpoint.line)] = Turn(
+                    day.isoformat(), order, checkpoint.title, checkpoint.text, checkpoint.id or ""
+                )
+        self.layer1 = self.memory.layer1().text
+        self.backend = backend
+        self._index: SearchIndex | None = None
+
+    def all_turns(self) -> list[Turn]:
+        return sorted(self.turns.values(), key=lambda t: t.order)
+
+    def hipo(self, question: str) -> list[Turn]:
+        result = self.memory.recall(question, k=CANDIDATES, neighbours=True)
+        return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
+
+    def bm25(self, question: str) -> list[Turn]:
+        if self._index is None:  # the same index, opened again and searched directly
+            self._index = open_index(self.memory.store.index_dir, self.backend)
+        hits = self._index.search(question, limit=CANDIDATES, kinds={"raw"})
+        return [self.turns[(h.doc.path, h.doc.line)] for h in hits]
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        self.memory.close()
+
+
+@dataclass
+class Tally:
+    """Scores of one system at one budget, per category."""
+
+    recall: dict[str, list[float]] = field(default_factory=dict)
+    complete: dict[str, list[bool]] = field(default_factory=dict)
+    tokens: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, category: str, found: int, total: int, tokens: int) -> None:
+        for key in (category, "all"):
+            self.recall.setdefault(key, []).append(found / total)
+            self.complete.setdefault(key, []).append(found == total)
+            self.tokens.setdefault(key, []).append(tokens)
+
+    def summary(self, key: str = "all") -> dict:
+        if key not in self.recall:
+            return {
+                "questions": 0,
+                "evidence_recall": 0.0,
+                "all_evidence_rate": 0.0,
+                "mean_tokens": 0,
+            }
+        return {
+            "questions": len(self.recall[key]),
+            "evidence_recall": round(statistics.fmean(self.recall[key]), 4),
+            "all_evidence_rate": round(statistics.fmean(self.complete[key]), 4),
+            "mean_tokens": round(statistics.fmean(self.tokens[key]), 1),
+        }
+
+
+def score(
+    conversation: Conversation,
+    rank: Callable[[str], list[Turn]] | None,
+    tallies: dict[int, Tally],
+    *,
+    prefix: str = "",
+    everything: list[Turn] | None = None,
+) -> None:
+    """Build each question's context at every budget and add its scores to `tallies`."""
+    for question in conversation.questions:
+        texts = [conversation.turn_text[i] for i in question.evidence]
+        ranked = rank(question.text) if rank is not None else []
+        for budget in BUDGETS:
+            if everything is not None:
+                context = render(everything)
+                tokens = count_tokens(context)
+            else:
+                cut = truncate_to_tokens(prefix, int(budget * LAYER1_SHARE)) if prefix else ""
+                context, tokens = pack(ranked, budget, cut)
+            found = evidence_found(context, texts)
+            tallies[budget].add(question.category, found, len(texts), tokens)
+
+
+def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = None) -> dict:
+    conversations = load_conversations(path)
+    tallies = {name: {budget: Tally() for budget in BUDGETS} for name in systems}
+    seconds = Counter()
+    setup = Counter()
+    defects: Counter = Counter()
+    with tempfile.TemporaryDirectory(prefix="hipo-locomo-") as temporary:
+        base = Path(workdir or temporary)
+        for conversation in conversations:
+            defects.update(conversation.defects)
+            memories: dict[str, ConversationMemory] = {}
+            for backend in ("fts5", "whoosh"):
+                if backend == "whoosh" and "hipo_whoosh" not in systems:
+                    continue
+                folder = base / f"{conversation.sample_id}-{backend}"
+                shutil.rmtree(folder, ignore_errors=True)
+                memories[backend] = ConversationMemory(conversation, folder, backend)
+            fts5 = memories["fts5"]
+            plans = {
+                "hipo": (fts5.hipo, fts5.layer1, None),
+                "bm25": (fts5.bm25, "", None),
+                "full_context": (None, "", fts5.all_turns()),
+            }
+            if "whoosh" in memories:
+                plans["hipo_whoosh"] = (memories["whoosh"].hipo, memories["whoosh"].layer1, None)
+            setup["hipo"] += fts5.setup_seconds
+            if "whoosh" in memories:
+                setup["hipo_whoosh"] += memories["whoosh"].setup_seconds
+            for name in systems:
+                rank, prefix, everything = plans[name]
+                started = time.perf_counter()
+                score(conversation, rank, tallies[name], prefix=prefix, everything=everything)
+                seconds[name] += time.perf_counter() - started
+            for memory in memories.values():
+                memory.close()
+    return {
+        "dataset": Path(path).name,
+        "conversations": len(conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+        "defects": dict(sorted(defects.items())),
+        "budgets": list(BUDGETS),
+        "layer1_share": LAYER1_SHARE,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+        },
+        "systems": {
+            name: {
+                "budgets": {
+                    str(budget): {
+                        **tallies[name][budget].summary(),
+                        "by_category": {
+                            key: tallies[name][budget].summary(key) for key in CATEGORIES
+                        },
+                    }
+                    for budget in BUDGETS
+                },
+                "seconds": round(seconds[name] + setup[name], 2),
+                "setup_seconds": round(setup[name], 2),
+                "query_seconds": round(seconds[name], 2),
+            }
+            for name in systems
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Output.
+
+
+def table(result: dict) -> str:
+    """The README table: one row per system and budget."""
+    head = (
+        "| system | budget | all-evidence | evidence recall | tokens | "
+        + " | ".join(f"{key} {CATEGORIES[key]}" for key in CATEGORIES)
+        + " |"
+    )
+    lines = [head, "|" + "---|" * (5 + len(CATEGORIES))]
+    for name, system in result["systems"].items():
+        for budget, cell in system["budgets"].items():
+            cats = " | ".join(
+                f"{cell['by_category'][key]['all_evidence_rate']:.2f}" for key in CATEGORIES
+            )
+            lines.append(
+                f"| {name} | {budget} | {cell['all_evidence_rate']:.3f} | "
+                f"{cell['evidence_recall']:.3f} | {cell['mean_tokens']:,.0f} | {cats} |"
+            )
+    return "\n".join(lines)
+
+
+def plot(result: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for name, system in result["systems"].items():
+        budgets = [int(b) for b in system["budgets"]]
+        for axis, metric in zip(axes, ("all_evidence_rate", "evidence_recall"), strict=True):
+            values = [system["budgets"][str(b)][metric] for b in budgets]
+            if name == "full_context":
+                tokens = system["budgets"][str(budgets[0])]["mean_tokens"]
+                axis.axhline(
+                    values[0],
+                    linestyle=":",
+                    color="grey",
+                    label=f"full_context ({tokens:,.0f} tokens)",
+                )
+                continue
+            axis.plot(budgets, values, marker="o", label=name)
+    axes[0].plot(
+        [2000],
+        [TARGET_AT_2000],
+        marker="*",
+        markersize=12,
+        linestyle="none",
+        color="black",
+        label=f"target ({TARGET_AT_2000:.2f} at 2,000)",
+    )
+    for axis, title in zip(axes, ("all evidence in context", "evidence recall"), strict=True):
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(list(BUDGETS), [str(b) for b in BUDGETS])
+        axis.set_xlabel("context budget (tokens)")
+        axis.set_title(title)
+        axis.set_ylim(0, 1.02)
+        axis.grid(alpha=0.3)
+    axes[0].set_ylabel("share of questions / evidence turns")
+    axes[0].legend(loc="lower right", fontsize=8)
+    figure.suptitle(
+        f"LoCoMo {result['dataset']}: {result['questions']} questions (categories 1-4), "
+        f"{result['conversations']} conversations"
+    )
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, help="a LoCoMo JSON file (a list of conversations)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON")
+    parser.add_argument("--plot", type=Path, metavar="OUT.png", help="draw recall per budget")
+    parser.add_argument(
+        "--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {SYSTEMS}"
+    )
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = set(systems) - set(SYSTEMS)
+    if unknown or not args.data.is_file():
+        problem = f"unknown systems {sorted(unknown)}" if unknown else f"no file {args.data}"
+        print(f"locomo: {problem}", file=sys.stderr)
+        return 2
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    result = run(args.data, systems, args.keep)
+    print(table(result))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.plot:
+        plot(result, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
