@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hipo_jupyter.memory.redact import redact
 from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens
 from hipo_jupyter.memory.topics import find_identifiers, identifiers, slug
 
@@ -281,7 +282,9 @@ class Conversation:
 
     # --- on disk -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """What is saved: every text redacted, since a secret typed into a question must not
+        reach the disk (the live conversation in memory is left as the user wrote it)."""
+        data = _redacted(asdict(self))
         data["version"] = FORMAT_VERSION
         return data
 
@@ -342,3 +345,13 @@ def archive(path: Path) -> Path | None:
         counter += 1
     os.replace(path, target)
     return target
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value

@@ -281,13 +281,13 @@ def test_search_text_holds_title_tags_fields_and_text():
     assert cp.search_text().split("\n") == ["Pricing", "q1", "outcome: 15% cut", "Dana agreed"]
 
 
-def test_new_id_is_utc_seconds_and_four_hex_digits():
+def test_new_id_is_utc_seconds_and_eight_hex_digits():
     plus_two = timezone(timedelta(hours=2))
     assert new_id(datetime(2026, 3, 12, 16, 32, 5, tzinfo=plus_two)).startswith(
         "2026-03-12T14:32:05Z-"
     )
     assert new_id(datetime(2026, 3, 12, 14, 32, 5)).startswith("2026-03-12T14:32:05Z-")
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ-[0-9a-f]{4}", new_id())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ-[0-9a-f]{8}", new_id())
     assert len({new_id(datetime(2026, 1, 1)) for _ in range(50)}) > 1
 
 

@@ -121,7 +121,7 @@ def checkpoint_line(checkpoint: Checkpoint) -> str:
 
 # --- compaction, status, Layer 1, topics ------------------------------------------------------
 def report_text(report: CompactionReport) -> str:
-    """One line for a pass (plus one per skipped source): what was built, fixed, reopened."""
+    """One line for a pass (plus one per note: a skipped source, a repair, a fallback)."""
     if not report.built and not report.fixed and not report.reopened:
         line = "compaction: up to date, nothing to rebuild"
     else:
@@ -130,7 +130,7 @@ def report_text(report: CompactionReport) -> str:
             f"{len(report.reopened)} reopened, {len(report.summarized)} summarized "
             f"in {report.seconds:.1f}s"
         )
-    return "\n".join([line, *(f"  skipped: {error}" for error in report.errors)])
+    return "\n".join([line, *(f"  note: {error}" for error in report.errors)])
 
 
 def _tokens(used: int, budget: int) -> str:

@@ -131,12 +131,27 @@ class Checkpoint:
 
 
 def new_id(now: datetime | None = None) -> str:
-    """A stable checkpoint id: UTC time to the second and 4 random hex digits, e.g.
-    `2026-03-12T14:32:05Z-7f3a`. A naive `now` is taken to be UTC."""
+    """A stable checkpoint id: UTC time to the second and 8 random hex digits, e.g.
+    `2026-03-12T14:32:05Z-7f3a09c2`. A naive `now` is taken to be UTC.
+
+    32 random bits, redrawn if this process already issued the id: thousands of checkpoints in
+    one second (an import, several kernels) must not share an id. Older 4-digit ids still parse.
+    """
     now = datetime.now(UTC) if now is None else now
     if now.tzinfo is not None:
         now = now.astimezone(UTC)
-    return f"{now:%Y-%m-%dT%H:%M:%S}Z-{secrets.token_hex(2)}"
+    stamp = f"{now:%Y-%m-%dT%H:%M:%S}Z"
+    if _issued.get("stamp") != stamp:
+        _issued.clear()
+        _issued["stamp"] = stamp
+    while True:
+        candidate = f"{stamp}-{secrets.token_hex(4)}"
+        if candidate not in _issued:
+            _issued[candidate] = stamp
+            return candidate
+
+
+_issued: dict[str, str] = {}  # ids handed out in the current second, by this process
 
 
 def parse_title(line: str) -> tuple[str, str, tuple[str, ...]]:

@@ -17,6 +17,16 @@ fails, the extractive one is used and the failure is reported: the chain never s
 
 `.compaction-state.json` keeps Hipocampus's own keys (`lastCompactionRun`, ...) and ours under
 `"hipo"`; it is written only after a whole pass succeeded.
+
+Crashes and other tools: a pass killed half way leaves nodes old or new (each is written by
+rename) and the old state, so the next pass rebuilds what the state does not vouch for; it also
+settles raw-log appends whose writer was killed (`Store.repair_appends`) and deletes the
+temporary files a killed pass left. A state file that is missing or unreadable is rebuilt:
+tentative nodes are rebuilt, fixed ones kept when their `source-hash` still matches. A node that
+is damaged (not UTF-8, no frontmatter or an unterminated one, or ours but cut short) is rebuilt
+from its sources, which are the truth, fixed or not. Each of these is said in the report.
+Each daily node and ROOT.md are built from the very bytes whose hash makes their key, so an
+append landing during a pass only makes the next pass rebuild, never a node that lies about it.
 """
 
 from __future__ import annotations
@@ -28,18 +38,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from . import root as root_node
 from .checkpoint import parse_log
 from .config import MemoryConfig
 from .errors import ParseError
-from .nodes import list_value, parse_node, read_status, render_node
-from .store import Store, sha256
+from .nodes import list_value, parse_node, render_node
+from .store import Store, decode_markdown, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
 from .topics import node_topics
 
 STATE_VERSION = 1
 Progress = Callable[[int, int, str], None]
+HEAD_BYTES = 4096
 
 
 @dataclass
@@ -118,6 +130,8 @@ class Plan:
     root_key: str
     root_dirty: bool
     unreadable: list[str]
+    notes: list[str] = field(default_factory=list)  # state or nodes found damaged, and why
+    raw_data: dict[str, bytes] = field(default_factory=dict)  # the bytes raw_hashes hashed
 
     @property
     def dirty(self) -> list[PlannedNode]:
@@ -135,13 +149,25 @@ class Compactor:
 
     # state ---------------------------------------------------------------------------------
     def read_state(self) -> dict:
+        return self._read_state()[0]
+
+    def _read_state(self) -> tuple[dict, str | None]:
+        """The state, and why it could not be used (None when it could, or when it is simply
+        not there yet)."""
+        fresh = {"hipo": {"version": STATE_VERSION, "nodes": {}, "reopened": []}}
         try:
             state = json.loads(self.store.state_path.read_text("utf-8"))
-            if isinstance(state, dict) and isinstance(state.get("hipo"), dict):
-                return state
-        except (OSError, ValueError):
-            pass
-        return {"hipo": {"version": STATE_VERSION, "nodes": {}, "reopened": []}}
+        except FileNotFoundError:
+            return fresh, "missing"
+        except (OSError, ValueError) as exc:
+            return fresh, f"unreadable ({getattr(exc, 'strerror', None) or exc})"
+        if (
+            isinstance(state, dict)
+            and isinstance(state.get("hipo"), dict)
+            and isinstance(state["hipo"].get("nodes", {}), dict)
+        ):
+            return state, None
+        return fresh, "not a hipo state file"
 
     def _status(self, level: str, period: str, inputs_fixed: bool) -> str:
         if level == "daily":
@@ -152,18 +178,28 @@ class Compactor:
 
     def plan(self) -> Plan:
         store, config = self.store, self.config
-        state = self.read_state()
+        state, state_problem = self._read_state()
         recorded = state["hipo"].setdefault("nodes", {})
         raw_hashes: dict[str, str] = {}
+        raw_data: dict[str, bytes] = {}
         unreadable: list[str] = []
         days = store.raw_days()
         for day in days:
             path = store.raw_path(day)
             try:
-                raw_hashes[store.relative(path)] = sha256(path.read_bytes())
+                data = store.read_bytes(path)
             except OSError as exc:
                 unreadable.append(f"{store.relative(path)}: {exc.strerror}")
+                continue
+            raw_hashes[store.relative(path)] = sha256(data)
+            raw_data[store.relative(path)] = data
         existing = {level: store.node_files(level) for level in ("daily", "weekly", "monthly")}
+        notes: list[str] = []
+        if state_problem and any(existing.values()):
+            notes.append(
+                f"memory/.compaction-state.json {state_problem}: rebuilt; tentative nodes "
+                "rebuilt, fixed ones kept where their source-hash matches"
+            )
 
         nodes: list[PlannedNode] = []
         daily_by_week: dict[str, list[PlannedNode]] = {}
@@ -213,24 +249,41 @@ class Compactor:
             )
 
         for node in nodes:
-            node.action = self._action(node, recorded, existing[node.level])
+            node.action = self._action(node, recorded, existing[node.level], notes)
         monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
         root_key = _key("root", config.root_budget, self.today.isoformat(), *monthly_keys)
+        root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
+        if root_damage is not None:
+            notes.append(f"memory/ROOT.md was {root_damage}: rebuilt")
         root_dirty = (
             state["hipo"].get("root-key") != root_key
             or not store.root_node.exists()
+            or root_damage is not None
             or any(n.action for n in nodes)
         )
-        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable)
+        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable, notes, raw_data)
 
-    def _action(self, node: PlannedNode, recorded: dict, existing: dict) -> str:
+    def _action(self, node: PlannedNode, recorded: dict, existing: dict, notes: list[str]) -> str:
         period_file = existing.get(node.period)
         entry = recorded.get(node.path)
         if period_file is None:
             return "build"
+        head = node_head(period_file)
+        damage = head.damage
+        if damage is None and entry is None and head.source_hash not in (None, node.key):
+            damage = "stale: its source-hash does not match its sources (state lost)"
+        if damage is not None:
+            notes.append(f"{node.path} was {damage}: rebuilt from its sources")
+            if (
+                entry is not None
+                and entry.get("status") == "fixed"
+                and entry.get("key") != node.key
+            ):
+                return "reopen"
+            return "build"
         if entry is None:
             # A node we did not write (Hipocampus, by hand) or whose state was lost.
-            if read_status(period_file) == "fixed":
+            if head.status == "fixed":
                 recorded[node.path] = {"key": node.key, "status": "fixed", "adopted": True}
                 return ""
             return "build"
@@ -244,8 +297,13 @@ class Compactor:
     def run(self, progress: Progress | None = None) -> CompactionReport:
         started = time.perf_counter()
         report = CompactionReport()
+        # Run under the compaction lock (Memory.compact): no other pass is writing, so temporary
+        # files are a killed pass's, and appends are settled before the logs are hashed.
+        self.store.remove_stale_temp_files()
+        report.errors.extend(self.store.repair_appends())
         plan = self.plan()
         report.errors.extend(f"skipped {e}" for e in plan.unreadable)
+        report.errors.extend(plan.notes)
         dirty = plan.dirty
         total = len(dirty) + (1 if plan.root_dirty else 0)
         recorded = plan.state["hipo"]["nodes"]
@@ -256,7 +314,7 @@ class Compactor:
                 progress(done - 1, total, node.path)
             # A fixed parent is reopened only when a child was really rebuilt (key changed).
             try:
-                text = self._build(node, report)
+                text = self._build(node, report, plan)
             except ParseError as exc:
                 report.errors.append(f"skipped {node.path}: {exc}")
                 built_keys.discard(node.path)
@@ -299,15 +357,17 @@ class Compactor:
         state["hipo"]["version"] = STATE_VERSION
         self.store.write_atomic(self.store.state_path, json.dumps(state, indent=1, sort_keys=True))
 
-    def _read_source(self, relative: str) -> str:
+    def _read_source(self, relative: str, plan: Plan | None = None) -> str:
+        if relative.count("/") == 1 and plan is not None and relative in plan.raw_data:
+            return decode_markdown(plan.raw_data[relative], relative)  # the bytes of the key
         text = self.store.read_text(self.store.root / relative)
         return text if relative.count("/") == 1 else parse_node(text).body
 
-    def _build(self, node: PlannedNode, report: CompactionReport) -> str:
+    def _build(self, node: PlannedNode, report: CompactionReport, plan: Plan | None = None) -> str:
         sources = []
         for relative in node.sources:
             try:
-                sources.append(Source(relative, self._read_source(relative)))
+                sources.append(Source(relative, self._read_source(relative, plan)))
             except FileNotFoundError:
                 report.errors.append(f"{node.path}: source {relative} is missing")
             except ParseError as exc:
@@ -353,8 +413,8 @@ class Compactor:
         checkpoints = []
         for relative in sorted(plan.raw_hashes):
             try:
-                text = self.store.read_text(self.store.root / relative)
-            except (OSError, ParseError):
+                text = decode_markdown(plan.raw_data[relative], relative)
+            except ParseError:
                 continue
             checkpoints.extend(parse_log(text, date=relative[len("memory/") : -len(".md")]))
         monthly = {}
@@ -384,3 +444,48 @@ def _verbatim(node: PlannedNode, sources: list[Source]) -> str:
     parts = [f"# {title} {node.period}"]
     parts.extend(f"<!-- from {s.path} -->\n{s.text.strip()}" for s in sources)
     return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class NodeHead:
+    """What the start (and last byte) of a node file tell without reading its body."""
+
+    status: str = ""
+    source_hash: str | None = None
+    damage: str | None = None  # why the file cannot be what a writer meant, or None
+
+
+def node_head(path: Path) -> NodeHead:
+    """Read a node's frontmatter and judge it. Damaged: unreadable, not UTF-8, empty, without
+    frontmatter or with one never closed, or ours (a source-hash) but not ending in a newline,
+    as every node we write does: all signs of a write cut short or a foreign tool's accident."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(HEAD_BYTES)
+            size = handle.seek(0, 2)
+            if size > len(data) and b"\n---" not in data[3:]:
+                handle.seek(0)
+                data = handle.read()  # a frontmatter this long is rare: read it all to judge
+            handle.seek(max(size - 1, 0))
+            last = handle.read(1)
+    except OSError as exc:
+        return NodeHead(damage=f"unreadable ({exc.strerror})")
+    if b"\x00" in data:
+        return NodeHead(damage="binary (NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(data) == size or exc.start < len(data) - 3:  # a head may cut one character
+            return NodeHead(damage="not UTF-8 text")
+        text = data[: exc.start].decode("utf-8")
+    if not text.strip():
+        return NodeHead(damage="empty")
+    if not text.startswith("---"):
+        return NodeHead(damage="without frontmatter")
+    node = parse_node(text)
+    if not node.meta and not any(line.strip() == "---" for line in text.split("\n")[1:]):
+        return NodeHead(damage="cut short (its frontmatter never ends)")
+    source_hash = node.meta.get("source-hash")
+    if source_hash is not None and last != b"\n":
+        return NodeHead(node.status, source_hash, "cut short (it ends mid-line)")
+    return NodeHead(node.status, source_hash)

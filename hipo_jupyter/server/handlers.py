@@ -7,6 +7,7 @@ and answers for the memory beside that notebook. Authentication and error mappin
 
 from __future__ import annotations
 
+import errno
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from hipo_jupyter.memory.errors import (
 )
 
 from .cache import MemoryCache
-from .paths import BadPathError, confine, memory_folder
+from .paths import BadPathError, confine, links_out, memory_folder
 from .views import budget_view, has_memory, jsonable, node_statuses, root_sections, topic_tree
 
 NAMESPACE = "hipo/api"
@@ -58,6 +59,12 @@ def status_for(error: Exception) -> int | None:
         return 422
     if isinstance(error, HipoError):
         return 400
+    if isinstance(error, NotADirectoryError):
+        return 404
+    if isinstance(error, PermissionError):
+        return 403
+    if isinstance(error, OSError) and error.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+        return 400  # a path no file system can hold, or a loop of links
     return None
 
 
@@ -124,6 +131,12 @@ class HipoHandler(APIHandler):
         if not has_memory(folder):
             shown = self.folder_name(folder) or "the server root"
             raise NoMemoryError(f"No memory yet in {shown}: run %load_ext hipo in a notebook there")
+        escaping = links_out(folder, self.server_root)
+        if escaping:
+            raise PathOutsideRootError(
+                f"{escaping[0]} in {self.folder_name(folder) or 'the server root'} is a link "
+                "outside the server root: this memory is not served"
+            )
         return self.settings[SETTINGS_KEY].get(folder)
 
 

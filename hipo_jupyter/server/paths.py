@@ -2,11 +2,14 @@
 
 The sidebar names a notebook by its path relative to the server root, exactly as JupyterLab's
 contents API does; the memory root is that notebook's folder. A request may never reach outside
-the server root: not with `..`, not with an absolute path, not through a symlink.
+the server root: not with `..`, not with an absolute path, not through a symlink, whether the
+link is the path named or a part of the memory beside it (its memory/ folder, a raw log, a node,
+the index, a knowledge file): `links_out` finds those, and the handlers refuse such a memory.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from hipo_jupyter.memory.errors import PathOutsideRootError
@@ -49,3 +52,48 @@ def memory_folder(server_root: Path, notebook_path: str) -> Path:
     if not folder.is_dir():
         raise FileNotFoundError(f"no such notebook or folder: {notebook_path!r}")
     return folder
+
+
+LAYOUT = ("memory", "knowledge", "plans", "SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md")
+MEMORY_FOLDERS = ("", "daily", "weekly", "monthly", ".index", ".index/whoosh")
+WALKED = ("knowledge", "plans")
+
+
+def links_out(folder: Path, base: Path) -> list[str]:
+    """The symlinks of the memory at `folder` that lead out of `base`, relative to `folder`.
+
+    Looks where the engine reads: the layout's entries, the memory/ folders it lists, and the
+    trees of knowledge/ and plans/. Only links are resolved, so a plain memory costs a few
+    directory listings.
+    """
+    base = base.resolve()
+    found: list[str] = []
+
+    def check(path: Path) -> None:
+        if not path.is_symlink():
+            return
+        try:
+            inside = path.resolve().is_relative_to(base)
+        except (OSError, RuntimeError):  # a loop of links leads nowhere good either
+            inside = False
+        if not inside:
+            found.append(path.relative_to(folder).as_posix())
+
+    for name in LAYOUT:
+        check(folder / name)
+    if found:
+        return found
+    for sub in MEMORY_FOLDERS:
+        directory = folder / "memory" / sub
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                check(directory / entry.name)
+    for name in WALKED:
+        for top, dirs, files in os.walk(folder / name):
+            for entry in [*dirs, *files]:
+                check(Path(top) / entry)
+    return found

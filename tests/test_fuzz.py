@@ -1,0 +1,269 @@
+"""Fuzz: the checkpoint and node parsers, the magics' and the CLI's argument parsing, redaction.
+
+No input may crash them with anything but their documented errors: `ParseError` for bytes that
+are not UTF-8 Markdown, `UsageError` for a magic line (IPython's, one line) or a command line
+(the CLI's, exit code 2), `SystemExit(0)` for the CLI's `--help`. Render-parse round trips hold
+for checkpoints and nodes, redaction is idempotent, and `node_head` judges any bytes.
+
+HIPO_FUZZ_CASES sets the number of cases of the whole file (default 4,000, split by weight);
+`benchmarks/fuzz.py --cases 100000` runs the same properties for the figures and prints the
+count of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from IPython.core.error import UsageError
+from test_checkpoint import CHECKPOINTS, TEXT, TRICKY_LINES
+
+from hipo_jupyter import cli
+from hipo_jupyter.memory.checkpoint import parse_body, parse_log, parse_title, render
+from hipo_jupyter.memory.errors import ParseError
+from hipo_jupyter.memory.nodes import parse_node, read_status, render_node
+from hipo_jupyter.memory.redact import redact
+from hipo_jupyter.memory.store import decode_markdown
+from hipo_jupyter.memory.tree import node_head
+
+CASES = int(os.environ.get("HIPO_FUZZ_CASES", "4000"))
+WEIGHTS = {
+    "checkpoint_round_trip": 14,
+    "raw_log_text": 14,
+    "raw_log_bytes": 8,
+    "node_round_trip": 10,
+    "node_text": 10,
+    "node_head_bytes": 6,
+    "magic_lines": 16,
+    "magic_runs": 2,
+    "cli_argv": 10,
+    "redact": 10,
+}
+RUN = Counter()  # cases run per target, read by benchmarks/fuzz.py
+
+
+def budget(name: str) -> settings:
+    share = max(10, CASES * WEIGHTS[name] // sum(WEIGHTS.values()))
+    return settings(
+        max_examples=share,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
+# --- checkpoints ----------------------------------------------------------------------------------
+@budget("checkpoint_round_trip")
+@given(CHECKPOINTS)
+def test_checkpoint_render_parse_round_trip(cp) -> None:
+    RUN["checkpoint_round_trip"] += 1
+    assert parse_log(render(cp)) == [cp]
+
+
+@budget("raw_log_text")
+@given(TEXT, st.sampled_from(["\n", "\r\n", "\r"]))
+def test_any_raw_log_text_parses_and_round_trips(text: str, newline: str) -> None:
+    RUN["raw_log_text"] += 1
+    for cp in parse_log(text.replace("\n", newline)):
+        assert parse_log(render(cp)) == [cp]
+    title, kind, tags = parse_title(text)
+    assert kind and all(tags)
+    fields, _ = parse_body(text)
+    assert all(key == key.lower() for key, _ in fields)
+
+
+@budget("raw_log_bytes")
+@given(st.binary(max_size=400) | TEXT.map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_any_bytes_are_a_log_or_a_parse_error(data: bytes) -> None:
+    RUN["raw_log_bytes"] += 1
+    try:
+        text = decode_markdown(data, "memory/2026-03-12.md")
+    except ParseError as error:
+        assert "memory/2026-03-12.md" in str(error)
+        return
+    parse_log(text, date="2026-03-12")
+
+
+# --- nodes ----------------------------------------------------------------------------------------
+META_KEYS = st.from_regex(r"[a-z][a-z0-9-]{0,15}", fullmatch=True)
+META_VALUES = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\u2028\u2029\x85"),
+    max_size=40,
+).map(str.strip)
+
+
+@budget("node_round_trip")
+@given(st.dictionaries(META_KEYS, META_VALUES, max_size=8), TEXT | st.text())
+def test_node_render_parse_round_trip(meta: dict, body: str) -> None:
+    RUN["node_round_trip"] += 1
+    node = parse_node(render_node(meta, body))
+    assert node.meta == meta
+    assert node.body == body.strip()
+
+
+@budget("node_text")
+@given(
+    st.lists(
+        st.one_of(TRICKY_LINES, st.sampled_from(["---", "status: fixed", "type:"]), st.text()),
+        max_size=10,
+    ).map("\n".join)
+)
+def test_any_node_text_parses(text: str) -> None:
+    RUN["node_text"] += 1
+    node = parse_node(text)
+    assert isinstance(node.meta, dict) and isinstance(node.body, str)
+    assert node.status == node.status.strip().lower()
+    node.topics  # noqa: B018 - must not raise either
+
+
+@budget("node_head_bytes")
+@given(
+    st.binary(max_size=600)
+    | st.lists(
+        st.sampled_from(["---", "status: fixed", "source-hash: ab", "x" * 300, "\ufffd", ""])
+    ).map(lambda lines: "\n".join(lines).encode())
+)
+def test_node_head_judges_any_bytes(data: bytes) -> None:
+    RUN["node_head_bytes"] += 1
+    with tempfile.NamedTemporaryFile(suffix=".md") as handle:
+        handle.write(data)
+        handle.flush()
+        head = node_head(Path(handle.name))
+        status = read_status(Path(handle.name))
+    assert head.damage is None or isinstance(head.damage, str)
+    assert isinstance(status, str)
+    whole = data.startswith(b"---\n") and b"\n---\n" in data and data.endswith(b"\n")
+    if whole and b"\x00" not in data:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        assert head.damage is None  # a whole node is never taken for a damaged one
+
+
+# --- the magics' lines ----------------------------------------------------------------------------
+OPTION_WORDS = st.sampled_from(
+    [
+        *("--type", "--tags", "--date", "-k", "--since", "--until", "--text", "--model"),
+        *("--recall", "--no-memory", "--max-tokens", "--new", "-h", "--help", "--", "-"),
+        *("project", "feedback", "user", "reference", "2026-03-12", "2026-02-30", "0", "-1"),
+        *("status", "compact", "layer1", "budget", "topics", "check", "inject", "on", "off"),
+        *("reset", "done", "[user]", "#tag", "a,b", "--type=user", "-k=3", "--typ"),
+    ]
+)
+LINES = st.lists(st.one_of(OPTION_WORDS, st.text(max_size=8)), max_size=8).map(" ".join)
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory: pytest.TempPathFactory):
+    from claude_helpers import new_shell
+
+    from hipo_jupyter.ipython import unload_ipython_extension
+
+    root = tmp_path_factory.mktemp("fuzz-memory")
+    shell = new_shell()
+    shell.run_cell(f"%config Hipo.root = {str(root)!r}")
+    shell.run_cell("%config Hipo.summarizer = 'extractive'")
+    shell.run_cell("%load_ext hipo")
+    yield shell
+    unload_ipython_extension(shell)
+
+
+def magics_of(shell) -> dict:
+    from hipo_jupyter.ipython import current
+
+    registration = current(shell).registration
+    magics, ask = registration.magics, registration.ask_magics
+    return {
+        "remember": magics.remember,
+        "recall": magics.recall,
+        "hipo": magics.hipo,
+        "ask": ask.ask,
+    }
+
+
+@settings(parent=budget("magic_lines"), suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["remember", "recall", "hipo", "ask"]), LINES)
+def test_magic_lines_parse_or_raise_usage_error(shell, name: str, line: str) -> None:
+    from hipo_jupyter.ipython.magics import parse_line
+
+    RUN["magic_lines"] += 1
+    try:
+        args = parse_line(magics_of(shell)[name], line)
+    except UsageError as error:
+        assert "\n" not in str(error).strip() or name == "ask"
+        return
+    assert isinstance(args, argparse.Namespace)
+
+
+@settings(parent=budget("magic_runs"), suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(["recall", "hipo", "remember"]),
+    LINES,
+    st.sampled_from(["", ": body", ": - outcome: done"]),
+)
+def test_magics_run_or_raise_usage_error(
+    shell, capsys: pytest.CaptureFixture, name: str, line: str, body: str
+) -> None:
+    RUN["magic_runs"] += 1
+    if name == "hipo" and any(word in line.split() for word in ("compact", "reindex")):
+        line = line.replace("compact", "status").replace("reindex", "status")  # keep it quick
+    with contextlib.suppress(UsageError):  # the one error a magic line may end in
+        shell.run_line_magic(name, line + (body if name == "remember" else ""))
+    capsys.readouterr()
+
+
+# --- the CLI's arguments --------------------------------------------------------------------------
+ARGV_WORDS = st.sampled_from(
+    [
+        *("remember", "recall", "compact", "status", "layer1", "check", "init", "reindex"),
+        *("--root", "--type", "--tags", "--date", "--title", "-k", "--since", "--json", "--help"),
+        *("-h", "--", "2026-13-01", "2026-03-12", "0", "-5", "99999999999999999999", "project"),
+    ]
+)
+
+
+@budget("cli_argv")
+@given(st.lists(st.one_of(ARGV_WORDS, st.text(max_size=10)), max_size=7))
+def test_cli_arguments_parse_or_raise_usage_error(argv: list[str]) -> None:
+    RUN["cli_argv"] += 1
+    parser = cli.build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except cli.UsageError as error:
+        assert str(error)
+        return
+    except SystemExit as exit_:  # --help: printed, exit code 0 (main() returns it)
+        assert exit_.code == 0
+        return
+    assert args.command in cli.COMMANDS
+
+
+# --- redaction ------------------------------------------------------------------------------------
+SECRET_SHAPES = st.sampled_from(
+    [
+        "sk-ant-api03-" + "A1b2" * 10,
+        "ghp_" + "x9Y8" * 9,
+        "AKIA" + "Z" * 16,
+        "password=hunter2",
+        "https://user:p4ss@host/",
+        "-----BEGIN PRIVATE KEY-----",
+        "[REDACTED:token]",
+        "Authorization: Bearer ",
+    ]
+)
+
+
+@budget("redact")
+@given(st.lists(st.one_of(SECRET_SHAPES, st.text(max_size=20)), max_size=8).map(" ".join))
+def test_redaction_never_raises_and_is_idempotent(text: str) -> None:
+    RUN["redact"] += 1
+    once = redact(text)
+    assert redact(once) == once
