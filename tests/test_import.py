@@ -26,7 +26,7 @@ from hipo_jupyter.memory.importers import (
     read_file,
 )
 
-TINY_LOCOMO = Path(__file__).parent / "data" / "locomo-tiny.json"
+TINY_LOCOMO = Path(__file__).parent / "data" / "tiny-conversation.json"
 TODAY = date(2026, 3, 12)
 
 
@@ -386,7 +386,7 @@ def hipo(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], me
 def test_cli_import_reports_turns_days_and_compaction(hipo, memory_root: Path) -> None:
     code, out, err = hipo("--root", str(memory_root), "import", str(TINY_LOCOMO))
     assert code == 0, err
-    assert "Imported 8 turns from locomo-tiny.json into 2 raw logs" in out
+    assert "Imported 8 turns from tiny-conversation.json into 2 raw logs" in out
     assert "(2023-05-08 .. 2023-06-27)" in out and "Compacted:" in out
     code, out, _ = hipo("import", str(TINY_LOCOMO), "--root", str(memory_root))  # --root after
     assert code == 0 and "already in memory" in out

@@ -1,7 +1,7 @@
 """benchmarks/locomo.py: its scoring on a tiny hand-made conversation whose right answers are
 known, the data defects LoCoMo has, and a smoke run of the whole benchmark.
 
-The tiny conversation (tests/data/locomo-tiny.json) is ours, in LoCoMo's schema. The real
+The tiny conversation (tests/data/tiny-conversation.json) is ours, in LoCoMo's schema. The real
 LoCoMo file is CC BY-NC and never committed: the one test that reads it skips when it is absent.
 """
 
@@ -21,7 +21,7 @@ from hipo_jupyter.memory.tokens import count_tokens
 
 REPO = Path(__file__).resolve().parent.parent
 LOCOMO = REPO / "benchmarks" / "locomo.py"
-TINY = Path(__file__).parent / "data" / "locomo-tiny.json"
+TINY = Path(__file__).parent / "data" / "tiny-conversation.json"
 DEV = REPO.parent / "shared" / "benchmarks" / "locomo" / "locomo-dev.json"
 
 
@@ -204,7 +204,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]
 def test_smoke_run_writes_the_documented_json(tiny_run, locomo) -> None:
     result, _, _ = tiny_run
     assert (result["dataset"], result["conversations"], result["questions"]) == (
-        "locomo-tiny.json",
+        "tiny-conversation.json",
         1,
         5,
     )
