@@ -22,3 +22,18 @@ class MemoryConfig:
     recency_half_life_days: float = 30.0
     search_backend: str = "fts5"  # or "whoosh" (extra [whoosh])
     grace_days: int = 7  # weekly and monthly nodes fix 7 days after their period ends
+    # Semantic recall (extra [semantic]; see semantic.py). None: on when the extra is installed.
+    semantic: bool | None = None
+    embedding_model: str = ""  # another ONNX sentence model; its tokenizer.json beside it
+    embedding_tokenizer: str = ""  # that model's tokenizer.json, when it is not beside it
+    # Hybrid recall: reciprocal rank fusion weights of its lists (0 turns one off), and RRF's k.
+    # Measured on LoCoMo's dev set (benchmarks/LOCOMO.md): the keyword list already carries the
+    # tree, topics and recency, so vectors add most at about a third of its weight.
+    keyword_weight: float = 1.0
+    vector_weight: float = 0.3
+    topics_weight: float = 0.3
+    recency_weight: float = 0.0
+    rrf_k: float = 60.0
+    # Cosine under which a vector hit is no candidate: MiniLM puts unrelated texts at 0.0-0.2
+    # and related ones from about 0.35, so a query about nothing in memory finds nothing.
+    min_similarity: float = 0.3

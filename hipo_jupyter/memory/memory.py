@@ -28,6 +28,7 @@ from .checkpoint import (
     render,
 )
 from .config import MemoryConfig
+from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, ParseError, QueryError
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .layer1 import Layer1, assemble_layer1, write_templates
@@ -36,6 +37,16 @@ from .recall import RecallResult
 from .redact import redact
 from .root import Topic, add_to_topics, collect_topics, topics_from_json
 from .search import Document, SearchIndex, open_index
+from .semantic import (
+    BACKLOG_LIMIT,
+    MODES,
+    DocumentLookup,
+    FusionWeights,
+    SemanticBacklog,
+    SemanticIndex,
+    fuse,
+    vector_hits_as_hits,
+)
 from .store import Appended, Store, sha256
 from .summarize import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCountCache
@@ -62,6 +73,7 @@ class Status:
     backend: str
     last_compaction: str | None  # ISO timestamp of the last successful pass
     dirty_nodes: int  # nodes a compaction would rebuild now
+    semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,9 @@ class Memory:
         config: MemoryConfig | None = None,
         summarizer: Summarizer | None = None,
         today: Callable[[], date] | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        """`embedder` replaces the semantic extra's model (tests, another model in code)."""
         self.store = Store(root)
         self.root = self.store.root
         self.config = config or MemoryConfig()
@@ -125,6 +139,14 @@ class Memory:
         self._listeners: list[Callable[[str], None]] = []
         self._lock = threading.RLock()
         self._neighbours = recall_module.LogNeighbours(self.root, self._documents)  # issue 5
+        self.semantic = SemanticIndex(
+            self.store.index_dir,
+            setting=self.config.semantic,
+            model_path=self.config.embedding_model or None,
+            tokenizer_path=self.config.embedding_tokenizer or None,
+            embedder=embedder,
+        )
+        self._lookup = DocumentLookup(self.root, self._documents)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -204,6 +226,7 @@ class Memory:
                 # Raising here would invite the user to write it a second time.
                 self._synced = False
                 log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
+            self._embed_raw_append(day, written, checkpoint)
             self._topics_after_append(day, written, checkpoint)
         self._notify("remember")
         return checkpoint
@@ -220,6 +243,41 @@ class Memory:
                 for c in parse_log(written.text_after, date=day.isoformat())
             ]
             index.replace_file(relative, written.hash_after, docs)
+
+    def _embed_raw_append(self, day: date, written, checkpoint: Checkpoint) -> None:
+        """The vector side of `_index_raw_append`, when semantic recall is on."""
+        relative = self.store.relative(self.store.raw_path(day))
+
+        def write(vectors) -> None:
+            held = vectors.file_hash(relative)
+            if held == written.hash_before or (held is None and written.line == 1):
+                vectors.add(relative, written.hash_after, [_raw_document(relative, checkpoint)])
+            elif held != written.hash_after:  # missed a write: the file again, as the truth
+                found = self._file_documents(relative)
+                if found is not None:
+                    vectors.replace_file(relative, *found)
+
+        self._vectors_in_step(write)
+
+    def _vectors_in_step(self, write: Callable[..., object]) -> None:
+        """Mirror a text-index write into the vectors in the same call (no indexing lag), when
+        semantic recall is on; a failure turns semantic recall off, never the write."""
+        if not self.semantic.enabled:
+            return
+        self.semantic.guarded(
+            lambda: write(self.semantic.ready(self._open_index(), self._file_documents))
+        )
+
+    def _file_documents(self, relative: str) -> tuple[str, list[Document]] | None:
+        """(sha256, documents) of a file as it is now, for the vectors to catch up from."""
+        try:
+            data = (self.root / relative).read_bytes()
+        except OSError:
+            return None
+        try:
+            return sha256(data), self._documents(relative, data)
+        except ParseError:
+            return sha256(data), []
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.
@@ -242,7 +300,11 @@ class Memory:
             self.store.write_atomic(path, body)
             relative = self.store.relative(path)
             data = path.read_bytes()
-            self._open_index().replace_file(relative, sha256(data), self._documents(relative, data))
+            docs = self._documents(relative, data)
+            self._open_index().replace_file(relative, sha256(data), docs)
+            self._vectors_in_step(
+                lambda vectors: vectors.replace_file(relative, sha256(data), docs)
+            )
         self._notify("remember")
         return relative
 
@@ -263,6 +325,9 @@ class Memory:
             for day, block in blocks.items():
                 self.store.append_raw(day, block)
         compaction = self.compact(progress=progress) if blocks else None
+        if blocks and self.semantic.enabled:  # every turn embedded now, with the progress bar
+            with self._lock:
+                self._sync_index(progress, backlog=True)
         return ImportReport(
             written=sum(counts.values()),
             skipped=skipped,
@@ -388,8 +453,9 @@ class Memory:
                     files[self.store.relative(path)] = path
         return files
 
-    def _sync_index(self, progress: Progress | None = None) -> int:
-        """Make the index match the files: re-send changed files, drop deleted ones."""
+    def _sync_index(self, progress: Progress | None = None, *, backlog: bool = False) -> int:
+        """Make the index match the files: re-send changed files, drop deleted ones. With
+        `backlog` (reindex, import) the vectors catch up however many texts wait."""
         index = self._open_index()
         held = index.file_hashes()
         files = self._searchable_files()
@@ -414,6 +480,18 @@ class Memory:
             index.remove_file(relative)
             changed += 1
         self._synced = True
+        # The vectors follow: at once when they are in use (the model is loaded) or for a
+        # rebuild or an import (in batches, with progress); otherwise before their first use,
+        # so `%load_ext hipo` never waits for the model, even on a day whose nodes it rebuilt.
+        if self.semantic.is_open or (backlog and self.semantic.enabled):
+            self.semantic.guarded(
+                lambda: self.semantic.catch_up(
+                    index,
+                    self._file_documents,
+                    progress=progress,
+                    limit=None if backlog else BACKLOG_LIMIT,
+                )
+            )
         return changed
 
     def _documents(self, relative: str, data: bytes) -> list[Document]:
@@ -465,11 +543,12 @@ class Memory:
         return index
 
     def reindex(self, *, progress: Progress | None = None) -> int:
-        """Drop the index and build it again from the Markdown files."""
+        """Drop the index and build it again from the Markdown files. Vectors whose text did not
+        change are kept (they are keyed by a hash of the text); the rest are embedded again."""
         with self._lock:
             index = self._open_index()
             index.clear()
-            self._sync_index(progress)
+            self._sync_index(progress, backlog=True)
             count = index.count()
         self._notify("reindex")
         return count
@@ -483,29 +562,117 @@ class Memory:
         until: str | date | None = None,
         type: str | None = None,
         neighbours: bool = False,
+        mode: str | None = None,
     ) -> RecallResult:
         """Ranked hits for `query`; `neighbours=True` also lifts the checkpoints just before and
         after each raw hit (a conversation's reply, a task's next step): what a model's context
-        wants, where a person searching wants only the matches."""
+        wants, where a person searching wants only the matches.
+
+        `mode`: "keyword" (BM25 with the tree, topics and recency; the default, as before the
+        extra existed), "semantic" (the nearest vectors alone), "hybrid" (both fused, see
+        `semantic.fuse`) or "auto" (hybrid when semantic recall is on: what the front ends ask
+        for by default). Hybrid without the extra answers by keyword, and says so in the
+        result's `mode`."""
         if type is not None and type not in CHECKPOINT_TYPES:
             raise QueryError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
         since_day, until_day = _parse_day(since, "since"), _parse_day(until, "until")
+        mode = self._recall_mode(mode)
         with self._lock:
             index = self._ensure_index()
             nodes = self.store.node_paths()
-            return recall_module.recall(
-                index,
-                self.topics(),
-                query,
+            # Hybrid fuses twice as many candidates from each list as it shows: enough for an
+            # answer that one list ranks low and the other high (measured on LoCoMo), and a
+            # short keyword list keeps BM25's cost near that of a plain keyword recall.
+            keyword_k = k if mode == "keyword" else max(2 * k, 10)
+            if mode == "semantic":
+                if not query.strip():
+                    raise QueryError("recall needs a query, e.g. %recall pricing")
+                if k < 1:
+                    raise QueryError(f"-k must be at least 1, not {k}")
+                keyword = None
+            else:
+                keyword = recall_module.recall(
+                    index,
+                    self.topics(),
+                    query,
+                    k=keyword_k,
+                    since=since_day,
+                    until=until_day,
+                    type=type,
+                    today=self.today,
+                    half_life_days=self.config.recency_half_life_days,
+                    nodes=nodes,
+                    neighbours=self._neighbours if neighbours else None,
+                )
+                if mode == "keyword":
+                    return keyword
+            try:
+                found = self.semantic.search(
+                    index,
+                    self._file_documents,
+                    query,
+                    limit=k if keyword is None else keyword_k,
+                    kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
+                    types={type} if type else None,
+                    since=since_day,
+                    until=until_day,
+                )
+            except SemanticBacklog:
+                if keyword is None:
+                    raise
+                return replace(keyword, hits=keyword.hits[:k])  # status says: reindex
+            except HipoError as error:
+                if keyword is None:
+                    raise
+                self.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
+                return replace(keyword, hits=keyword.hits[:k])
+            found = [hit for hit in found if hit.score >= self.config.min_similarity]
+            if keyword is None:
+                return RecallResult(
+                    query=query.strip(),
+                    hits=vector_hits_as_hits(found, self._lookup, nodes),
+                    mode="semantic",
+                )
+            hits = fuse(
+                keyword.hits,
+                found,
                 k=k,
-                since=since_day,
-                until=until_day,
-                type=type,
-                today=self.today,
-                half_life_days=self.config.recency_half_life_days,
+                topic_names=keyword.topic_matches,
+                lookup=self._lookup,
                 nodes=nodes,
-                neighbours=self._neighbours if neighbours else None,
+                weights=self._fusion_weights(),
             )
+            return replace(
+                keyword,
+                hits=hits,
+                did_you_mean=[] if hits else keyword.did_you_mean,
+                mode="hybrid",
+            )
+
+    def _recall_mode(self, mode: str | None) -> str:
+        """The mode a recall runs in: "auto" and "hybrid" become keyword when semantic recall is
+        off; "semantic" then fails with how to turn it on."""
+        mode = (mode or "keyword").lower()
+        if mode not in (*MODES, "auto"):
+            raise QueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if mode == "keyword":
+            return mode
+        on, message = self.semantic.status()
+        if mode == "semantic" and not on:
+            raise SemanticUnavailable(message)
+        if mode in ("auto", "hybrid"):
+            return "hybrid" if on else "keyword"
+        return mode
+
+    def _fusion_weights(self) -> FusionWeights:
+        config = self.config
+        return FusionWeights(
+            keyword=config.keyword_weight,
+            vector=config.vector_weight,
+            topics=config.topics_weight,
+            recency=config.recency_weight,
+            k=config.rrf_k,
+        )
 
     # --- status ------------------------------------------------------------------------------
     def status(self) -> Status:
@@ -526,6 +693,7 @@ class Memory:
             backend=self.config.search_backend,
             last_compaction=plan.state.get("lastCompactionRun"),
             dirty_nodes=len(plan.dirty),
+            semantic=self.semantic.status()[1],
         )
 
     # --- events ------------------------------------------------------------------------------
@@ -553,6 +721,7 @@ class Memory:
         if self._index is not None:
             self._index.close()
             self._index = None
+        self.semantic.close()
 
 
 def _body_text(checkpoint: Checkpoint) -> str:

@@ -80,6 +80,7 @@ class RecallResult:
     hits: list[Hit] = field(default_factory=list)
     did_you_mean: list[str] = field(default_factory=list)
     topic_matches: list[str] = field(default_factory=list)
+    mode: str = "keyword"  # how the hits were ranked: keyword | semantic | hybrid (semantic.py)
 
     def __iter__(self):
         return iter(self.hits)
