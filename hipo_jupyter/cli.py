@@ -20,10 +20,12 @@ directory. HIPO_TODAY=YYYY-MM-DD pins "today" for reproducible runs (tests, demo
 `file` is relative to the root and `line` 1-based; `kind` is raw, daily, weekly, monthly, root or
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
-the drill-down from ROOT.md to the hit. `status --json` prints the fields of `Status` (root,
-raw_days, checkpoints, nodes, topics, layer1_tokens, layer1_budget, backend, last_compaction,
-dirty_nodes) as one object. Exit codes: 0 done, 1 `check` found a
-rule failing, 2 bad input or a memory error (one line on stderr), 130 interrupted.
+the drill-down from ROOT.md to the hit. `recall --mode keyword|semantic|hybrid` chooses the
+ranking (default: hybrid when the `[semantic]` extra is installed, else keyword). `status --json`
+prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
+layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done,
+1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -203,6 +205,7 @@ def format_status(status: Any) -> str:
             f"search backend:  {status.backend}",
             f"last compaction: {status.last_compaction or 'never'}",
             f"dirty nodes:     {status.dirty_nodes}",
+            *([f"semantic:        {status.semantic}"] if getattr(status, "semantic", "") else []),
         ]
     )
 
@@ -277,7 +280,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise UsageError("recall needs a query")
     memory = open_memory(args)
     try:
-        result = memory.recall(query, k=args.k, since=args.since, until=args.until, type=args.type)
+        result = memory.recall(
+            query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
+        )
     finally:
         memory.close()
     if args.json:
@@ -485,6 +490,12 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--since", type=parse_date, metavar="YYYY-MM-DD", help="from this day")
     recall.add_argument("--until", type=parse_date, metavar="YYYY-MM-DD", help="up to this day")
     recall.add_argument("--type", choices=CHECKPOINT_TYPES, help="only checkpoints of this type")
+    recall.add_argument(
+        "--mode",
+        choices=("auto", "keyword", "semantic", "hybrid"),
+        default="auto",
+        help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
+    )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")

@@ -245,7 +245,7 @@ class TopicIndex(_MemoryView):
         if not query:
             self.results.children = []
             return None
-        result = self.memory.recall(query, k=self.k)
+        result = self.memory.recall(query, k=self.k, mode="auto")
         self.last_result = result
         for old in self.results.children:
             old.close()

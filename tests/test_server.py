@@ -131,6 +131,26 @@ async def test_recall_honours_k_and_the_date_filter(jp_fetch, project):
     assert late["hits"] and all(hit["date"] >= "2026-03-11" for hit in late["hits"])
 
 
+async def test_recall_says_which_ranking_answered(jp_fetch, project):
+    # HIPO_SEMANTIC=0 in the tests: "auto" (the default) answers by keyword, and says so.
+    auto = await get_json(jp_fetch, "recall", path="project/analysis.ipynb", q="starter tier")
+    keyword = await get_json(
+        jp_fetch, "recall", path="project/analysis.ipynb", q="starter tier", mode="keyword"
+    )
+    assert auto["mode"] == keyword["mode"] == "keyword"
+    assert [hit["file"] for hit in auto["hits"]] == [hit["file"] for hit in keyword["hits"]]
+
+
+async def test_semantic_recall_without_the_extra_is_a_400_saying_how_to_turn_it_on(
+    jp_fetch, project
+):
+    code, message = await get_error(
+        jp_fetch, "recall", path="project/analysis.ipynb", q="starter tier", mode="semantic"
+    )
+    assert code == 400
+    assert "semantic recall is off" in message
+
+
 async def test_budget_lists_the_four_layer1_parts(jp_fetch, project):
     budget = await get_json(jp_fetch, "budget", path="project/analysis.ipynb")
     parts = {part["name"]: part for part in budget["parts"]}
@@ -240,6 +260,7 @@ async def test_a_missing_folder_or_node_is_404(jp_fetch, project):
             "after",
         ),
         ("recall", {"path": "project", "q": "x", "type": "secret"}, "type"),
+        ("recall", {"path": "project", "q": "x", "mode": "fuzzy"}, "mode must be one of"),
         ("recent", {"path": "project", "n": "-1"}, "between"),
         ("node", {"path": "project"}, "file"),
         ("node", {"path": "project", "file": "analysis.ipynb"}, "Markdown"),

@@ -191,7 +191,8 @@ class AskMagics(Magics):
 
     # --- one call ----------------------------------------------------------------------------
     def _recalled(self, memory: Memory, query: str) -> str:
-        result = memory.recall(query, k=self.session.settings.recall_k)
+        settings = self.session.settings
+        result = memory.recall(query, k=settings.recall_k, mode=settings.recall_mode)
         items = [
             (f"{h.date} [{h.type or h.kind}] {h.title} ({h.location})", hit_text(memory, h))
             for h in result.hits

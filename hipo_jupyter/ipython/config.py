@@ -15,6 +15,7 @@ from hipo_jupyter.memory import MemoryConfig
 _DEFAULTS = MemoryConfig()
 
 SEARCH_BACKENDS = ("fts5", "whoosh")
+RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
 SUMMARIZERS = ("auto", "extractive", "claude")
 
 # The same values as hipo_jupyter.llm's defaults; repeated here so that reading the settings
@@ -90,6 +91,78 @@ class Hipo(Configurable):
         5,
         min=1,
         help="How many hits %recall shows when no -k is given.",
+    ).tag(config=True)
+
+    # --- semantic recall (extra [semantic]) ---------------------------------------------
+    semantic = Bool(
+        None,
+        allow_none=True,
+        help=(
+            "Semantic recall: vectors of every checkpoint and node (all-MiniLM-L6-v2, offline), "
+            "fused with keyword search. None: on when the extra is installed "
+            "(pip install 'hipo-jupyter[semantic]'); False: off; True: on, or say why not."
+        ),
+    ).tag(config=True)
+
+    embedding_model = Unicode(
+        "",
+        help=(
+            "Another ONNX sentence-embedding model for semantic recall (a model.onnx with its "
+            "tokenizer.json beside it; mean pooling). Empty: all-MiniLM-L6-v2 from the extra. "
+            "A new model re-embeds the memory once."
+        ),
+    ).tag(config=True)
+
+    embedding_tokenizer = Unicode(
+        "",
+        help="The tokenizer.json of Hipo.embedding_model, when it is not beside the model.",
+    ).tag(config=True)
+
+    recall_mode = Enum(
+        RECALL_MODES,
+        default_value="auto",
+        help=(
+            "How %recall (and recall for %%ask) ranks: 'keyword', 'semantic' (vectors alone), "
+            "'hybrid' (both fused), or 'auto': hybrid when semantic recall is on, else keyword."
+        ),
+    ).tag(config=True)
+
+    keyword_weight = Float(
+        _DEFAULTS.keyword_weight,
+        min=0.0,
+        help="Hybrid recall: weight of the keyword ranking (BM25, tree, topics, recency).",
+    ).tag(config=True)
+
+    vector_weight = Float(
+        _DEFAULTS.vector_weight,
+        min=0.0,
+        help="Hybrid recall: weight of the vector (meaning) ranking; 0 turns it off.",
+    ).tag(config=True)
+
+    topics_weight = Float(
+        _DEFAULTS.topics_weight,
+        min=0.0,
+        help="Hybrid recall: weight of the hits carrying a Topics Index entry the query names.",
+    ).tag(config=True)
+
+    recency_weight = Float(
+        _DEFAULTS.recency_weight,
+        min=0.0,
+        help="Hybrid recall: weight of the candidates ranked newest first (0: recency only "
+        "through the keyword ranking).",
+    ).tag(config=True)
+
+    rrf_k = Float(
+        _DEFAULTS.rrf_k,
+        min=0.0,
+        help="Hybrid recall: reciprocal rank fusion's k (higher: lower ranks count more).",
+    ).tag(config=True)
+
+    min_similarity = Float(
+        _DEFAULTS.min_similarity,
+        min=-1.0,
+        max=1.0,
+        help="Hybrid recall: cosine under which a vector hit is not a candidate.",
     ).tag(config=True)
 
     # --- Claude calls -------------------------------------------------------------------
@@ -181,6 +254,15 @@ class Hipo(Configurable):
             recency_half_life_days=self.recency_half_life_days,
             search_backend=self.search_backend,
             grace_days=self.grace_days,
+            semantic=self.semantic,
+            embedding_model=self.embedding_model,
+            embedding_tokenizer=self.embedding_tokenizer,
+            keyword_weight=self.keyword_weight,
+            vector_weight=self.vector_weight,
+            topics_weight=self.topics_weight,
+            recency_weight=self.recency_weight,
+            rrf_k=self.rrf_k,
+            min_similarity=self.min_similarity,
         )
 
 

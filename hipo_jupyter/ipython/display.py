@@ -71,7 +71,7 @@ def recall_text(result: RecallResult) -> str:
     if not result.hits:
         return _no_hits(result)
     count = f"{len(result.hits)} hit{'s' if len(result.hits) != 1 else ''}"
-    lines = [f"recall {result.query!r}: {count}" + _topics_note(result)]
+    lines = [f"recall {result.query!r}: {count}" + _mode_note(result) + _topics_note(result)]
     for number, hit in enumerate(result.hits, 1):
         lines.append(f"{number}. {_hit_heading(hit)}")
         snippet = " ".join(hit.snippet.split())
@@ -79,6 +79,12 @@ def recall_text(result: RecallResult) -> str:
             lines.append(f"   {snippet}")
         lines.append(f"   {drill_down(hit)}")
     return "\n".join(lines)
+
+
+def _mode_note(result: RecallResult) -> str:
+    """Say so when meaning, not only words, ranked the hits."""
+    mode = getattr(result, "mode", "keyword")
+    return f" ({mode})" if mode in ("semantic", "hybrid") else ""
 
 
 def _topics_note(result: RecallResult) -> str:
@@ -99,7 +105,7 @@ def recall_html(result: RecallResult) -> str:
             f"<small><code>{esc(drill_down(hit))}</code></small></td>"
             "</tr>"
         )
-    caption = esc(f"recall {result.query!r}" + _topics_note(result))
+    caption = esc(f"recall {result.query!r}" + _mode_note(result) + _topics_note(result))
     return (
         "<div class='hipo-recall'><table>"
         f"<caption style='text-align:left'>{caption}</caption>"
@@ -177,6 +183,7 @@ def status_text(status: Status) -> str:
             f"  topics: {status.topics}",
             f"  Layer 1: {_tokens(status.layer1_tokens, status.layer1_budget)}",
             f"  last compaction: {status.last_compaction or 'never'}",
+            *([f"  {status.semantic}"] if status.semantic else []),
         ]
     )
 

@@ -140,6 +140,14 @@ class HipoMagics(Magics):
     @argument("--since", metavar="YYYY-MM-DD", help="Only memory from this day on.")
     @argument("--until", metavar="YYYY-MM-DD", help="Only memory up to this day.")
     @argument("--type", choices=CHECKPOINT_TYPES, help="Only checkpoints of this type.")
+    @argument(
+        "--mode",
+        choices=("keyword", "semantic", "hybrid"),
+        help=(
+            "keyword (BM25, tree, topics), semantic (meaning, extra [semantic]) or hybrid "
+            "(both fused). Default: Hipo.recall_mode (hybrid when the extra is installed)."
+        ),
+    )
     def recall(self, line: str) -> display.RecallView:
         """Search memory: Topics Index, compaction nodes and raw checkpoints, newest favoured.
 
@@ -157,7 +165,12 @@ class HipoMagics(Magics):
         until = parse_date(args.until, "--until")
         with engine_errors():
             result = self.session.memory.recall(
-                query, k=k, since=since, until=until, type=args.type
+                query,
+                k=k,
+                since=since,
+                until=until,
+                type=args.type,
+                mode=args.mode or self.session.settings.recall_mode,
             )
         return display.RecallView.of(result)
 

@@ -177,8 +177,12 @@ class NodeHandler(HipoHandler):
         return {"file": relative, "content": memory.read(relative)}
 
 
+RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
+
+
 class RecallHandler(HipoHandler):
-    """Search: `q`, and optionally `k`, `since`, `until`, `type`."""
+    """Search: `q`, and optionally `k`, `since`, `until`, `type` and `mode` (keyword, semantic,
+    hybrid; by default hybrid when the semantic extra is installed, else keyword)."""
 
     def answer(self) -> dict[str, Any]:
         query = self.param("q").strip()
@@ -193,7 +197,10 @@ class RecallHandler(HipoHandler):
         since, until = self.date_param("since"), self.date_param("until")
         if since and until and since > until:
             raise BadParameterError("since must not be after until")
-        result = self.memory().recall(query, k=k, since=since, until=until, type=kind)
+        mode = self.get_argument("mode", "auto")
+        if mode not in RECALL_MODES:
+            raise BadParameterError(f"mode must be one of {', '.join(RECALL_MODES)}")
+        result = self.memory().recall(query, k=k, since=since, until=until, type=kind, mode=mode)
         return jsonable(result)
 
 
