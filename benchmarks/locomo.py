@@ -1,6 +1,7 @@
 """Recall on LoCoMo: is the evidence in the context when the context is a few thousand tokens?
 
     python benchmarks/locomo.py locomo-dev.json --json out.json --plot docs/locomo.png
+    python benchmarks/locomo.py locomo-dev.json --semantic    # adds hipo_semantic to the run
 
 LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, so never committed here: the path is an
 argument) is long two-person conversations over many sessions, with questions whose evidence
@@ -16,7 +17,13 @@ budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.c
 - `bm25`: plain BM25 over the turns (`SearchIndex.search` on the same index, raw checkpoints
   only: no tree, no topics, no recency, no Layer 1);
 - `full_context`: every turn (evidence recall 1 by construction), to show what that costs;
-- `hipo_whoosh`: `hipo` with the Whoosh search backend.
+- `hipo_whoosh`: `hipo` with the Whoosh search backend;
+- `hipo_semantic` (`--semantic`, needs the `[semantic]` extra): `hipo` with semantic recall, its
+  own memory whose turns are embedded at import (all-MiniLM-L6-v2), recalled in hybrid mode: the
+  keyword ranking and the vector ranking fused by reciprocal rank fusion.
+
+`hipo`, `bm25` and `hipo_whoosh` run with semantic recall off, so they measure the same thing
+whether the extra is installed or not.
 
 Every system renders the turns it picked the same way, in time order under one line per date
 (`2023-05-08:` then `Caroline: ...`), and packs them best first while they fit; a part that does
@@ -65,6 +72,8 @@ from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens  # noqa:
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 SYSTEMS = ("hipo", "bm25", "full_context", "hipo_whoosh")
+SEMANTIC_SYSTEM = "hipo_semantic"
+KNOWN_SYSTEMS = (*SYSTEMS, SEMANTIC_SYSTEM)
 LAYER1_SHARE = 0.25  # Layer 1 takes at most this share of a budget; recall gets the rest
 TARGET_AT_2000 = 0.90  # issue 5: all-evidence rate of `hipo` at a 2,000-token budget
 CANDIDATES = 150  # hits asked per question: more turns than the largest budget holds
@@ -223,11 +232,13 @@ def evidence_found(context: str, texts: Sequence[str]) -> int:
 class ConversationMemory:
     """A conversation imported into a fresh memory folder, and its turns by location."""
 
-    def __init__(self, conversation: Conversation, folder: Path, backend: str) -> None:
+    def __init__(
+        self, conversation: Conversation, folder: Path, backend: str, semantic: bool = False
+    ) -> None:
         last = max(record.day for record in conversation.records)
         self.memory = Memory(
             folder,
-            config=MemoryConfig(search_backend=backend),
+            config=MemoryConfig(search_backend=backend, semantic=semantic),
             today=lambda: last + timedelta(days=1),
         )
         started = time.perf_counter()
@@ -251,6 +262,12 @@ class ConversationMemory:
 
     def hipo(self, question: str) -> list[Turn]:
         result = self.memory.recall(question, k=CANDIDATES, neighbours=True)
+        return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
+
+    def hipo_semantic(self, question: str) -> list[Turn]:
+        result = self.memory.recall(question, k=CANDIDATES, neighbours=True, mode="hybrid")
+        if result.mode != "hybrid":
+            raise SystemExit(f"locomo: semantic recall is off: {self.memory.semantic.status()[1]}")
         return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
 
     def bm25(self, question: str) -> list[Turn]:
@@ -329,12 +346,19 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
         for conversation in conversations:
             defects.update(conversation.defects)
             memories: dict[str, ConversationMemory] = {}
-            for backend in ("fts5", "whoosh"):
+            for backend in ("fts5", "whoosh", "semantic"):
                 if backend == "whoosh" and "hipo_whoosh" not in systems:
+                    continue
+                if backend == "semantic" and SEMANTIC_SYSTEM not in systems:
                     continue
                 folder = base / f"{conversation.sample_id}-{backend}"
                 shutil.rmtree(folder, ignore_errors=True)
-                memories[backend] = ConversationMemory(conversation, folder, backend)
+                memories[backend] = ConversationMemory(
+                    conversation,
+                    folder,
+                    "fts5" if backend == "semantic" else backend,
+                    semantic=backend == "semantic",
+                )
             fts5 = memories["fts5"]
             plans = {
                 "hipo": (fts5.hipo, fts5.layer1, None),
@@ -343,6 +367,10 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
             }
             if "whoosh" in memories:
                 plans["hipo_whoosh"] = (memories["whoosh"].hipo, memories["whoosh"].layer1, None)
+            if "semantic" in memories:
+                semantic = memories["semantic"]
+                plans[SEMANTIC_SYSTEM] = (semantic.hipo_semantic, semantic.layer1, None)
+                setup[SEMANTIC_SYSTEM] += semantic.setup_seconds
             setup["hipo"] += fts5.setup_seconds
             if "whoosh" in memories:
                 setup["hipo_whoosh"] += memories["whoosh"].setup_seconds
@@ -464,7 +492,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="OUT.png", help="draw recall per budget")
     parser.add_argument(
-        "--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {SYSTEMS}"
+        "--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {KNOWN_SYSTEMS}"
+    )
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help=f"also run {SEMANTIC_SYSTEM} (needs the [semantic] extra), in the same run",
     )
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
     return parser.parse_args(argv)
@@ -473,11 +506,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = set(systems) - set(SYSTEMS)
+    if args.semantic and SEMANTIC_SYSTEM not in systems:
+        systems.append(SEMANTIC_SYSTEM)
+    unknown = set(systems) - set(KNOWN_SYSTEMS)
     if unknown or not args.data.is_file():
         problem = f"unknown systems {sorted(unknown)}" if unknown else f"no file {args.data}"
         print(f"locomo: {problem}", file=sys.stderr)
         return 2
+    if SEMANTIC_SYSTEM in systems:
+        from hipo_jupyter.memory.embed import semantic_available
+
+        on, message = semantic_available()
+        if not on:
+            print(f"locomo: {SEMANTIC_SYSTEM} needs the extra: {message}", file=sys.stderr)
+            return 2
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     result = run(args.data, systems, args.keep)

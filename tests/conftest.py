@@ -37,3 +37,6 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
+    # Keyword recall unless a test asks for vectors: the same results whether or not the
+    # semantic extra is installed (the semantic tests turn it back on).
+    monkeypatch.setenv("HIPO_SEMANTIC", "0")

@@ -1,0 +1,62 @@
+"""The benchmarks' semantic columns: `hipo_semantic` in the LoCoMo run, `fts5+semantic` in the
+scale run. The runs with the model skip without the extra."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from hipo_jupyter.memory.embed import missing_modules, semantic_available
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+TINY = Path(__file__).parent / "data" / "tiny-conversation.json"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_semantic_benchmark", BENCHMARKS / name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while building
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(autouse=True)
+def _semantic_not_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HIPO_SEMANTIC", raising=False)
+
+
+def test_scale_columns_name_the_backend_and_semantic_recall() -> None:
+    scale = _load("scale.py")
+    assert (scale.memory_config("fts5").search_backend, scale.memory_config("fts5").semantic) == (
+        "fts5",
+        False,
+    )
+    both = scale.memory_config("whoosh+semantic")
+    assert (both.search_backend, both.semantic) == ("whoosh", True)
+
+
+def test_locomo_refuses_hipo_semantic_without_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    locomo = _load("locomo.py")
+    if not missing_modules():
+        monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    assert locomo.main([str(TINY), "--systems", "bm25", "--semantic"]) == 2
+    assert "hipo-jupyter[semantic]" in capsys.readouterr().err
+
+
+def test_locomo_runs_hipo_semantic_beside_the_others(tmp_path: Path) -> None:
+    on, message = semantic_available()
+    if not on:
+        pytest.skip(message)
+    locomo = _load("locomo.py")
+    result = locomo.run(TINY, ["hipo", "bm25", "hipo_semantic"], tmp_path)
+    assert set(result["systems"]) == {"hipo", "bm25", "hipo_semantic"}
+    semantic = result["systems"]["hipo_semantic"]
+    assert semantic["setup_seconds"] > 0
+    # the tiny conversation fits every budget: semantic recall finds everything too
+    assert semantic["budgets"]["4000"]["evidence_recall"] == 1.0
+    assert [p.name.rsplit("-", 1)[1] for p in tmp_path.iterdir()].count("semantic") == 1
