@@ -263,6 +263,21 @@ def test_two_open_indexes_see_each_others_writes(backend: str, tmp_path: Path) -
         two.close()
 
 
+def test_documents_by_id_returns_the_whole_documents_asked_for(filled: SearchIndex) -> None:
+    found = filled.documents_by_id([LATER.id, PRICING.id, "memory/nowhere.md#L1", PRICING.id])
+    assert found == {LATER.id: LATER, PRICING.id: PRICING}
+    assert filled.documents_by_id([]) == {}
+    filled.remove_file(RAW_LATER)
+    assert filled.documents_by_id([LATER.id]) == {}
+
+
+def test_documents_by_id_reads_many_at_once(index: SearchIndex) -> None:
+    many = [doc(RAW, line, f"Turn {line}", f"- request: item {line}") for line in range(1, 1202)]
+    index.replace_file(RAW, "h-many", many)
+    found = index.documents_by_id([d.id for d in many])  # more than one batch of ids
+    assert len(found) == len(many) and found[many[-1].id] == many[-1]
+
+
 # -- searching -------------------------------------------------------------------------------
 
 

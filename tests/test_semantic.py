@@ -20,7 +20,6 @@ from hipo_jupyter.memory.errors import HipoError  # noqa: E402
 from hipo_jupyter.memory.recall import Hit  # noqa: E402
 from hipo_jupyter.memory.search import Document, open_index  # noqa: E402
 from hipo_jupyter.memory.semantic import (  # noqa: E402
-    DocumentLookup,
     FusionWeights,
     SemanticIndex,
     fuse,
@@ -129,24 +128,6 @@ def test_a_failing_model_turns_semantic_off_with_its_reason(tmp_path: Path, inde
     assert on is False and message.startswith("semantic recall is off") and "boom" in message
     with pytest.raises(SemanticUnavailable, match="boom"):
         vectors.store()
-
-
-def test_document_lookup_reads_the_file_and_follows_its_changes(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    log = tmp_path / RAW
-    log.write_text("one\n", encoding="utf-8")
-    parses: list[str] = []
-
-    def documents(path: str, data: bytes) -> list[Document]:
-        parses.append(path)
-        return [doc(path, n, f"line {n}", text) for n, text in enumerate(data.decode().split())]
-
-    lookup = DocumentLookup(tmp_path, documents)
-    assert lookup(RAW, 0).text == "one"
-    assert lookup(RAW, 1) is None and parses == [RAW]  # parsed once, kept
-    log.write_text("one two three\n", encoding="utf-8")
-    assert lookup(RAW, 2).text == "three" and parses == [RAW, RAW]
-    assert lookup("memory/2026-01-01.md", 0) is None
 
 
 # --- fusion ----------------------------------------------------------------------------------

@@ -86,15 +86,21 @@ def test_turned_off_in_the_settings(bare_shell: RaisingShell, capsys) -> None:
 
 def test_the_traits_reach_the_engine_config() -> None:
     config = Config()
-    config.Hipo.vector_weight = 0.5
+    config.Hipo.vector_weight = 0.8
     config.Hipo.rrf_k = 10.0
+    config.Hipo.fusion = "rrf"
+    config.Hipo.similarity_weight = 0.25
     config.Hipo.embedding_model = "/models/bge/model.onnx"
     memory_config = Hipo(config=config).memory_config()
-    assert (memory_config.vector_weight, memory_config.rrf_k) == (0.5, 10.0)
+    assert (memory_config.vector_weight, memory_config.rrf_k) == (0.8, 10.0)
+    assert memory_config.fusion == "rrf" and Hipo().fusion == "score"
+    assert memory_config.similarity_weight == 0.25
     assert memory_config.embedding_model == "/models/bge/model.onnx"
     assert Hipo().recall_mode == "auto" and Hipo().semantic is None
     with pytest.raises(Exception, match="recall_mode"):
         Hipo(recall_mode="vectors")
+    with pytest.raises(Exception, match="fusion"):
+        Hipo(fusion="borda")
 
 
 def test_with_the_model_recall_is_hybrid_by_default(bare_shell: RaisingShell, capsys) -> None:

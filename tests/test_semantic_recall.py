@@ -22,7 +22,7 @@ from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory import memory as memory_module  # noqa: E402
 from hipo_jupyter.memory import semantic as semantic_module  # noqa: E402
 from hipo_jupyter.memory.embed import SemanticUnavailable  # noqa: E402
-from hipo_jupyter.memory.errors import QueryError  # noqa: E402
+from hipo_jupyter.memory.errors import HipoError, QueryError  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 HAS_WHOOSH = importlib.util.find_spec("whoosh") is not None
@@ -68,8 +68,12 @@ def titles(result) -> list[str]:
     return [hit.title for hit in result]
 
 
-def test_only_the_vectors_hold_the_answer(memory_root: Path) -> None:
-    memory = make_memory(memory_root)
+FUSIONS = pytest.mark.parametrize("fusion", ["score", "rrf"])
+
+
+@FUSIONS
+def test_only_the_vectors_hold_the_answer(memory_root: Path, fusion: str) -> None:
+    memory = make_memory(memory_root, fusion=fusion)
     fill(memory)
     question = "when is the launch"
     assert titles(memory.recall(question)) == []  # no word in common
@@ -82,8 +86,9 @@ def test_only_the_vectors_hold_the_answer(memory_root: Path) -> None:
     memory.close()
 
 
-def test_only_keywords_hold_the_answer(memory_root: Path) -> None:
-    memory = make_memory(memory_root, IgnoresIdentifiers(synonyms=SYNONYMS))
+@FUSIONS
+def test_only_keywords_hold_the_answer(memory_root: Path, fusion: str) -> None:
+    memory = make_memory(memory_root, IgnoresIdentifiers(synonyms=SYNONYMS), fusion=fusion)
     fill(memory)
     assert "Pricing" not in titles(memory.recall("PRC-1042", mode="semantic"))
     hybrid = memory.recall("PRC-1042", mode="hybrid")
@@ -230,8 +235,38 @@ def test_whoosh_as_text_backend_uses_the_same_vectors(memory_root: Path) -> None
     memory.close()
 
 
-def test_weights_from_the_config_steer_the_fusion(memory_root: Path) -> None:
-    memory = make_memory(memory_root, vector_weight=0.0)
+@FUSIONS
+def test_weights_from_the_config_steer_the_fusion(memory_root: Path, fusion: str) -> None:
+    weight = "similarity_weight" if fusion == "score" else "vector_weight"
+    memory = make_memory(memory_root, fusion=fusion, **{weight: 0.0})
     fill(memory)
     assert titles(memory.recall("when is the launch", mode="hybrid")) == []  # vectors off
+    memory.close()
+
+
+def test_score_fusion_gives_a_meaning_hit_its_neighbours(memory_root: Path) -> None:
+    # The reply after a turn found by meaning alone is lifted as a keyword hit's would be:
+    # with score fusion the vector hits go through the same query handling. ("Board" is too
+    # far from the question to be a vector hit of its own at this similarity floor.)
+    memory = make_memory(memory_root, min_similarity=0.3)
+    day = date(2026, 3, 2)
+    memory.remember("Heron plan", "- decisions: moved Heron to May", on=day)
+    memory.remember("Board", "- outcome: the board agreed on the new date", on=day)
+    memory.remember("Hiring", "- decisions: open two analyst roles", on=date(2026, 3, 9))
+    question = "when is the launch"
+    assert "Board" not in titles(memory.recall(question, k=3, mode="semantic"))
+    score = titles(memory.recall(question, k=3, mode="hybrid", neighbours=True))
+    assert score[0] == "Heron plan" and "Board" in score
+    memory.close()
+    rrf = make_memory(memory_root, fusion="rrf", min_similarity=0.3)
+    assert "Board" not in titles(rrf.recall(question, k=3, mode="hybrid", neighbours=True))
+    rrf.close()
+
+
+def test_an_unknown_fusion_is_a_clear_error(memory_root: Path) -> None:
+    memory = make_memory(memory_root, fusion="borda")
+    fill(memory)
+    assert memory.recall("launch").mode == "keyword"  # keyword recall does not fuse
+    with pytest.raises(HipoError, match="fusion must be one of score, rrf, not 'borda'"):
+        memory.recall("launch", mode="hybrid")
     memory.close()

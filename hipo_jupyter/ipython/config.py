@@ -127,35 +127,56 @@ class Hipo(Configurable):
         ),
     ).tag(config=True)
 
+    fusion = Enum(
+        ("score", "rrf"),
+        default_value=_DEFAULTS.fusion,
+        help=(
+            "How hybrid recall combines keywords and meaning: 'score' adds each hit's "
+            "similarity (times similarity_weight) to its keyword relevance, so topics, dates, "
+            "names and neighbours apply to both (measured best on LoCoMo); 'rrf' fuses the two "
+            "rankings by reciprocal rank fusion, with the weights marked (rrf)."
+        ),
+    ).tag(config=True)
+
+    similarity_weight = Float(
+        _DEFAULTS.similarity_weight,
+        min=0.0,
+        help=(
+            "Hybrid recall (score): the share of a hit's similarity (over the best one) added "
+            "to its keyword relevance (over the best one); 0 turns meaning off."
+        ),
+    ).tag(config=True)
+
     keyword_weight = Float(
         _DEFAULTS.keyword_weight,
         min=0.0,
-        help="Hybrid recall: weight of the keyword ranking (BM25, tree, topics, recency).",
+        help="Hybrid recall (rrf): weight of the keyword ranking (BM25, tree, topics, recency).",
     ).tag(config=True)
 
     vector_weight = Float(
         _DEFAULTS.vector_weight,
         min=0.0,
-        help="Hybrid recall: weight of the vector (meaning) ranking; 0 turns it off.",
+        help="Hybrid recall (rrf): weight of the vector (meaning) ranking; 0 turns it off.",
     ).tag(config=True)
 
     topics_weight = Float(
         _DEFAULTS.topics_weight,
         min=0.0,
-        help="Hybrid recall: weight of the hits carrying a Topics Index entry the query names.",
+        help="Hybrid recall (rrf): weight of the hits carrying a Topics Index entry the query "
+        "names.",
     ).tag(config=True)
 
     recency_weight = Float(
         _DEFAULTS.recency_weight,
         min=0.0,
-        help="Hybrid recall: weight of the candidates ranked newest first (0: recency only "
-        "through the keyword ranking).",
+        help="Hybrid recall (rrf): weight of the candidates ranked newest first (0: recency "
+        "only through the keyword ranking).",
     ).tag(config=True)
 
     rrf_k = Float(
         _DEFAULTS.rrf_k,
         min=0.0,
-        help="Hybrid recall: reciprocal rank fusion's k (higher: lower ranks count more).",
+        help="Hybrid recall (rrf): reciprocal rank fusion's k (higher: lower ranks count more).",
     ).tag(config=True)
 
     min_similarity = Float(
@@ -257,6 +278,8 @@ class Hipo(Configurable):
             semantic=self.semantic,
             embedding_model=self.embedding_model,
             embedding_tokenizer=self.embedding_tokenizer,
+            fusion=self.fusion,
+            similarity_weight=self.similarity_weight,
             keyword_weight=self.keyword_weight,
             vector_weight=self.vector_weight,
             topics_weight=self.topics_weight,

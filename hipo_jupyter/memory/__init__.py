@@ -5,6 +5,7 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
 
 from .checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .config import MemoryConfig
+from .embed import Embedder, MiniLMEmbedder, SemanticUnavailable
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
 from .layer1 import Layer1, Layer1Part
 from .memory import Memory, NodeInfo, Status, resolve_root
@@ -17,6 +18,7 @@ __all__ = [
     "CHECKPOINT_TYPES",
     "Checkpoint",
     "CompactionReport",
+    "Embedder",
     "ExtractiveSummarizer",
     "HipoError",
     "Hit",
@@ -25,11 +27,13 @@ __all__ = [
     "Memory",
     "MemoryConfig",
     "MemoryRootError",
+    "MiniLMEmbedder",
     "NodeInfo",
     "ParseError",
     "PathOutsideRootError",
     "QueryError",
     "RecallResult",
+    "SemanticUnavailable",
     "Status",
     "Summarizer",
     "Topic",

@@ -39,8 +39,8 @@ from .root import Topic, add_to_topics, collect_topics, topics_from_json
 from .search import Document, SearchIndex, open_index
 from .semantic import (
     BACKLOG_LIMIT,
+    FUSIONS,
     MODES,
-    DocumentLookup,
     FusionWeights,
     SemanticBacklog,
     SemanticIndex,
@@ -146,7 +146,6 @@ class Memory:
             tokenizer_path=self.config.embedding_tokenizer or None,
             embedder=embedder,
         )
-        self._lookup = DocumentLookup(self.root, self._documents)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -569,33 +568,30 @@ class Memory:
         wants, where a person searching wants only the matches.
 
         `mode`: "keyword" (BM25 with the tree, topics and recency; the default, as before the
-        extra existed), "semantic" (the nearest vectors alone), "hybrid" (both fused, see
-        `semantic.fuse`) or "auto" (hybrid when semantic recall is on: what the front ends ask
-        for by default). Hybrid without the extra answers by keyword, and says so in the
-        result's `mode`."""
+        extra existed), "semantic" (the nearest vectors alone), "hybrid" (both, fused as
+        `config.fusion` says: "score" adds each document's similarity to its BM25 relevance
+        inside keyword recall, see `recall.blend_relevance`; "rrf" fuses the two rankings by
+        reciprocal rank fusion, see `semantic.fuse`) or "auto" (hybrid when semantic recall is
+        on: what the front ends ask for by default). Hybrid without the extra answers by
+        keyword, and says so in the result's `mode`."""
         if type is not None and type not in CHECKPOINT_TYPES:
             raise QueryError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
         since_day, until_day = _parse_day(since, "since"), _parse_day(until, "until")
         mode = self._recall_mode(mode)
+        if not query.strip():
+            raise QueryError("recall needs a query, e.g. %recall pricing")
+        if k < 1:
+            raise QueryError(f"-k must be at least 1, not {k}")
         with self._lock:
             index = self._ensure_index()
             nodes = self.store.node_paths()
-            # Hybrid fuses twice as many candidates from each list as it shows: enough for an
-            # answer that one list ranks low and the other high (measured on LoCoMo), and a
-            # short keyword list keeps BM25's cost near that of a plain keyword recall.
-            keyword_k = k if mode == "keyword" else max(2 * k, 10)
-            if mode == "semantic":
-                if not query.strip():
-                    raise QueryError("recall needs a query, e.g. %recall pricing")
-                if k < 1:
-                    raise QueryError(f"-k must be at least 1, not {k}")
-                keyword = None
-            else:
-                keyword = recall_module.recall(
+
+            def keyword(count: int, similar: Sequence[tuple[Document, float]] = ()) -> RecallResult:
+                return recall_module.recall(
                     index,
                     self.topics(),
                     query,
-                    k=keyword_k,
+                    k=count,
                     since=since_day,
                     until=until_day,
                     type=type,
@@ -603,49 +599,75 @@ class Memory:
                     half_life_days=self.config.recency_half_life_days,
                     nodes=nodes,
                     neighbours=self._neighbours if neighbours else None,
+                    similar=similar,
+                    similar_weight=self.config.similarity_weight,
                 )
-                if mode == "keyword":
-                    return keyword
+
+            if mode == "keyword":
+                return keyword(k)
+            # Candidates from the vectors: as many as BM25 gives keyword recall for score
+            # fusion; twice what is shown for RRF (enough for an answer one list ranks low
+            # and the other high, measured on LoCoMo); `k` for semantic recall alone.
+            fusion = self.config.fusion
+            if fusion not in FUSIONS:
+                raise HipoError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
+            rrf = fusion == "rrf"
+            if mode == "semantic":
+                limit = k
+            else:
+                limit = max(2 * k, 10) if rrf else recall_module.candidate_count(k)
             try:
                 found = self.semantic.search(
                     index,
                     self._file_documents,
                     query,
-                    limit=k if keyword is None else keyword_k,
+                    limit=limit,
                     kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
                     types={type} if type else None,
                     since=since_day,
                     until=until_day,
                 )
             except SemanticBacklog:
-                if keyword is None:
+                if mode == "semantic":
                     raise
-                return replace(keyword, hits=keyword.hits[:k])  # status says: reindex
+                return keyword(k)  # the status says: run reindex
             except HipoError as error:
-                if keyword is None:
+                if mode == "semantic":
                     raise
                 self.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
-                return replace(keyword, hits=keyword.hits[:k])
+                return keyword(k)
             found = [hit for hit in found if hit.score >= self.config.min_similarity]
-            if keyword is None:
+            # The hits' documents from the text index in one query (not by parsing each hit's
+            # file: at a year of memory that was most of a hybrid recall's time).
+            docs = index.documents_by_id([hit.id for hit in found])
+            by_place = {(doc.path, doc.line): doc for doc in docs.values()}
+
+            def lookup(path: str, line: int) -> Document | None:
+                return by_place.get((path, line))
+
+            if mode == "semantic":
                 return RecallResult(
                     query=query.strip(),
-                    hits=vector_hits_as_hits(found, self._lookup, nodes),
+                    hits=vector_hits_as_hits(found, lookup, nodes),
                     mode="semantic",
                 )
+            if not rrf:
+                similar = [(docs[hit.id], hit.score) for hit in found if hit.id in docs]
+                return replace(keyword(k, similar), mode="hybrid")
+            ranked = keyword(limit)
             hits = fuse(
-                keyword.hits,
+                ranked.hits,
                 found,
                 k=k,
-                topic_names=keyword.topic_matches,
-                lookup=self._lookup,
+                topic_names=ranked.topic_matches,
+                lookup=lookup,
                 nodes=nodes,
                 weights=self._fusion_weights(),
             )
             return replace(
-                keyword,
+                ranked,
                 hits=hits,
-                did_you_mean=[] if hits else keyword.did_you_mean,
+                did_you_mean=[] if hits else ranked.did_you_mean,
                 mode="hybrid",
             )
 
@@ -665,6 +687,7 @@ class Memory:
         return mode
 
     def _fusion_weights(self) -> FusionWeights:
+        """RRF's weights (`config.fusion == "rrf"`)."""
         config = self.config
         return FusionWeights(
             keyword=config.keyword_weight,

@@ -237,12 +237,19 @@ def recall(
     half_life_days: float,
     nodes: Collection[str] = (),
     neighbours: Neighbours | None = None,
+    similar: Sequence[tuple[Document, float]] = (),
+    similar_weight: float = 0.5,
 ) -> RecallResult:
     """Rank what the index finds for `query` (see the module docstring for the score), best first.
 
     With `neighbours` (the checkpoints of a raw log, in order), a raw hit also lifts the
     checkpoints next to it: in a conversation the answer is often the reply to the
     turn that matches the words, and in a task log the step before or after.
+
+    `similar` (documents near the query by meaning, with their cosine similarity, from the
+    semantic extra) joins BM25 as text relevance, weighted by `similar_weight` (see
+    `blend_relevance`): everything else (topics, the day's match, periods, names, recency,
+    neighbours) then applies to what either found.
     """
     query = query.strip()
     if not query:
@@ -254,12 +261,14 @@ def recall(
     matched_names = {t.name for t in matched}
     found = index.search(
         query,
-        limit=max(k * CANDIDATES_PER_HIT, 30),
+        limit=candidate_count(k),
         kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
         types={type} if type else None,
         since=since,
         until=until,
     )
+    if similar:
+        found = blend_relevance(found, similar, similar_weight)
     raw_days = {h.doc.date for h in found if h.doc.kind == "raw"}
     day_prior = _day_prior(found)
     found = [h for h in found if h.doc.kind in ("raw", "knowledge") or not _covers(h, raw_days)]
@@ -311,6 +320,39 @@ def recall(
         did_you_mean=[] if hits else did_you_mean(words, topics),
         topic_matches=sorted(matched_names),
     )
+
+
+def candidate_count(k: int) -> int:
+    """How many hits recall asks of BM25 (and of the vectors, in hybrid recall) to show `k`:
+    enough that the boosts and the neighbours can reorder them."""
+    return max(k * CANDIDATES_PER_HIT, 30)
+
+
+def blend_relevance(
+    found: Sequence[SearchHit], similar: Sequence[tuple[Document, float]], weight: float
+) -> list[SearchHit]:
+    """BM25 hits and documents near by meaning as one list, best first: each document's
+    relevance is its BM25 score over the best one plus `weight` times its cosine over the best
+    one (a convex-style combination of normalised scores). Scores, not ranks: a close paraphrase
+    keeps its lead over a distant one, which rank fusion forgets; and, being candidates of this
+    recall, the meaning hits get the boosts and neighbours keyword hits get. On LoCoMo this was
+    ahead of reciprocal rank fusion at 2,000 tokens (benchmarks/LOCOMO.md)."""
+    best_text = max((hit.score for hit in found), default=0.0) or 1.0
+    best_meaning = max((score for _, score in similar), default=0.0)
+    relevance: dict[str, float] = {}
+    entries: dict[str, tuple[Document, str]] = {}
+    for hit in found:
+        relevance[hit.doc.id] = max(relevance.get(hit.doc.id, 0.0), hit.score / best_text)
+        entries.setdefault(hit.doc.id, (hit.doc, hit.snippet))
+    if best_meaning > 0 and weight > 0:
+        for doc, score in similar:
+            if score <= 0:
+                continue
+            relevance[doc.id] = relevance.get(doc.id, 0.0) + weight * score / best_meaning
+            entries.setdefault(doc.id, (doc, ""))
+    blended = [SearchHit(entries[i][0], relevance[i], entries[i][1]) for i in relevance]
+    blended.sort(key=lambda hit: -hit.score)
+    return blended
 
 
 def _day_prior(found: Sequence[SearchHit]) -> dict[str, float]:

@@ -108,6 +108,10 @@ class SearchIndex(Protocol):
 
     def documents(self, *, kinds: Collection[str] | None = None) -> Iterator[Document]: ...
 
+    def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
+        """The documents with these ids (unknown ids left out): hybrid recall's vector hits,
+        read in one go rather than by parsing each hit's Markdown file."""
+
     def count(self) -> int: ...
 
     def clear(self) -> None: ...
@@ -460,6 +464,19 @@ class Fts5Index:
             rows = self._db.execute(sql, params).fetchall()
         return (_row_to_document(row) for row in rows)
 
+    def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, Document] = {}
+        with self._lock, self._guard():
+            for start in range(0, len(wanted), ID_BATCH):  # under SQLite's variable limit
+                chunk = wanted[start : start + ID_BATCH]
+                where = f"d.id in ({_placeholders(chunk)})"
+                rows = self._db.execute(
+                    f"select {_DOC_COLUMNS} from documents d where {where}", chunk
+                ).fetchall()
+                found.update((row[0], _row_to_document(row)) for row in rows)
+        return found
+
     def search(
         self,
         query: str,
@@ -512,6 +529,7 @@ class Fts5Index:
 
 
 _DOC_COLUMNS = "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags"
+ID_BATCH = 500  # ids per `in (...)` query
 
 
 def _placeholders(values: Collection[str]) -> str:

@@ -251,6 +251,16 @@ class WhooshIndex:
         docs.sort(key=lambda doc: (doc.path, doc.line))
         return iter(docs)
 
+    def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
+        found: dict[str, Document] = {}
+        with self._lock:
+            searcher = self._fresh_searcher()
+            for doc_id in dict.fromkeys(ids):
+                stored = searcher.document(id=doc_id)
+                if stored is not None and "kind" in stored:  # a document, not a file record
+                    found[doc_id] = _stored_to_document(stored)
+        return found
+
     def search(
         self,
         query: str,

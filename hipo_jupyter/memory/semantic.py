@@ -10,9 +10,18 @@ Nothing here may break keyword memory: a missing extra, a damaged model file or 
 turns semantic recall off for this `Memory`, with the reason kept for `%hipo status`, and the
 text index (the one that matters for correctness) is written as before.
 
-`fuse` is hybrid recall: the keyword ranking (BM25 with the tree, topics, recency and query
-handling of `recall`), the vector ranking, the Topics Index matches and recency, combined by
-reciprocal rank fusion (`fusion`), each list with its weight.
+Hybrid recall combines the two sides in one of two ways (`MemoryConfig.fusion`):
+
+- "score" (the default): the vector hits' similarities join BM25 as text relevance inside keyword
+  recall (`recall.blend_relevance`), so the Topics Index, the day's match, named periods and
+  names, recency and neighbouring turns apply to what either side found;
+- "rrf": `fuse` here, the keyword ranking (BM25 with the tree, topics, recency and query handling
+  of `recall`), the vector ranking, the Topics Index matches and recency, combined by reciprocal
+  rank fusion (`fusion`), each list with its weight.
+
+Score fusion measured better on LoCoMo at 2,000 tokens (benchmarks/LOCOMO.md): RRF keeps only
+ranks, so a close paraphrase and a distant one count alike, and its vector hits never get the
+neighbours and date handling that make keyword recall work on conversations.
 """
 
 from __future__ import annotations
@@ -20,7 +29,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +50,7 @@ ReadFile = Callable[[str], "tuple[str, list[Document]] | None"]
 """relative path -> (sha256 of the bytes read, its documents), or None when it cannot be read."""
 
 MODES = ("keyword", "semantic", "hybrid")
+FUSIONS = ("score", "rrf")  # how hybrid recall combines keywords and vectors (MemoryConfig.fusion)
 # HIPO_SEMANTIC=0 turns the automatic setting off for a whole process tree (a test run, a CI job
 # that has the extra installed for other reasons); an explicit setting still wins.
 ENV_SWITCH = "HIPO_SEMANTIC"
@@ -242,41 +251,6 @@ class SemanticIndex:
                 self._store = None
             self._pending = True
             self._backlog = 0  # looked at again when next opened
-
-
-class DocumentLookup:
-    """(path, line) -> the Document there, read from the Markdown file (the truth), each file
-    parsed once per version (size and modification time) and up to `max_files` kept."""
-
-    def __init__(
-        self,
-        root: Path,
-        documents: Callable[[str, bytes], list[Document]],
-        max_files: int = 512,
-    ) -> None:
-        self.root = Path(root)
-        self._documents = documents
-        self._max_files = max_files
-        self._files: OrderedDict[str, tuple[tuple[int, int], dict[int, Document]]] = OrderedDict()
-
-    def __call__(self, path: str, line: int) -> Document | None:
-        try:
-            info = os.stat(self.root / path)
-        except OSError:
-            return None
-        version = (info.st_mtime_ns, info.st_size)
-        cached = self._files.get(path)
-        if cached is None or cached[0] != version:
-            try:
-                docs = self._documents(path, (self.root / path).read_bytes())
-            except (OSError, HipoError):
-                return None
-            cached = (version, {doc.line: doc for doc in docs})
-            self._files[path] = cached
-            while len(self._files) > self._max_files:
-                self._files.popitem(last=False)
-        self._files.move_to_end(path)
-        return cached[1].get(line)
 
 
 # --- fusion ----------------------------------------------------------------------------------

@@ -1,0 +1,78 @@
+"""Score fusion for hybrid recall: BM25 and cosine, each over its best, added with a weight."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hipo_jupyter.memory.recall import blend_relevance
+from hipo_jupyter.memory.search import Document, SearchHit
+
+
+def doc(name: str) -> Document:
+    return Document(
+        id=f"memory/2026-03-02.md#L{name}",
+        path="memory/2026-03-02.md",
+        line=1,
+        kind="raw",
+        date="2026-03-02",
+        type="project",
+        title=name,
+        text=f"text of {name}",
+    )
+
+
+def ranked(hits: list[SearchHit]) -> list[str]:
+    return [hit.doc.title for hit in hits]
+
+
+def test_each_score_is_over_the_best_of_its_list_and_the_meaning_weighted() -> None:
+    words = [SearchHit(doc("a"), 8.0, "…a…"), SearchHit(doc("b"), 4.0, "…b…")]
+    meaning = [(doc("b"), 0.6), (doc("c"), 0.3)]
+    blended = {hit.doc.title: hit.score for hit in blend_relevance(words, meaning, 0.5)}
+    assert blended == pytest.approx({"a": 1.0, "b": 0.5 + 0.5, "c": 0.25})
+
+
+def test_found_by_both_beats_found_by_one() -> None:
+    words = [SearchHit(doc("words-only"), 5.0, ""), SearchHit(doc("both"), 4.5, "")]
+    meaning = [(doc("meaning-only"), 0.8), (doc("both"), 0.7)]
+    assert ranked(blend_relevance(words, meaning, 0.5))[0] == "both"
+
+
+def test_a_meaning_hit_keeps_no_snippet_and_a_word_hit_keeps_its_own() -> None:
+    blended = blend_relevance([SearchHit(doc("a"), 1.0, "…a…")], [(doc("m"), 0.5)], 0.5)
+    assert {hit.doc.title: hit.snippet for hit in blended} == {"a": "…a…", "m": ""}
+
+
+def test_weight_zero_or_no_positive_similarity_is_keyword_recall() -> None:
+    words = [SearchHit(doc("a"), 2.0, ""), SearchHit(doc("b"), 1.0, "")]
+    assert ranked(blend_relevance(words, [(doc("c"), 0.9)], 0.0)) == ["a", "b"]
+    assert ranked(blend_relevance(words, [(doc("c"), -0.2), (doc("d"), 0.0)], 0.5)) == ["a", "b"]
+
+
+def test_meaning_alone_still_ranks_when_no_word_matched() -> None:
+    assert ranked(blend_relevance([], [(doc("x"), 0.4), (doc("y"), 0.8)], 0.5)) == ["y", "x"]
+
+
+names = st.sampled_from("abcdefgh")
+
+
+@given(
+    words=st.dictionaries(names, st.floats(0.01, 50), max_size=8),
+    meaning=st.dictionaries(names, st.floats(-1, 1), max_size=8),
+    weight=st.floats(0, 2),
+)
+def test_every_candidate_once_best_first(words, meaning, weight) -> None:
+    blended = blend_relevance(
+        [SearchHit(doc(n), s, "") for n, s in words.items()],
+        [(doc(n), s) for n, s in meaning.items()],
+        weight,
+    )
+    titles = ranked(blended)
+    expected = set(words)
+    if weight > 0 and any(s > 0 for s in meaning.values()):
+        expected |= {n for n, s in meaning.items() if s > 0}
+    assert sorted(titles) == sorted(expected)
+    scores = [hit.score for hit in blended]
+    assert scores == sorted(scores, reverse=True)
