@@ -19,8 +19,11 @@ budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.c
 - `full_context`: every turn (evidence recall 1 by construction), to show what that costs;
 - `hipo_whoosh`: `hipo` with the Whoosh search backend;
 - `hipo_semantic` (`--semantic`, needs the `[semantic]` extra): `hipo` with semantic recall, its
-  own memory whose turns are embedded at import (all-MiniLM-L6-v2), recalled in hybrid mode: the
-  keyword ranking and the vector ranking fused by reciprocal rank fusion.
+  own memory whose turns are embedded at import (all-MiniLM-L6-v2), recalled in hybrid mode with
+  the default score fusion (each turn's similarity added to its keyword relevance, then the same
+  query handling and neighbours);
+- `hipo_semantic_rrf` (with `--semantic`): the same memory and vectors, hybrid by reciprocal rank
+  fusion of the keyword and vector rankings (`fusion="rrf"`).
 
 `hipo`, `bm25` and `hipo_whoosh` run with semantic recall off, so they measure the same thing
 whether the extra is installed or not.
@@ -55,7 +58,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -73,7 +76,8 @@ BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 SYSTEMS = ("hipo", "bm25", "full_context", "hipo_whoosh")
 SEMANTIC_SYSTEM = "hipo_semantic"
-KNOWN_SYSTEMS = (*SYSTEMS, SEMANTIC_SYSTEM)
+SEMANTIC_SYSTEMS = (SEMANTIC_SYSTEM, "hipo_semantic_rrf")
+KNOWN_SYSTEMS = (*SYSTEMS, *SEMANTIC_SYSTEMS)
 LAYER1_SHARE = 0.25  # Layer 1 takes at most this share of a budget; recall gets the rest
 TARGET_AT_2000 = 0.90  # issue 5: all-evidence rate of `hipo` at a 2,000-token budget
 CANDIDATES = 150  # hits asked per question: more turns than the largest budget holds
@@ -236,10 +240,11 @@ class ConversationMemory:
         self, conversation: Conversation, folder: Path, backend: str, semantic: bool = False
     ) -> None:
         last = max(record.day for record in conversation.records)
+        self.today = lambda: last + timedelta(days=1)
         self.memory = Memory(
             folder,
             config=MemoryConfig(search_backend=backend, semantic=semantic),
-            today=lambda: last + timedelta(days=1),
+            today=self.today,
         )
         started = time.perf_counter()
         self.memory.import_records(conversation.records)
@@ -256,6 +261,7 @@ class ConversationMemory:
         self.layer1 = self.memory.layer1().text
         self.backend = backend
         self._index: SearchIndex | None = None
+        self._rrf: Memory | None = None
 
     def all_turns(self) -> list[Turn]:
         return sorted(self.turns.values(), key=lambda t: t.order)
@@ -264,11 +270,23 @@ class ConversationMemory:
         result = self.memory.recall(question, k=CANDIDATES, neighbours=True)
         return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
 
-    def hipo_semantic(self, question: str) -> list[Turn]:
-        result = self.memory.recall(question, k=CANDIDATES, neighbours=True, mode="hybrid")
+    def hipo_semantic(self, question: str, memory: Memory | None = None) -> list[Turn]:
+        memory = memory or self.memory
+        result = memory.recall(question, k=CANDIDATES, neighbours=True, mode="hybrid")
         if result.mode != "hybrid":
-            raise SystemExit(f"locomo: semantic recall is off: {self.memory.semantic.status()[1]}")
+            raise SystemExit(f"locomo: semantic recall is off: {memory.semantic.status()[1]}")
         return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
+
+    def hipo_semantic_rrf(self, question: str) -> list[Turn]:
+        """hipo_semantic with reciprocal rank fusion instead of score fusion: the same folder
+        and vectors, opened a second time with `fusion="rrf"`."""
+        if self._rrf is None:
+            self._rrf = Memory(
+                self.memory.root,
+                config=replace(self.memory.config, fusion="rrf"),
+                today=self.today,
+            )
+        return self.hipo_semantic(question, self._rrf)
 
     def bm25(self, question: str) -> list[Turn]:
         if self._index is None:  # the same index, opened again and searched directly
@@ -279,6 +297,8 @@ class ConversationMemory:
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
+        if self._rrf is not None:
+            self._rrf.close()
         self.memory.close()
 
 
@@ -349,7 +369,7 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
             for backend in ("fts5", "whoosh", "semantic"):
                 if backend == "whoosh" and "hipo_whoosh" not in systems:
                     continue
-                if backend == "semantic" and SEMANTIC_SYSTEM not in systems:
+                if backend == "semantic" and not set(SEMANTIC_SYSTEMS) & set(systems):
                     continue
                 folder = base / f"{conversation.sample_id}-{backend}"
                 shutil.rmtree(folder, ignore_errors=True)
@@ -370,7 +390,9 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
             if "semantic" in memories:
                 semantic = memories["semantic"]
                 plans[SEMANTIC_SYSTEM] = (semantic.hipo_semantic, semantic.layer1, None)
-                setup[SEMANTIC_SYSTEM] += semantic.setup_seconds
+                plans["hipo_semantic_rrf"] = (semantic.hipo_semantic_rrf, semantic.layer1, None)
+                for name in SEMANTIC_SYSTEMS:
+                    setup[name] += semantic.setup_seconds
             setup["hipo"] += fts5.setup_seconds
             if "whoosh" in memories:
                 setup["hipo_whoosh"] += memories["whoosh"].setup_seconds
@@ -497,7 +519,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--semantic",
         action="store_true",
-        help=f"also run {SEMANTIC_SYSTEM} (needs the [semantic] extra), in the same run",
+        help=f"also run {', '.join(SEMANTIC_SYSTEMS)} (needs the [semantic] extra), in one run",
     )
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
     return parser.parse_args(argv)
@@ -506,14 +528,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    if args.semantic and SEMANTIC_SYSTEM not in systems:
-        systems.append(SEMANTIC_SYSTEM)
+    if args.semantic:
+        systems += [name for name in SEMANTIC_SYSTEMS if name not in systems]
     unknown = set(systems) - set(KNOWN_SYSTEMS)
     if unknown or not args.data.is_file():
         problem = f"unknown systems {sorted(unknown)}" if unknown else f"no file {args.data}"
         print(f"locomo: {problem}", file=sys.stderr)
         return 2
-    if SEMANTIC_SYSTEM in systems:
+    if set(SEMANTIC_SYSTEMS) & set(systems):
         from hipo_jupyter.memory.embed import semantic_available
 
         on, message = semantic_available()

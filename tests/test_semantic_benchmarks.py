@@ -53,10 +53,12 @@ def test_locomo_runs_hipo_semantic_beside_the_others(tmp_path: Path) -> None:
     if not on:
         pytest.skip(message)
     locomo = _load("locomo.py")
-    result = locomo.run(TINY, ["hipo", "bm25", "hipo_semantic"], tmp_path)
-    assert set(result["systems"]) == {"hipo", "bm25", "hipo_semantic"}
-    semantic = result["systems"]["hipo_semantic"]
-    assert semantic["setup_seconds"] > 0
-    # the tiny conversation fits every budget: semantic recall finds everything too
-    assert semantic["budgets"]["4000"]["evidence_recall"] == 1.0
+    systems = ["hipo", "bm25", "hipo_semantic", "hipo_semantic_rrf"]
+    result = locomo.run(TINY, systems, tmp_path)
+    assert set(result["systems"]) == set(systems)
+    for name in ("hipo_semantic", "hipo_semantic_rrf"):
+        semantic = result["systems"][name]
+        assert semantic["setup_seconds"] > 0
+        # the tiny conversation fits every budget: semantic recall finds everything too
+        assert semantic["budgets"]["4000"]["evidence_recall"] == 1.0
     assert [p.name.rsplit("-", 1)[1] for p in tmp_path.iterdir()].count("semantic") == 1
