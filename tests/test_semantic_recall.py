@@ -270,3 +270,17 @@ def test_an_unknown_fusion_is_a_clear_error(memory_root: Path) -> None:
     with pytest.raises(HipoError, match="fusion must be one of score, rrf, not 'borda'"):
         memory.recall("launch", mode="hybrid")
     memory.close()
+
+
+@FUSIONS
+def test_two_turns_alike_in_their_snippets_are_both_kept(memory_root: Path, fusion: str) -> None:
+    # Hits are shown once per distinct title and *whole* text: a keyword hit's snippet is
+    # only a window of it, and two turns that differ after the window are two hits. (No
+    # vector hits at this floor: the keyword side alone must carry the whole texts.)
+    memory = make_memory(memory_root, fusion=fusion, min_similarity=0.99)
+    shared = "- outcome: went to the pottery class again with the kids " * 6
+    memory.remember("Caroline", shared + "on Monday", on=date(2026, 3, 2))
+    memory.remember("Caroline", shared + "on Friday", on=date(2026, 3, 6))
+    hits = memory.recall("pottery class", k=5, mode="hybrid")
+    assert len(hits) == 2 and {hit.date for hit in hits} == {"2026-03-02", "2026-03-06"}
+    memory.close()

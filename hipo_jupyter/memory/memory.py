@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import recall as recall_module
 from .checkpoint import (
@@ -33,10 +34,10 @@ from .errors import HipoError, ParseError, QueryError
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .layer1 import Layer1, assemble_layer1, write_templates
 from .nodes import parse_node, read_status
-from .recall import RecallResult
+from .recall import Hit, RecallResult
 from .redact import redact
 from .root import Topic, add_to_topics, collect_topics, topics_from_json
-from .search import Document, SearchIndex, open_index
+from .search import Document, SearchIndex, document_id, open_index
 from .semantic import (
     BACKLOG_LIMIT,
     FUSIONS,
@@ -51,6 +52,9 @@ from .store import Appended, Store, sha256
 from .summarize import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCountCache
 from .tree import CompactionReport, Compactor, period_start, stamp_key
+
+if TYPE_CHECKING:
+    from .vectors import VectorHit  # numpy: imported only with the extra
 
 log = logging.getLogger(__name__)
 
@@ -637,21 +641,16 @@ class Memory:
                 self.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
                 return keyword(k)
             found = [hit for hit in found if hit.score >= self.config.min_similarity]
-            # The hits' documents from the text index in one query (not by parsing each hit's
-            # file: at a year of memory that was most of a hybrid recall's time).
-            docs = index.documents_by_id([hit.id for hit in found])
-            by_place = {(doc.path, doc.line): doc for doc in docs.values()}
-
-            def lookup(path: str, line: int) -> Document | None:
-                return by_place.get((path, line))
-
+            # Documents come from the text index in one query (not by parsing each hit's file:
+            # at a year of memory that was most of a hybrid recall's time).
             if mode == "semantic":
                 return RecallResult(
                     query=query.strip(),
-                    hits=vector_hits_as_hits(found, lookup, nodes),
+                    hits=vector_hits_as_hits(found, _lookup(index, found), nodes),
                     mode="semantic",
                 )
             if not rrf:
+                docs = index.documents_by_id([hit.id for hit in found])
                 similar = [(docs[hit.id], hit.score) for hit in found if hit.id in docs]
                 return replace(keyword(k, similar), mode="hybrid")
             ranked = keyword(limit)
@@ -660,7 +659,7 @@ class Memory:
                 found,
                 k=k,
                 topic_names=ranked.topic_matches,
-                lookup=lookup,
+                lookup=_lookup(index, found, ranked.hits),
                 nodes=nodes,
                 weights=self._fusion_weights(),
             )
@@ -745,6 +744,15 @@ class Memory:
             self._index.close()
             self._index = None
         self.semantic.close()
+
+
+def _lookup(
+    index: SearchIndex, found: Sequence[VectorHit], hits: Sequence[Hit] = ()
+) -> Callable[[str, int], Document | None]:
+    """(path, line) -> the Document there, for these vector and keyword hits, read at once."""
+    ids = [hit.id for hit in found] + [document_id(hit.file, hit.line) for hit in hits]
+    by_place = {(doc.path, doc.line): doc for doc in index.documents_by_id(ids).values()}
+    return lambda path, line: by_place.get((path, line))
 
 
 def _body_text(checkpoint: Checkpoint) -> str:

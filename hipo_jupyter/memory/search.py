@@ -73,6 +73,11 @@ class Document:
     tags: tuple[str, ...] = ()
 
 
+def document_id(path: str, line: int) -> str:
+    """The id of the document at `line` of `path`."""
+    return f"{path}#L{line}"
+
+
 @dataclass(frozen=True)
 class SearchHit:
     doc: Document
