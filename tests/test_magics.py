@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from anthropic.resources.messages.messages import AsyncMessages, Messages
+from claude_helpers import RaisingShell
 from IPython.core.completer import provisionalcompleter
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
@@ -31,18 +32,6 @@ PRICING = """\
 - decisions: recommend a 15% cut on the starter tier
 - outcome: report shared with the team
 """
-
-
-class RaisingShell(InteractiveShell):
-    """An InteractiveShell that raises a cell's error instead of only printing it."""
-
-    def run_cell(self, *args, **kwargs):
-        result = super().run_cell(*args, **kwargs)
-        if result.error_before_exec is not None:
-            raise result.error_before_exec
-        if result.error_in_exec is not None:
-            raise result.error_in_exec
-        return result
 
 
 # --- fixtures, in layers --------------------------------------------------------------------

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from claude_helpers import RaisingShell
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 import hipo_jupyter.ipython as hipo_ipython
@@ -19,18 +19,6 @@ from hipo_jupyter.ipython.config import Hipo
 from hipo_jupyter.memory.embed import INSTALL_HINT, missing_modules, semantic_available
 
 TODAY = "2026-03-12"
-
-
-class RaisingShell(InteractiveShell):
-    """An InteractiveShell that raises a cell's error instead of only printing it."""
-
-    def run_cell(self, *args, **kwargs):
-        result = super().run_cell(*args, **kwargs)
-        if result.error_before_exec is not None:
-            raise result.error_before_exec
-        if result.error_in_exec is not None:
-            raise result.error_in_exec
-        return result
 
 
 @pytest.fixture

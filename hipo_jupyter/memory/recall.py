@@ -73,6 +73,31 @@ class Hit:
     def location(self) -> str:
         return f"{self.file}:{self.line}"
 
+    @classmethod
+    def of(
+        cls,
+        doc: Document,
+        *,
+        snippet: str,
+        score: float,
+        topics: tuple[str, ...],
+        nodes: Collection[str],
+    ) -> Hit:
+        """The hit for `doc` (its snippet cut from its text when none is given), with its
+        drill-down path through the nodes that exist."""
+        return cls(
+            file=doc.path,
+            line=doc.line,
+            date=doc.date,
+            kind=doc.kind,
+            type=doc.type,
+            title=doc.title,
+            snippet=snippet or plain_snippet(doc.text),
+            score=score,
+            path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
+            topics=topics,
+        )
+
 
 @dataclass(frozen=True)
 class RecallResult:
@@ -148,16 +173,22 @@ def drill_down(
 
 def _covers(hit: SearchHit, raw_days: set[str]) -> bool:
     """Does a raw hit already answer for this node's period?"""
+    return period_answered(hit.doc.kind, hit.doc.date, raw_days)
+
+
+def period_answered(kind: str, start: str, raw_days: Collection[str]) -> bool:
+    """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one that
+    a raw hit's day falls in (a week by ISO week, a month by its weeks' Thursdays)? Then the
+    raw log answers in full and the node is no hit of its own."""
     from .tree import week_id, week_month
 
-    doc = hit.doc
-    if doc.kind == "daily":
-        return doc.date in raw_days
-    if doc.kind == "weekly":
-        week = week_id(date.fromisoformat(doc.date))
+    if kind == "daily":
+        return start in raw_days
+    if kind == "weekly":
+        week = week_id(date.fromisoformat(start))
         return any(week_id(date.fromisoformat(d)) == week for d in raw_days)
-    if doc.kind == "monthly":
-        month = doc.date[:7]
+    if kind == "monthly":
+        month = start[:7]
         return any(week_month(week_id(date.fromisoformat(d))) == month for d in raw_days)
     return False
 
@@ -299,18 +330,7 @@ def recall(
             continue
         seen_texts.add(fingerprint)
         hits.append(
-            Hit(
-                file=doc.path,
-                line=doc.line,
-                date=doc.date,
-                kind=doc.kind,
-                type=doc.type,
-                title=doc.title,
-                snippet=snippet or plain_snippet(doc.text),
-                score=round(score, 4),
-                path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
-                topics=hit_topics,
-            )
+            Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
         )
         if len(hits) == k:
             break

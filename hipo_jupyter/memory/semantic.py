@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING
 from .embed import Embedder, SemanticUnavailable, semantic_available, shared_embedder
 from .errors import HipoError
 from .fusion import RRF_K, reciprocal_rank_fusion
-from .recall import Hit, drill_down
-from .search import Document, SearchIndex, plain_snippet
+from .recall import Hit, period_answered
+from .search import Document, SearchIndex
 
 if TYPE_CHECKING:
     from .vectors import VectorHit, VectorStore
@@ -266,7 +266,9 @@ def vector_hits_as_hits(
     for vector_hit in found:
         doc = lookup(vector_hit.path, vector_hit.line)
         if doc is not None:
-            hits.append(_hit(doc, plain_snippet(doc.text), vector_hit.score, (), nodes))
+            hits.append(
+                Hit.of(doc, snippet="", score=round(vector_hit.score, 6), topics=(), nodes=nodes)
+            )
     return hits
 
 
@@ -298,7 +300,8 @@ def fuse(
     vector_keys = [
         key
         for key in vector_keys
-        if isinstance(by_key[key], Hit) or not _covered(by_key[key], raw_days)
+        if isinstance(by_key[key], Hit)
+        or not period_answered(by_key[key].kind, by_key[key].date, raw_days)
     ]
     candidates = list(dict.fromkeys(keyword_keys + vector_keys))
     docs: dict[tuple[str, int], Document] = {}
@@ -340,7 +343,7 @@ def fuse(
         elif doc is None:  # the file changed since it was embedded: skip, it catches up
             continue
         else:
-            hit = _hit(doc, plain_snippet(doc.text), score, tags_of(key), nodes)
+            hit = Hit.of(doc, snippet="", score=round(score, 6), topics=tags_of(key), nodes=nodes)
             text = doc.text
         fingerprint = " ".join(f"{hit.title}\n{text}".split()).casefold()
         if fingerprint in seen_texts:  # the same words twice (a repeated import, a copy)
@@ -350,39 +353,6 @@ def fuse(
         if len(hits) == k:
             break
     return hits
-
-
-def _covered(hit: VectorHit, raw_days: set[str]) -> bool:
-    """Is this node's period (day, ISO week, month of the week's Thursday) one a raw hit is in?"""
-    from datetime import date
-
-    from .tree import week_id, week_month
-
-    if hit.kind == "daily":
-        return hit.date in raw_days
-    if hit.kind == "weekly":
-        week = week_id(date.fromisoformat(hit.date))
-        return any(week_id(date.fromisoformat(day)) == week for day in raw_days)
-    if hit.kind == "monthly":
-        return any(week_month(week_id(date.fromisoformat(d))) == hit.date[:7] for d in raw_days)
-    return False
-
-
-def _hit(
-    doc: Document, snippet: str, score: float, topics: tuple[str, ...], nodes: Collection[str]
-) -> Hit:
-    return Hit(
-        file=doc.path,
-        line=doc.line,
-        date=doc.date,
-        kind=doc.kind,
-        type=doc.type,
-        title=doc.title,
-        snippet=snippet,
-        score=round(score, 6),
-        path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
-        topics=topics,
-    )
 
 
 def weights_from(values: Mapping[str, float]) -> FusionWeights:
