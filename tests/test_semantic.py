@@ -16,14 +16,12 @@ np = pytest.importorskip("numpy")
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory.embed import SemanticUnavailable  # noqa: E402
-from hipo_jupyter.memory.errors import HipoError  # noqa: E402
 from hipo_jupyter.memory.recall import Hit  # noqa: E402
 from hipo_jupyter.memory.search import Document, open_index  # noqa: E402
 from hipo_jupyter.memory.semantic import (  # noqa: E402
     FusionWeights,
     SemanticIndex,
     fuse,
-    weights_from,
 )
 from hipo_jupyter.memory.vectors import VectorHit  # noqa: E402
 
@@ -229,11 +227,3 @@ def test_fusion_cuts_at_k_and_shows_the_same_words_once() -> None:
         nodes=set(),
     )
     assert [(h.title, h.file) for h in hits] == [("Heron", RAW), ("Dog", RAW_EARLY)]
-
-
-def test_weights_from_settings() -> None:
-    assert weights_from({"vector": 0.5, "k": 10}) == FusionWeights(vector=0.5, k=10.0)
-    with pytest.raises(HipoError, match="unknown fusion weights"):
-        weights_from({"bm25": 1.0})
-    with pytest.raises(HipoError, match=">= 0"):
-        weights_from({"vector": -1})

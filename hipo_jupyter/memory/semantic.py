@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -353,14 +353,3 @@ def fuse(
         if len(hits) == k:
             break
     return hits
-
-
-def weights_from(values: Mapping[str, float]) -> FusionWeights:
-    """FusionWeights from a mapping (config fields), unknown names refused."""
-    known = set(FusionWeights.__dataclass_fields__)
-    unknown = set(values) - known
-    if unknown:
-        raise HipoError(f"unknown fusion weights {sorted(unknown)}; known: {sorted(known)}")
-    if any(float(v) < 0 for v in values.values()):
-        raise HipoError("fusion weights must be >= 0")
-    return FusionWeights(**{name: float(value) for name, value in values.items()})
