@@ -198,7 +198,8 @@ def format_status(status: Any) -> str:
     return "\n".join(
         [
             f"root:            {status.root}",
-            f"raw logs:        {status.raw_days} days, {status.checkpoints} checkpoints",
+            f"raw logs:        {status.raw_days} day{'' if status.raw_days == 1 else 's'}, "
+            f"{status.checkpoints} checkpoint{'' if status.checkpoints == 1 else 's'}",
             f"nodes:           {nodes or 'none'}",
             f"topics:          {status.topics}",
             f"layer 1:         {status.layer1_tokens:,} / {status.layer1_budget:,} tokens",

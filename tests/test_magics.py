@@ -81,6 +81,7 @@ def registered(shell: InteractiveShell) -> dict[str, int]:
         ),
         "configurables": sum(isinstance(c, Hipo) for c in shell.configurables),
         "matchers": len(shell.Completer.custom_matchers),
+        "transformers": len(shell.input_transformers_cleanup),
         "post_run_cell": len(shell.events.callbacks["post_run_cell"]),
         "pre_run_cell": len(shell.events.callbacks["pre_run_cell"]),
     }
@@ -153,6 +154,7 @@ def test_reload_and_double_load_register_once(bare_shell: RaisingShell, memory_r
     loaded = registered(bare_shell)
     assert loaded["line"] == 4 and loaded["cell"] == 2 and loaded["registry"] == 2
     assert loaded["configurables"] == 1 and loaded["matchers"] == before["matchers"] + 1
+    assert loaded["transformers"] == before["transformers"] + 1
     assert loaded["pre_run_cell"] == before["pre_run_cell"] + 1
     assert loaded["post_run_cell"] == before["post_run_cell"] + 1
     assert before["sdk_patched"] == 0 and loaded["sdk_patched"] == 4
@@ -273,6 +275,22 @@ def test_recall_renders_text_in_a_terminal(shell: RaisingShell, capsys: pytest.C
     assert f"memory/ROOT.md -> memory/{TODAY}.md#L1" in out  # the drill-down path
 
 
+def test_a_recall_question_may_end_in_a_question_mark(
+    shell: RaisingShell, capsys: pytest.CaptureFixture
+) -> None:
+    # IPython would read "tier?" as a request for help on `tier` and never run the magic.
+    remember_pricing(shell)
+    capsys.readouterr()
+    run(shell, "%recall what did we decide on the starter tier??")
+    out = capsys.readouterr().out
+    assert "recall 'what did we decide on the starter tier':" in out and "Object" not in out
+    assert "Competitor pricing" in out
+    run(shell, "hits = %recall starter tier?")
+    assert len(shell.user_ns["hits"]) == 1
+    run(shell, "%recall?")  # the magic's own help still works
+    assert "Search memory" in capsys.readouterr().out
+
+
 def test_a_misspelt_query_suggests_a_topic(shell: RaisingShell) -> None:
     remember_pricing(shell)
     hits = shell.run_line_magic("recall", "pricng")
@@ -363,7 +381,8 @@ def test_hipo_subcommands_print_text(shell: RaisingShell, capsys: pytest.Capture
         shell.run_cell(line)
         return capsys.readouterr().out
 
-    assert "checkpoints" in output("%hipo") and "topics: " in output("%hipo status")
+    assert "raw logs: 1 day, 1 checkpoint\n" in output("%hipo")
+    assert "topics: " in output("%hipo status")
     assert output("%hipo compact").startswith("compaction: ")
     assert "# SCRATCHPAD.md" in output("%hipo layer1")
     budget = output("%hipo budget")

@@ -70,7 +70,7 @@ def _no_hits(result: RecallResult) -> str:
 def recall_text(result: RecallResult) -> str:
     if not result.hits:
         return _no_hits(result)
-    count = f"{len(result.hits)} hit{'s' if len(result.hits) != 1 else ''}"
+    count = counted(len(result.hits), "hit")
     lines = [f"recall {result.query!r}: {count}" + _mode_note(result) + _topics_note(result)]
     for number, hit in enumerate(result.hits, 1):
         lines.append(f"{number}. {_hit_heading(hit)}")
@@ -178,7 +178,8 @@ def status_text(status: Status) -> str:
     return "\n".join(
         [
             f"hipo memory at {status.root} (search: {status.backend})",
-            f"  raw logs: {status.raw_days} days, {status.checkpoints} checkpoints",
+            f"  raw logs: {counted(status.raw_days, 'day')}, "
+            f"{counted(status.checkpoints, 'checkpoint')}",
             f"  nodes: {nodes or 'none yet'}; {status.dirty_nodes} to rebuild",
             f"  topics: {status.topics}",
             f"  Layer 1: {_tokens(status.layer1_tokens, status.layer1_budget)}",
@@ -295,3 +296,8 @@ class ReplyView:
 
     def _show(self) -> Any:
         return display(self._markdown(), display_id=True)
+
+
+def counted(number: int, noun: str) -> str:
+    """ "1 day", "2 days", "1,204 checkpoints"."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"

@@ -1,7 +1,8 @@
 """`%load_ext hipo` and `%unload_ext hipo`: the two mirror each other.
 
 Load adds to the shell: the `Hipo` settings to `shell.configurables` (for `%config`), the magics
-(%%remember, %recall, %hipo, and %%ask), the `%recall` completer, two cell hooks (pre_run_cell,
+(%%remember, %recall, %hipo, and %%ask), the `%recall` completer, an input transformer that lets
+a `%recall` query end in "?" (`questions`), two cell hooks (pre_run_cell,
 post_run_cell: the write-back of LLM calls), the Layer 1 injection into the anthropic SDK's
 message classes, and the session (`current()`). Unload removes all of these, in reverse order,
 restores the SDK's methods and closes the Memory. A second load first unloads, so
@@ -23,6 +24,7 @@ from .config import load_settings
 from .display import claude_line, startup_text
 from .magics import HipoMagics
 from .progress import ProgressBar
+from .questions import recall_questions
 from .session import HipoSession, NotLoadedError, Registration, current, forget, set_current
 
 
@@ -41,6 +43,8 @@ def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(magics)
     shell.register_magics(ask_magics)
     registration.magics, registration.ask_magics = magics, ask_magics
+    shell.input_transformers_cleanup.append(recall_questions)
+    registration.transformers.append(recall_questions)
     matcher = topic_matcher(session)
     shell.Completer.custom_matchers.append(matcher)
     registration.matchers.append(matcher)
@@ -79,6 +83,9 @@ def unload_ipython_extension(shell: Any) -> None:
     for matcher in registration.matchers:
         if matcher in shell.Completer.custom_matchers:
             shell.Completer.custom_matchers.remove(matcher)
+    for transformer in registration.transformers:
+        if transformer in shell.input_transformers_cleanup:
+            shell.input_transformers_cleanup.remove(transformer)
     for magics in (registration.ask_magics, registration.magics):
         if magics is not None:
             _unregister_magics(shell, magics, registration.shadowed)

@@ -83,6 +83,7 @@ class Registration:
     shadowed: dict[tuple[str, str], Any] = field(default_factory=dict)  # (kind, name) -> magic
     matchers: list[Any] = field(default_factory=list)
     hooks: list[tuple[str, Callable[..., None]]] = field(default_factory=list)  # (event, callback)
+    transformers: list[Callable[[list[str]], list[str]]] = field(default_factory=list)
     injector: Any = None  # llm.Injector, installed while loaded
 
 
