@@ -343,7 +343,9 @@ export class MemoryPanel extends Widget {
       return;
     }
     const result = this._result!;
-    this._section(node, `Recall: “${result.query}”`);
+    // Say so when meaning, not only words, ranked the hits (the [semantic] extra).
+    const ranking = result.mode === 'hybrid' || result.mode === 'semantic' ? ` (${result.mode})` : '';
+    this._section(node, `Recall: “${result.query}”${ranking}`);
     if (!result.hits.length) {
       const hint = result.did_you_mean.length
         ? ` Did you mean: ${result.did_you_mean.join(', ')}?`

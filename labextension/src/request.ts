@@ -70,6 +70,8 @@ export interface IRecallResult {
   hits: IHit[];
   did_you_mean: string[];
   topic_matches: string[];
+  /** keyword, or hybrid / semantic when the server has the semantic extra */
+  mode?: string;
 }
 
 export interface IBudgetPart {

@@ -208,6 +208,21 @@ describe('MemoryPanel', () => {
     );
   });
 
+  it('names the ranking when meaning took part, and only then', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    api.recall.mockResolvedValue({
+      query: 'launch date', hits: [HIT], did_you_mean: [], topic_matches: [], mode: 'hybrid'
+    });
+    await panel.search('launch date');
+    expect(q(panel, '.jp-HipoMemory-sectionTitle').textContent).toBe('Recall: “launch date” (hybrid)');
+    api.recall.mockResolvedValue({
+      query: 'starter', hits: [HIT], did_you_mean: [], topic_matches: [], mode: 'keyword'
+    });
+    await panel.search('starter');
+    expect(q(panel, '.jp-HipoMemory-sectionTitle').textContent).toBe('Recall: “starter”');
+  });
+
   it('says when nothing is found, with suggestions', async () => {
     api.recall.mockResolvedValue({ query: 'prcing', hits: [], did_you_mean: ['pricing'], topic_matches: [] });
     const panel = new MemoryPanel();
