@@ -6,7 +6,6 @@ determinism, so the benchmark cannot rot unnoticed between the runs that quote i
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import subprocess
@@ -15,6 +14,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import load_benchmark
 
 SCALE = Path(__file__).resolve().parent.parent / "benchmarks" / "scale.py"
 
@@ -41,11 +41,7 @@ METRICS = (
 
 
 def _load_scale():
-    spec = importlib.util.spec_from_file_location("scale_benchmark", SCALE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while building
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("scale.py", "scale_benchmark")
 
 
 @pytest.fixture(scope="module")

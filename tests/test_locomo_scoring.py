@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import load_benchmark
 
 from hipo_jupyter.memory.tokens import count_tokens
 
@@ -26,11 +27,7 @@ DEV = REPO.parent / "shared" / "benchmarks" / "locomo" / "locomo-dev.json"
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("locomo_benchmark", LOCOMO)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while building
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("locomo.py", "locomo_benchmark")
 
 
 @pytest.fixture(scope="module")

@@ -3,24 +3,19 @@ scale run. The runs with the model skip without the extra."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import load_benchmark
 
 from hipo_jupyter.memory.embed import missing_modules, semantic_available
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 TINY = Path(__file__).parent / "data" / "tiny-conversation.json"
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_semantic_benchmark", BENCHMARKS / name)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while building
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark(name, f"{name}_semantic_benchmark")
 
 
 @pytest.fixture(autouse=True)
