@@ -163,6 +163,22 @@ def test_a_failed_replace_file_changes_nothing(filled: SearchIndex) -> None:
     assert filled.file_hashes()[RAW] == "h-raw-3"
 
 
+def test_replace_file_if_hash_writes_only_over_the_hash_it_expects(filled: SearchIndex) -> None:
+    # A sync read the file when the index said "h-raw-1"; another process has indexed a newer
+    # append since: the sync's older version must not overwrite it.
+    newer = doc(RAW, 9, "Newest", "- request: the latest append")
+    filled.add(RAW, "h-raw-2", [newer])
+    older = doc(RAW, 1, "Stale", "- request: what the sync read")
+    assert filled.replace_file(RAW, "h-raw-1b", [older], if_hash="h-raw-1") is False
+    assert filled.file_hashes()[RAW] == "h-raw-2"
+    assert ids(filled.search("latest append")) == [newer.id]
+    assert filled.replace_file(RAW, "h-raw-3", [older], if_hash="h-raw-2") is True
+    assert filled.file_hashes()[RAW] == "h-raw-3" and filled.search("latest append") == []
+    fresh = "memory/2026-04-01.md"
+    assert filled.replace_file(fresh, "h-new", [doc(fresh, 1, "New", "x")], if_hash=None)
+    assert not filled.replace_file(fresh, "h-new2", [], if_hash=None)  # it is indexed now
+
+
 def test_replace_file_with_no_docs_keeps_the_hash(filled: SearchIndex) -> None:
     filled.replace_file(RAW, "h-empty", [])
     assert filled.file_hashes()[RAW] == "h-empty"

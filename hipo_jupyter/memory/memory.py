@@ -475,8 +475,9 @@ class Memory:
                     docs = self._documents(relative, data)
                 except ParseError:
                     docs = []
-                index.replace_file(relative, digest, docs)
-                changed += 1
+                # Only over what was recorded when this sync began: another process that
+                # appended and indexed since then holds a newer version than the one read here.
+                changed += index.replace_file(relative, digest, docs, if_hash=held.get(relative))
             if progress and (done % 25 == 0 or done == total):
                 progress(done, total, relative)
         for relative in set(held) - set(files):

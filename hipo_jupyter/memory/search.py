@@ -73,6 +73,9 @@ class Document:
     tags: tuple[str, ...] = ()
 
 
+ANY_HASH = object()  # `replace_file(..., if_hash=...)` not given: replace whatever is recorded
+
+
 def document_id(path: str, line: int) -> str:
     """The id of the document at `line` of `path`."""
     return f"{path}#L{line}"
@@ -90,8 +93,13 @@ class SearchIndex(Protocol):
 
     name: str
 
-    def replace_file(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
-        """Make `docs` the whole content of `path` and record its hash, in one transaction."""
+    def replace_file(
+        self, path: str, file_hash: str, docs: Sequence[Document], *, if_hash: object = ANY_HASH
+    ) -> bool:
+        """Make `docs` the whole content of `path` and record its hash, in one transaction.
+        With `if_hash` (a hash, or None for a file not indexed), only if the recorded hash is
+        still that one: a sync that read a file must not overwrite what another process
+        indexed since (its append is newer). Returns whether it wrote."""
 
     def add(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         """Append `docs` to `path` (a raw-log append; a doc with a known id replaces it)."""
@@ -427,11 +435,18 @@ class Fts5Index:
             (path, file_hash),
         )
 
-    def replace_file(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
+    def replace_file(
+        self, path: str, file_hash: str, docs: Sequence[Document], *, if_hash: object = ANY_HASH
+    ) -> bool:
         check_paths(path, docs)
         with self._lock, self._guard(), _write(self._db):
+            if if_hash is not ANY_HASH:
+                row = self._db.execute("select hash from files where path = ?", (path,)).fetchone()
+                if (row[0] if row else None) != if_hash:
+                    return False
             self._db.execute("delete from documents where path = ?", (path,))
             self._put(path, file_hash, docs)
+        return True
 
     def add(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         check_paths(path, docs)

@@ -28,6 +28,7 @@ from whoosh.writing import CLEAR, LockError
 
 from .errors import HipoError, QueryError
 from .search import (
+    ANY_HASH,
     SNIPPET_CHARS,
     TAGS_WEIGHT,
     TEXT_WEIGHT,
@@ -160,6 +161,10 @@ def _doc_fields(doc: Document) -> dict[str, Any]:
     }
 
 
+class _Outdated(Exception):
+    """replace_file(if_hash=...) found another hash recorded: write nothing."""
+
+
 class WhooshIndex:
     """Whoosh search index in `index_dir / "whoosh/"`. Use `open_index(..., "whoosh")`."""
 
@@ -202,11 +207,22 @@ class WhooshIndex:
             writer.update_document(**_doc_fields(doc))
         writer.update_document(id=_file_record_id(path), record="file", path=path, hash=file_hash)
 
-    def replace_file(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
+    def replace_file(
+        self, path: str, file_hash: str, docs: Sequence[Document], *, if_hash: object = ANY_HASH
+    ) -> bool:
         check_paths(path, docs)
-        with self._writing() as writer:
-            writer.delete_by_term("path", path)
-            self._put(writer, path, file_hash, docs)
+        try:
+            with self._writing() as writer:
+                if if_hash is not ANY_HASH:
+                    with self._ix.searcher() as searcher:  # the latest commit: we hold the lock
+                        record = searcher.document(id=_file_record_id(path))
+                    if (record["hash"] if record else None) != if_hash:
+                        raise _Outdated  # the writer is cancelled: nothing written
+                writer.delete_by_term("path", path)
+                self._put(writer, path, file_hash, docs)
+        except _Outdated:
+            return False
+        return True
 
     def add(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         check_paths(path, docs)
