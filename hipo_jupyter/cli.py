@@ -31,7 +31,9 @@ interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import importlib.metadata
 import json
 import os
 import re
@@ -46,9 +48,15 @@ from typing import Any, TextIO
 from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
 from hipo_jupyter.memory.check import check_folder, results_text
-from hipo_jupyter.memory.checkpoint import parse_title
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.requests import (
+    MAX_BODY_CHARS,
+    RECALL_MODES,
+    CheckpointDraft,
+    RecallQuery,
+    parse_day,
+)
 
 QUICKSTART = "quickstart.ipynb"
 
@@ -67,23 +75,6 @@ class _Parser(argparse.ArgumentParser):
 # --- argument values --------------------------------------------------------------------------
 
 
-def parse_date(text: str) -> date:
-    """A strict YYYY-MM-DD date; anything else is a usage error that names the format."""
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
-        raise argparse.ArgumentTypeError(f"bad date {text!r}: expected YYYY-MM-DD")
-    try:
-        return date.fromisoformat(text.strip())
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(
-            f"bad date {text!r} ({error}): expected a real YYYY-MM-DD date"
-        ) from None
-
-
-def parse_tags(text: str) -> list[str]:
-    """`a,b, #c` -> ["a", "b", "c"]: commas or spaces, a leading # is optional."""
-    return [tag.lstrip("#") for tag in re.split(r"[,\s]+", text) if tag.lstrip("#")]
-
-
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -99,21 +90,44 @@ def today_from_env() -> Callable[[], date] | None:
     value = os.environ.get(TODAY_ENV, "").strip()
     if not value:
         return None
-    try:
-        pinned = parse_date(value)
-    except argparse.ArgumentTypeError as error:
-        raise UsageError(f"{TODAY_ENV}: {error}") from None
+    pinned = parse_day(value, TODAY_ENV)
     return lambda: pinned
 
 
-def open_memory(args: argparse.Namespace) -> Memory:
-    """The one Memory of the root named by --root, HIPO_ROOT or the working directory."""
+def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
+    """The one Memory of the root named by --root, HIPO_ROOT or the working directory.
+    A command that only reads (`reading`) never creates a memory where there is none."""
     root = resolve_root(args.root)
     if not root.exists():
         raise HipoError(f"the memory root {root} does not exist (create it with `hipo init`)")
     if not root.is_dir():
         raise HipoError(f"the memory root {root} is not a folder")
-    return Memory(root, today=today_from_env())
+    memory = Memory(root, today=today_from_env())
+    if reading and not memory.has_memory():
+        raise HipoError(
+            f"no memory in {root} yet: `hipo init` makes one, or `hipo remember` writes the "
+            "first checkpoint"
+        )
+    return memory
+
+
+def read_stdin_body() -> str:
+    """The checkpoint body from stdin: UTF-8, at most the body limit (bounded: `hipo remember
+    < /dev/zero` stops at once)."""
+    if sys.stdin is None:
+        return ""
+    if sys.stdin.isatty():
+        print("Reading the checkpoint body from stdin; end with Ctrl-D.", file=sys.stderr)
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream without bytes (tests, embedding): already decoded
+        return sys.stdin.read(MAX_BODY_CHARS + 1)
+    data = stream.read(4 * MAX_BODY_CHARS + 4)
+    if len(data) > 4 * MAX_BODY_CHARS:
+        raise UsageError(f"the body on stdin is over the {MAX_BODY_CHARS:,}-character limit")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"the body on stdin is not UTF-8 text (byte {error.start})") from None
 
 
 # --- progress ---------------------------------------------------------------------------------
@@ -257,18 +271,15 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
-    title, title_type, title_tags = parse_title(args.title or " ".join(args.title_words))
-    if not title:
+    title = args.title if args.title is not None else " ".join(args.title_words)
+    if not title.strip():
         raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
-    if sys.stdin is None or sys.stdin.isatty():
-        print("Reading the checkpoint body from stdin; end with Ctrl-D.", file=sys.stderr)
-    body = sys.stdin.read() if sys.stdin is not None else ""
-    tags = list(dict.fromkeys([*title_tags, *(args.tags or ())]))
+    draft = CheckpointDraft.parse(
+        title, read_stdin_body(), type=args.type, tags=args.tags, on=args.date
+    )
     memory = open_memory(args)
     try:
-        checkpoint = memory.remember(
-            title, body, type=args.type or title_type, tags=tags, on=args.date
-        )
+        checkpoint = memory.write_checkpoint(draft)
     finally:
         memory.close()
     print(f"memory/{checkpoint.date}.md  {checkpoint.id}")
@@ -276,14 +287,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    query = " ".join(args.query).strip()
-    if not query:
-        raise UsageError("recall needs a query")
-    memory = open_memory(args)
+    request = RecallQuery.parse(
+        args.query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
+    )  # checked before the folder is looked at, as everywhere
+    memory = open_memory(args, reading=True)
     try:
-        result = memory.recall(
-            query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
-        )
+        result = memory.recall_query(request)
     finally:
         memory.close()
     if args.json:
@@ -307,7 +316,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = open_memory(args, reading=True)
     try:
         status = memory.status()
     finally:
@@ -320,7 +329,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_layer1(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = open_memory(args, reading=True)
     try:
         layer1 = memory.layer1()
     finally:
@@ -362,7 +371,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = open_memory(args, reading=True)
     try:
         results = check_folder(memory)
     finally:
@@ -423,7 +432,7 @@ def memory_tree(root: Path) -> list[str]:
 
 def format_demo(folder: Path, *, today: str | None = None) -> str:
     """What the demo shows of the memory it made: the tree, the Topics Index, one recall."""
-    pinned = parse_date(today) if today else None
+    pinned = parse_day(today, TODAY_ENV) if today else None
     memory = Memory(folder, today=(lambda: pinned) if pinned else None)
     try:
         root_file = folder / "memory" / "ROOT.md"
@@ -455,6 +464,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Values are checked by the engine's one parser (`memory.requests`), not by argparse, so
+    the CLI, the magics and the server give the same answer and the same error."""
     parser = _Parser(
         prog="hipo",
         description="Persistent memory for a notebook folder (the Hipocampus layout).",
@@ -463,11 +474,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--root", metavar="DIR", help="memory root folder (default: $HIPO_ROOT or the cwd)"
     )
+    parser.add_argument("--version", action="version", version=f"hipo {package_version()}")
+    # Global options are also accepted after the command; SUPPRESS keeps a value given before.
+    global_options = _Parser(add_help=False)
+    global_options.add_argument(
+        "--root", default=argparse.SUPPRESS, metavar="DIR", help="memory root folder"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     sub = {
-        name: commands.add_parser(name, help=text, description=text)
+        name: commands.add_parser(name, help=text, description=text, parents=[global_options])
         for name, (_, text) in COMMANDS.items()
     }
+    types = "|".join(CHECKPOINT_TYPES)
 
     remember = sub["remember"]
     remember.add_argument(
@@ -478,22 +496,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     remember.add_argument("--title", help="checkpoint title (instead of the positional TITLE)")
     remember.add_argument(
-        "--type", choices=CHECKPOINT_TYPES, help="checkpoint type (default: project)"
+        "--type", metavar=types, help="checkpoint type (default: the title's [type], or project)"
     )
-    remember.add_argument("--tags", type=parse_tags, metavar="A,B", help="comma-separated tags")
-    remember.add_argument(
-        "--date", type=parse_date, metavar="YYYY-MM-DD", help="day of the log (default: today)"
-    )
+    remember.add_argument("--tags", metavar="A,B", help="comma-separated tags")
+    remember.add_argument("--date", metavar="YYYY-MM-DD", help="day of the log (default: today)")
 
     recall = sub["recall"]
     recall.add_argument("query", nargs="+", metavar="QUERY", help="words to look for")
-    recall.add_argument("-k", type=positive_int, default=5, metavar="N", help="hits (default 5)")
-    recall.add_argument("--since", type=parse_date, metavar="YYYY-MM-DD", help="from this day")
-    recall.add_argument("--until", type=parse_date, metavar="YYYY-MM-DD", help="up to this day")
-    recall.add_argument("--type", choices=CHECKPOINT_TYPES, help="only checkpoints of this type")
+    recall.add_argument("-k", metavar="N", help="hits (default 5)")
+    recall.add_argument("--since", metavar="YYYY-MM-DD", help="from this day")
+    recall.add_argument("--until", metavar="YYYY-MM-DD", help="up to this day")
+    recall.add_argument("--type", metavar=types, help="only checkpoints of this type")
     recall.add_argument(
         "--mode",
-        choices=("auto", "keyword", "semantic", "hybrid"),
+        metavar="|".join(RECALL_MODES),
         default="auto",
         help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
     )
@@ -506,9 +522,6 @@ def build_parser() -> argparse.ArgumentParser:
     importing.add_argument(
         "--format", choices=FORMATS, help="the file's format (default: detected from its content)"
     )
-    importing.add_argument(  # also accepted after the command; SUPPRESS keeps a --root given before
-        "--root", default=argparse.SUPPRESS, metavar="DIR", help="memory root folder"
-    )
 
     demo = sub["demo"]
     demo.add_argument("--keep", action="store_true", help="keep the temporary folder")
@@ -516,6 +529,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=positive_int, default=300, metavar="S", help="seconds per cell"
     )
     return parser
+
+
+def package_version() -> str:
+    try:
+        return importlib.metadata.version("hipo-jupyter")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def one_line(message: str) -> str:
@@ -529,19 +549,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         handler, _ = COMMANDS[args.command]
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()
+        return code
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
+    except BrokenPipeError:
+        return quiet_broken_pipe()
     except (UsageError, HipoError) as error:
         print(f"hipo: error: {one_line(str(error))}", file=sys.stderr)
         return 2
     except OSError as error:
-        where = f" {error.filename}" if error.filename else ""
-        print(f"hipo: error:{where}: {error.strerror or error}", file=sys.stderr)
+        where = f" {error.filename}:" if error.filename else ""
+        print(f"hipo: error:{where} {error.strerror or error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hipo: interrupted", file=sys.stderr)
         return 130
+
+
+def quiet_broken_pipe() -> int:
+    """The reader went away (`hipo recall x | head -1`): stop quietly, as Unix tools do when
+    SIGPIPE ends them, and keep Python from complaining about stdout at exit."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":

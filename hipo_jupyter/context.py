@@ -21,13 +21,14 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hipo_jupyter.memory.errors import HipoError
+from hipo_jupyter.memory.files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
 from hipo_jupyter.memory.redact import redact
 from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens
 from hipo_jupyter.memory.topics import find_identifiers, identifiers, slug
@@ -305,25 +306,21 @@ class Conversation:
     def save(self, path: Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file, never half of one."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(self.to_dict(), file, ensure_ascii=False, indent=1)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+        write_atomic_bytes(path, text.encode("utf-8", "surrogatepass"))
 
     @classmethod
     def load(cls, path: Path) -> Conversation | None:
         """The saved conversation, or None if there is none. A damaged file raises ValueError."""
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular_text(path, MAX_STATE_BYTES, path.name)
         except FileNotFoundError:
             return None
+        except (OSError, HipoError) as error:
+            raise ValueError(f"{path.name} cannot be read: {error}") from None
         try:
             return cls.from_dict(json.loads(text))
-        except (json.JSONDecodeError, TypeError, KeyError) as error:
+        except (json.JSONDecodeError, TypeError, KeyError, AttributeError, RecursionError) as error:
             raise ValueError(f"{path.name} is not a conversation file: {error}") from None
 
 

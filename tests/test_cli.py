@@ -127,7 +127,7 @@ def test_bad_date_is_one_line_and_exit_2(hipo, memory_root: Path, bad: str) -> N
 
 def test_bad_recall_filters_are_usage_errors(hipo) -> None:
     assert_one_line_error(*hipo("recall", "x", "--since", "March")[::2], "bad date")
-    assert_one_line_error(*hipo("recall", "x", "--type", "diary")[::2], "invalid choice")
+    assert_one_line_error(*hipo("recall", "x", "--type", "diary")[::2], "must be one of")
     assert_one_line_error(*hipo("recall", "x", "-k", "0")[::2], "at least 1")
     assert_one_line_error(*hipo("frobnicate")[::2], "invalid choice")
     assert_one_line_error(*hipo(root=None)[::2], "required")

@@ -326,7 +326,7 @@ def half_append(root: Path, day: date = TODAY) -> tuple[Path, bytes, bytes]:
             )
         ).encode()
     )
-    intent = {"size": len(before), "length": len(payload), "sha256": store_module.sha256(payload)}
+    intent = store_module.intent_record(len(before), payload)  # as a killed writer leaves it
     log.with_name(f".{log.name}.append").write_text(json.dumps(intent))
     with log.open("ab") as handle:
         handle.write(payload[:5000])

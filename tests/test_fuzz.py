@@ -1,4 +1,6 @@
-"""Fuzz: the checkpoint and node parsers, the magics' and the CLI's argument parsing, redaction.
+"""Fuzz: the checkpoint and node parsers, the magics' and the CLI's argument parsing, redaction,
+the engine's request parser, and memory folders in any state (hostile raw logs, state files,
+append intents and nodes).
 
 No input may crash them with anything but their documented errors: `ParseError` for bytes that
 are not UTF-8 Markdown, `UsageError` for a magic line (IPython's, one line) or a command line
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import tempfile
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -26,10 +30,12 @@ from IPython.core.error import UsageError
 from test_checkpoint import CHECKPOINTS, TEXT, TRICKY_LINES
 
 from hipo_jupyter import cli
+from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.checkpoint import parse_body, parse_log, parse_title, render
 from hipo_jupyter.memory.errors import ParseError
 from hipo_jupyter.memory.nodes import parse_node, read_status, render_node
 from hipo_jupyter.memory.redact import redact
+from hipo_jupyter.memory.requests import CheckpointDraft, RecallQuery, RequestError
 from hipo_jupyter.memory.store import decode_markdown
 from hipo_jupyter.memory.tree import node_head
 
@@ -45,8 +51,12 @@ WEIGHTS = {
     "magic_runs": 2,
     "cli_argv": 10,
     "redact": 10,
+    "request_values": 4,
+    "folder_states": 3,
 }
 RUN = Counter()  # cases run per target, read by benchmarks/fuzz.py
+FUZZ_DAY = date(2026, 11, 2)
+TEXT_BYTES = TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))
 
 
 def budget(name: str) -> settings:
@@ -267,3 +277,110 @@ def test_redaction_never_raises_and_is_idempotent(text: str) -> None:
     RUN["redact"] += 1
     once = redact(text)
     assert redact(once) == once
+
+
+# --- requests and folder states (issue 11) --------------------------------------------------------
+@budget("request_values")
+@given(
+    st.text(max_size=60),
+    st.text(max_size=12) | st.integers(),
+    st.text(max_size=12),
+    st.text(max_size=12),
+    st.text(max_size=8),
+)
+def test_requests_parse_or_raise_one_line(query, k, since, body, kind) -> None:
+    """Any values: a checked request, or a RequestError of one line; never anything else."""
+    RUN["request_values"] += 1
+    for parse in (
+        lambda: RecallQuery.parse(query, k=k, since=since or None, type=kind or None),
+        lambda: CheckpointDraft.parse(query, body, type=kind or None, on=since or None),
+    ):
+        try:
+            request = parse()
+        except RequestError as error:
+            assert "\n" not in str(error)
+        else:
+            text = json_text(request)
+            assert "\x00" not in text and not any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def json_text(request) -> str:
+    return " ".join(str(value) for value in vars(request).values())
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+ENTRY_KINDS = ("bytes", "fifo", "folder", "dev-null", "link-out", "empty")
+RAW_NAMES = st.sampled_from(
+    ["2026-11-01.md", "2026-10-31.md", "9999-12-31.md", "0001-01-01.md", "2026-02-30.md"]
+)
+
+
+def make_entry(path: Path, kind: str, data: bytes, outside: Path) -> None:
+    if kind == "bytes":
+        path.write_bytes(data)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "dev-null":
+        path.symlink_to("/dev/null")
+    elif kind == "link-out":
+        path.symlink_to(outside)
+    else:
+        path.write_bytes(b"")
+
+
+@budget("folder_states")
+@given(
+    st.lists(
+        st.tuples(RAW_NAMES, st.sampled_from(ENTRY_KINDS), st.binary(max_size=60) | TEXT_BYTES),
+        max_size=4,
+        unique_by=lambda entry: entry[0],
+    ),
+    JSON | st.binary(max_size=40),
+    JSON | st.binary(max_size=40),
+    st.sampled_from(ENTRY_KINDS),
+)
+def test_any_folder_state_keeps_the_checkpoints_and_answers(
+    entries, state, intent, node_kind
+) -> None:
+    """A memory with one sentinel checkpoint, then any mix of hostile raw logs, a state file
+    and an intent of any JSON (or bytes), a node that is anything: status, compact and recall
+    answer (or raise a HipoError), and the sentinel's log is kept byte for byte and found."""
+    RUN["folder_states"] += 1
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "nb"
+        outside = Path(folder) / "outside.md"
+        outside.write_text("outside\n")
+        memory = Memory(root, today=lambda: FUZZ_DAY)
+        memory.remember("Sentinel ocelot", "- outcome: kept")
+        log = root / "memory" / f"{FUZZ_DAY.isoformat()}.md"
+        before = log.read_bytes()
+        memory.compact()
+        memory.close()
+        for name, kind, data in entries:
+            make_entry(root / "memory" / name, kind, data, outside)
+        for path, content in (
+            (root / "memory" / ".compaction-state.json", state),
+            (log.with_name(f".{log.name}.append"), intent),
+        ):
+            raw = content if isinstance(content, bytes) else json.dumps(content).encode()
+            path.write_bytes(raw)
+        node = root / "memory" / "daily" / f"{FUZZ_DAY.isoformat()}.md"
+        node.unlink()
+        make_entry(node, node_kind, b"---\nstatus: fixed\n", outside)
+        memory = Memory(root, today=lambda: FUZZ_DAY)
+        try:
+            for call in (memory.status, memory.compact, lambda: memory.recall("ocelot")):
+                with contextlib.suppress(HipoError):
+                    call()
+            assert log.read_bytes()[: len(before)] == before
+            assert any(hit.title == "Sentinel ocelot" for hit in memory.recall("ocelot").hits)
+        finally:
+            memory.close()
+        assert outside.read_text() == "outside\n"

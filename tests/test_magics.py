@@ -242,13 +242,13 @@ def test_remember_line_form_takes_the_text_after_the_colon(
         ("%%remember Title\n   \n", "body is empty"),
         ("%%remember Title --bogus\nbody", "unrecognized arguments: --bogus"),
         ("%%remember Title --date 12/03/2026\nbody", "--date '12/03/2026' is not a date"),
-        ("%%remember Title --type idea\nbody", "invalid choice: 'idea'"),
+        ("%%remember Title --type idea\nbody", "feedback, user, reference, not 'idea'"),
         ("%remember no colon here", "needs 'TITLE: text'"),
         ("%%remember Big\n" + "x" * 100_001, "limit"),  # raised by the engine (HipoError)
         ("%recall", "what should I recall"),
         ("%recall pricing -k 0", "at least 1"),
         ("%recall pricing --since yesterday", "--since 'yesterday' is not a date"),
-        ("%recall pricing --type idea", "invalid choice: 'idea'"),
+        ("%recall pricing --type idea", "feedback, user, reference, not 'idea'"),
         ("%hipo frobnicate", "use one of status, compact, layer1, budget, topics, reindex"),
     ],
 )

@@ -248,11 +248,11 @@ async def test_a_missing_folder_or_node_is_404(jp_fetch, project):
     [
         ("tree", {}, "path"),
         ("recall", {"path": "project"}, "q"),
-        ("recall", {"path": "project", "q": "   "}, "empty"),
+        ("recall", {"path": "project", "q": "   "}, "needs a query"),
         ("recall", {"path": "project", "q": "x" * 1001}, "longer"),
         ("recall", {"path": "project", "q": "x", "k": "ten"}, "whole number"),
-        ("recall", {"path": "project", "q": "x", "k": "0"}, "between"),
-        ("recall", {"path": "project", "q": "x", "k": "100000"}, "between"),
+        ("recall", {"path": "project", "q": "x", "k": "0"}, "at least 1"),
+        ("recall", {"path": "project", "q": "x", "k": "100000"}, "at most"),
         ("recall", {"path": "project", "q": "x", "since": "March"}, "date"),
         (
             "recall",
@@ -261,7 +261,7 @@ async def test_a_missing_folder_or_node_is_404(jp_fetch, project):
         ),
         ("recall", {"path": "project", "q": "x", "type": "secret"}, "type"),
         ("recall", {"path": "project", "q": "x", "mode": "fuzzy"}, "mode must be one of"),
-        ("recent", {"path": "project", "n": "-1"}, "between"),
+        ("recent", {"path": "project", "n": "-1"}, "at least 1"),
         ("node", {"path": "project"}, "file"),
         ("node", {"path": "project", "file": "analysis.ipynb"}, "Markdown"),
     ],

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -21,13 +20,14 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError
 from hipo_jupyter.memory.check import results_text
-from hipo_jupyter.memory.checkpoint import parse_title
+from hipo_jupyter.memory.requests import RecallQuery
 
 from . import display
 from .progress import ProgressBar
 from .session import HipoSession
 
 WIDGETS_MODULE = "hipo_jupyter.widgets"
+TYPES = "|".join(CHECKPOINT_TYPES)
 
 
 @contextmanager
@@ -42,19 +42,6 @@ def engine_errors() -> Iterator[None]:
 def parse_line(magic: Callable[..., Any], line: str) -> Any:
     """Parse a magic's line with its magic_arguments parser; options may come anywhere."""
     return magic.parser.parse_intermixed_args(line.split())
-
-
-def parse_date(text: str | None, option: str) -> date | None:
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"{option} {text!r} is not a date: use YYYY-MM-DD") from None
-
-
-def split_tags(text: str | None) -> list[str]:
-    return [tag.strip().lstrip("#") for tag in (text or "").split(",") if tag.strip()]
 
 
 @magics_class
@@ -74,7 +61,7 @@ class HipoMagics(Magics):
         help="Title (default: the first words of the body); #word adds a tag, [type] the type.",
     )
     @argument(
-        "--type", choices=CHECKPOINT_TYPES, help="Checkpoint type (default: [type] or project)."
+        "--type", metavar=TYPES, help="Checkpoint type (default: the title's [type], or project)."
     )
     @argument("--tags", metavar="A,B", help="Comma-separated tags, added to any #tags.")
     @argument(
@@ -107,17 +94,13 @@ class HipoMagics(Magics):
         args = parse_line(self.remember, head)
         if not body.strip():
             raise UsageError("nothing to remember: the body is empty")
-        # Parsed here rather than by the engine so that --type wins over a [type] in the title.
-        title, title_type, title_tags = parse_title(" ".join(args.title))
-        on = parse_date(args.date, "--date")
-        tags = list(dict.fromkeys([*title_tags, *split_tags(args.tags)]))
-        with engine_errors():
+        with engine_errors():  # the engine's one parser: title line, --type, tags, date
             checkpoint = self.session.memory.remember(
-                title,
+                " ".join(args.title),
                 body,
-                type=args.type or title_type,
-                tags=tags,
-                on=on,
+                type=args.type,
+                tags=args.tags,
+                on=args.date,
                 notebook=self.session.notebook_name,
                 cell=self._cell_number(),
             )
@@ -136,13 +119,13 @@ class HipoMagics(Magics):
     @line_magic
     @magic_arguments()
     @argument("query", nargs="*", help="What to look for: words, a topic, a name.")
-    @argument("-k", type=int, metavar="N", help="How many hits (default: Hipo.recall_k).")
+    @argument("-k", metavar="N", help="How many hits (default: Hipo.recall_k).")
     @argument("--since", metavar="YYYY-MM-DD", help="Only memory from this day on.")
     @argument("--until", metavar="YYYY-MM-DD", help="Only memory up to this day.")
-    @argument("--type", choices=CHECKPOINT_TYPES, help="Only checkpoints of this type.")
+    @argument("--type", metavar=TYPES, help="Only checkpoints of this type.")
     @argument(
         "--mode",
-        choices=("keyword", "semantic", "hybrid"),
+        metavar="keyword|semantic|hybrid",
         help=(
             "keyword (BM25, tree, topics), semantic (meaning, extra [semantic]) or hybrid "
             "(both fused). Default: Hipo.recall_mode (hybrid when the extra is installed)."
@@ -155,23 +138,19 @@ class HipoMagics(Magics):
         title, a snippet and the way down the tree: ROOT -> month -> week -> day -> raw log.
         """
         args = parse_line(self.recall, line)
-        query = " ".join(args.query).strip()
-        if not query:
+        if not " ".join(args.query).strip():
             raise UsageError("what should I recall? %recall QUERY [-k N] [--since D] [--type T]")
-        k = self.session.settings.recall_k if args.k is None else args.k
-        if k < 1:
-            raise UsageError(f"-k {k}: ask for at least 1 hit")
-        since = parse_date(args.since, "--since")
-        until = parse_date(args.until, "--until")
         with engine_errors():
-            result = self.session.memory.recall(
-                query,
-                k=k,
-                since=since,
-                until=until,
+            request = RecallQuery.parse(
+                args.query,
+                k=args.k,
+                since=args.since,
+                until=args.until,
                 type=args.type,
                 mode=args.mode or self.session.settings.recall_mode,
+                default_k=self.session.settings.recall_k,
             )
+            result = self.session.memory.recall_query(request)
         return display.RecallView.of(result)
 
     # --- %hipo ------------------------------------------------------------------------

@@ -29,7 +29,9 @@ source id is already in that log is skipped, so an import can be repeated safely
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -38,11 +40,12 @@ from typing import Any
 
 from .checkpoint import Checkpoint, render
 from .errors import HipoError
+from .files import MAX_IMPORT_BYTES, kind_of
 from .redact import redact
+from .requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
 from .tree import CompactionReport
 
 FORMATS = ("json", "locomo", "claude-code")
-MAX_BODY_CHARS = 100_000  # Memory.remember's limit; longer turns are cut, and say so
 CUT_NOTE = "\n[hipo: cut at {limit:,} characters on import; the turn had {chars:,}]"
 IMAGE_NOTE = "[shared an image: {caption}]"
 
@@ -106,7 +109,7 @@ def read_file(path: str | Path, format: str | None = None) -> list[ImportRecord]
     """Parse a transcript file (format detected when not given); raises ImportFormatError."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_transcript(path)
     except OSError as error:
         raise ImportFormatError(f"cannot read {path}: {error.strerror or error}") from None
     try:
@@ -114,6 +117,20 @@ def read_file(path: str | Path, format: str | None = None) -> list[ImportRecord]
     except UnicodeDecodeError as error:
         raise ImportFormatError(f"{path.name} is not UTF-8 text (byte {error.start})") from None
     return parse_text(text, format, name=path.name)
+
+
+def read_transcript(path: Path) -> bytes:
+    """A transcript's bytes: a regular file (a symlink to one is fine: it is the user's own
+    file, outside the memory), at most MAX_IMPORT_BYTES. `/dev/zero` or a FIFO is refused at
+    once instead of being read forever."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ImportFormatError(f"{path} is a {kind_of(info.st_mode)}, not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_IMPORT_BYTES + 1)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportFormatError(f"{path} is over the {MAX_IMPORT_BYTES:,}-byte limit of an import")
+    return data
 
 
 def parse_text(text: str, format: str | None = None, *, name: str = "input") -> list[ImportRecord]:
@@ -177,6 +194,8 @@ def _load_json(text: str, name: str) -> Any:
         raise ImportFormatError(
             f"{name} line {error.lineno} column {error.colno}: not valid JSON ({error.msg})"
         ) from None
+    except RecursionError:
+        raise ImportFormatError(f"{name}: JSON nested too deeply to be a transcript") from None
 
 
 # --- times -----------------------------------------------------------------------------------
@@ -201,7 +220,10 @@ def parse_time(value: Any) -> datetime:
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{value!r} is not a time")
     if isinstance(value, int | float):
-        moment = datetime.fromtimestamp(value, UTC)
+        try:
+            moment = datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"{value!r} seconds is not a time (out of range)") from None
     elif isinstance(value, str):
         text = value.strip()
         try:
@@ -210,7 +232,15 @@ def parse_time(value: Any) -> datetime:
             moment = parse_locomo_time(text)
     else:
         raise ValueError(f"{value!r} is not a time")
-    return moment.astimezone() if moment.tzinfo is not None else moment
+    try:
+        local = moment.astimezone() if moment.tzinfo is not None else moment
+    except (OverflowError, OSError):
+        raise ValueError(f"{value!r} is out of range") from None
+    if not in_range(local.date()):
+        raise ValueError(
+            f"{value!r} is out of range (memory keeps days from 1900-01-01 to 2199-12-31)"
+        )
+    return local
 
 
 # --- the formats -----------------------------------------------------------------------------
@@ -305,6 +335,11 @@ def locomo_turns(conversation: dict, sample_id: str, where: str) -> list[ImportR
             day = parse_locomo_time(when).date()
         except ValueError as error:
             raise ImportFormatError(f"{where} {key}_date_time: {error}") from None
+        if not in_range(day):
+            raise ImportFormatError(
+                f"{where} {key}_date_time: {when!r} is out of range (memory keeps days from "
+                "1900-01-01 to 2199-12-31)"
+            )
         for number, turn in enumerate(turns, start=1):
             at = f"{where} {key} turn {number}"
             if not isinstance(turn, dict):
@@ -385,11 +420,11 @@ def _kind(value: Any) -> str:
 
 def to_checkpoint(record: ImportRecord) -> Checkpoint:
     """The checkpoint of one turn: redacted, and cut when longer than a checkpoint may be."""
-    body = redact(record.body)
+    body = redact(storable(record.body))
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + CUT_NOTE.format(limit=MAX_BODY_CHARS, chars=len(body))
-    title = redact(" ".join(record.title.split())) or "turn"
-    return Checkpoint(title=title, text=body, id=record.source)
+    title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
+    return Checkpoint(title=title, text=body, id=storable(record.source))
 
 
 def blocks_by_day(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .config import MemoryConfig
 from .errors import MemoryRootError
+from .files import MAX_NODE_BYTES, UnsafeFileError, read_regular
 from .nodes import parse_node
 from .tokens import count_tokens, truncate_to_tokens
 
@@ -147,13 +148,14 @@ def _read_part(
     root: Path, name: str, relative: str, budget: int, count: Callable[[str], int]
 ) -> Layer1Part:
     path = root / relative
-    exists = path.is_file()
+    exists = os.path.lexists(path)
     text = ""
     if exists:
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
-        except OSError as error:
-            log.warning("hipo: cannot read %s, left out of Layer 1: %s", path, error)
+            text = read_regular(path, MAX_NODE_BYTES, relative).decode("utf-8", errors="replace")
+        except (OSError, UnsafeFileError) as error:
+            exists = False
+            log.warning("hipo: cannot read %s, left out of Layer 1: %s", relative, error)
     if name == "ROOT" and text.startswith("---"):
         text = parse_node(text).body + "\n"
     tokens = count(text)

@@ -20,24 +20,24 @@ from typing import TYPE_CHECKING
 
 from . import recall as recall_module
 from .checkpoint import (
-    CHECKPOINT_TYPES,
     Checkpoint,
     new_id,
     parse_body,
     parse_log,
-    parse_title,
     render,
 )
 from .config import MemoryConfig
 from .embed import Embedder, SemanticUnavailable
-from .errors import HipoError, ParseError, QueryError
+from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
+from .files import MAX_STATE_BYTES
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .layer1 import Layer1, assemble_layer1, write_templates
 from .nodes import parse_node, read_status
 from .recall import Hit, RecallResult
 from .redact import redact
+from .requests import CheckpointDraft, RecallQuery, parse_day, storable
 from .root import Topic, add_to_topics, collect_topics, topics_from_json
-from .search import Document, SearchIndex, document_id, open_index
+from .search import Document, SearchIndex, document_id, memory_index, open_index
 from .semantic import (
     BACKLOG_LIMIT,
     FUSIONS,
@@ -61,7 +61,6 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
 
-MAX_CHECKPOINT_CHARS = 100_000
 NODE_KINDS = ("daily", "weekly", "monthly")
 
 
@@ -104,17 +103,8 @@ def resolve_root(explicit: str | Path | None = None, notebook_path: str | None =
 
 def _today_from_env() -> date:
     """HIPO_TODAY=YYYY-MM-DD pins the clock (tests, demos); otherwise the local date."""
-    pinned = os.environ.get("HIPO_TODAY")
-    return date.fromisoformat(pinned) if pinned else date.today()
-
-
-def _parse_day(value: str | date | None, name: str) -> str | None:
-    if value is None or isinstance(value, date):
-        return value.isoformat() if value else None
-    try:
-        return date.fromisoformat(value).isoformat()
-    except ValueError:
-        raise QueryError(f"{name} must be a date like 2026-03-12, not {value!r}") from None
+    pinned = os.environ.get("HIPO_TODAY", "").strip()
+    return parse_day(pinned, "HIPO_TODAY") or date.today() if pinned else date.today()
 
 
 class Memory:
@@ -164,10 +154,15 @@ class Memory:
         self.store.ensure_layout()
         return write_templates(self.root)
 
+    def has_memory(self) -> bool:
+        """Whether the root holds a memory yet. Read-only front ends (recall, status, check)
+        say so instead of creating one."""
+        return self.store.has_memory()
+
     def read(self, relative_path: str) -> str:
         """A file under the root (node, raw log, knowledge); refuses paths outside the root."""
         path = self.store.inside(relative_path.split("#", 1)[0])
-        if not path.is_file():
+        if not os.path.lexists(path):
             raise HipoError(f"no such memory file: {relative_path}")
         return self.store.read_text(path)
 
@@ -177,48 +172,43 @@ class Memory:
         title: str,
         body: str = "",
         *,
-        type: str = "project",
+        type: str | None = None,
         tags: Sequence[str] = (),
-        on: date | None = None,
+        on: str | date | None = None,
         notebook: str | None = None,
         cell: str | None = None,
     ) -> Checkpoint:
-        """Append one checkpoint to the raw log of `on` (default today) and index it at once."""
-        if len(body) > MAX_CHECKPOINT_CHARS:
-            raise HipoError(
-                f"checkpoint body is {len(body):,} characters; the limit is "
-                f"{MAX_CHECKPOINT_CHARS:,}: save large output under knowledge/ and reference it"
-            )
-        title_text, title_type, title_tags = parse_title(redact(" ".join(title.split())))
-        if title_type != "project" or "[project]" in title.lower():
-            type = title_type
-        type = type.lower()
-        if type not in CHECKPOINT_TYPES:
-            raise HipoError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
-        fields, text = parse_body(redact(body))
+        """Append one checkpoint to the raw log of `on` (default today) and index it at once.
+
+        `title` is a title line as `%%remember` reads it (`[type]` and `#tags` at its end);
+        an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`."""
+        draft = CheckpointDraft.parse(title, body, type=type, tags=tags, on=on)
+        return self.write_checkpoint(draft, notebook=notebook, cell=cell)
+
+    def write_checkpoint(
+        self, draft: CheckpointDraft, *, notebook: str | None = None, cell: str | None = None
+    ) -> Checkpoint:
+        """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
+        fields, text = parse_body(redact(draft.body))
+        title_text = redact(draft.title)
         if not title_text:
             title_text = " ".join(text.split()[:8]) or (fields[0][1][:60] if fields else "")
         if not fields and not text.strip():
             raise HipoError("a checkpoint needs a body: '- request: ...' lines or free text")
-        all_tags = tuple(
-            dict.fromkeys(
-                t.strip().lstrip("#").lower() for t in (*title_tags, *tags) if t.strip().lstrip("#")
-            )
-        )
         try:
             checkpoint = Checkpoint(
                 title=title_text,
-                type=type,
+                type=draft.type,
                 fields=fields,
                 text=text,
                 id=new_id(),
-                tags=all_tags,
-                notebook=redact(notebook) if notebook else None,
-                cell=cell,
+                tags=draft.tags,
+                notebook=redact(storable(notebook)) if notebook else None,
+                cell=storable(cell) if cell else None,
             )
         except ValueError as exc:  # the dataclass validates keys and type
             raise HipoError(f"not a valid checkpoint: {exc}") from None
-        day = on or self.today
+        day = draft.day or self.today
         with self._lock:
             written = self.store.append_raw(day, render(checkpoint))
             checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
@@ -274,8 +264,8 @@ class Memory:
     def _file_documents(self, relative: str) -> tuple[str, list[Document]] | None:
         """(sha256, documents) of a file as it is now, for the vectors to catch up from."""
         try:
-            data = (self.root / relative).read_bytes()
-        except OSError:
+            data = self._read_searchable(relative, self.root / relative)
+        except (OSError, ParseError):
             return None
         try:
             return sha256(data), self._documents(relative, data)
@@ -302,7 +292,7 @@ class Memory:
         with self._lock:
             self.store.write_atomic(path, body)
             relative = self.store.relative(path)
-            data = path.read_bytes()
+            data = self.store.read_file(path)
             docs = self._documents(relative, data)
             self._open_index().replace_file(relative, sha256(data), docs)
             self._vectors_in_step(
@@ -382,11 +372,14 @@ class Memory:
 
     def _saved_topics(self, stamps: dict, today: date) -> list[Topic] | None:
         try:
-            saved = json.loads(self.store.state_path.read_text("utf-8"))["hipo"]
+            saved = json.loads(self.store.read_file(self.store.state_path, MAX_STATE_BYTES))
+            saved = saved["hipo"]
             if saved.get("topics-stamp") == stamp_key(stamps):
                 return topics_from_json(saved["topics"], today)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
+        except (
+            OSError, HipoError, ValueError, LookupError, TypeError, AttributeError, RecursionError
+        ):
+            pass  # no saved topics, or not ours: they are collected from the raw logs
         return None
 
     def _topics_after_append(self, day: date, written: Appended, checkpoint: Checkpoint) -> None:
@@ -435,11 +428,29 @@ class Memory:
         if self._index is None or self._index_backend != self.config.search_backend:
             if self._index is not None:
                 self._index.close()
-            self.store.index_dir.mkdir(parents=True, exist_ok=True)
-            self._index = open_index(self.store.index_dir, self.config.search_backend)
+            self._index = self._open_saved_or_memory_index()
             self._index_backend = self.config.search_backend
             self._synced = False
         return self._index
+
+    def _open_saved_or_memory_index(self) -> SearchIndex:
+        """The index under memory/.index; in a folder this process cannot write, one built in
+        memory instead, so recall and status still answer (and say, once, why it is not kept)."""
+        self.store.check_root()
+        try:
+            self.store.confined(self.store.memory_dir)
+            self.store.index_dir.mkdir(parents=True, exist_ok=True)
+            return open_index(self.store.index_dir, self.config.search_backend)
+        except (OSError, HipoError, sqlite3.Error) as error:
+            if isinstance(error, PathOutsideRootError) or os.access(self.store.memory_dir, os.W_OK):
+                raise
+            reason = getattr(error, "strerror", None) or str(error)
+            log.warning(
+                "hipo: the search index could not be saved in memory/.index (%s); recall uses "
+                "one built in memory for this process",
+                reason,
+            )
+            return memory_index()
 
     def _searchable_files(self) -> dict[str, Path]:
         files = {
@@ -456,6 +467,13 @@ class Memory:
                     files[self.store.relative(path)] = path
         return files
 
+    def _read_searchable(self, relative: str, path: Path) -> bytes:
+        """A raw log (under its lock, repaired), or a node or knowledge file: bounded reads of
+        regular files only."""
+        if self.store.is_raw(path):
+            return self.store.read_bytes(path)
+        return self.store.read_file(path)
+
     def _sync_index(self, progress: Progress | None = None, *, backlog: bool = False) -> int:
         """Make the index match the files: re-send changed files, drop deleted ones. With
         `backlog` (reindex, import) the vectors catch up however many texts wait."""
@@ -466,9 +484,9 @@ class Memory:
         total = len(files)
         for done, (relative, path) in enumerate(sorted(files.items()), start=1):
             try:
-                data = path.read_bytes()
-            except OSError:
-                continue
+                data = self._read_searchable(relative, path)
+            except (OSError, ParseError):
+                continue  # gone, or not a regular file: the store warned
             digest = sha256(data)
             if held.get(relative) != digest:
                 try:
@@ -561,7 +579,7 @@ class Memory:
         self,
         query: str,
         *,
-        k: int = 5,
+        k: int | str = 5,
         since: str | date | None = None,
         until: str | date | None = None,
         type: str | None = None,
@@ -579,14 +597,15 @@ class Memory:
         reciprocal rank fusion, see `semantic.fuse`) or "auto" (hybrid when semantic recall is
         on: what the front ends ask for by default). Hybrid without the extra answers by
         keyword, and says so in the result's `mode`."""
-        if type is not None and type not in CHECKPOINT_TYPES:
-            raise QueryError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}, not {type!r}")
-        since_day, until_day = _parse_day(since, "since"), _parse_day(until, "until")
-        mode = self._recall_mode(mode)
-        if not query.strip():
-            raise QueryError("recall needs a query, e.g. %recall pricing")
-        if k < 1:
-            raise QueryError(f"-k must be at least 1, not {k}")
+        request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
+        return self.recall_query(request, neighbours=neighbours)
+
+    def recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
+        """`recall` for a request already parsed (the front ends parse it first)."""
+        query, k, type = request.query, request.k, request.type
+        since_day = request.since.isoformat() if request.since else None
+        until_day = request.until.isoformat() if request.until else None
+        mode = self._recall_mode(request.mode)
         with self._lock:
             index = self._ensure_index()
             nodes = self.store.node_paths()

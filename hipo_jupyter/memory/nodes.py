@@ -17,9 +17,12 @@ body with no metadata (and is then treated as tentative, so the chain rebuilds i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .files import UnsafeFileError, open_regular
 
 FRONTMATTER_ORDER = (
     "type",
@@ -78,8 +81,13 @@ def list_value(items: list[str]) -> str:
 def read_status(path: Path) -> str:
     """A node's `status` from the head of its file, without reading a long body ("" if none)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(4096).decode("utf-8", errors="replace")
+        fd = open_regular(path, os.O_RDONLY, path.name)
+    except (OSError, UnsafeFileError):
+        return ""
+    try:
+        head = os.pread(fd, 4096, 0).decode("utf-8", errors="replace")
     except OSError:
         return ""
+    finally:
+        os.close(fd)
     return parse_node(head + "\n---").status if head.startswith("---") else ""

@@ -36,6 +36,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from .errors import HipoError, QueryError
+from .files import MAX_LOG_BYTES, read_regular
 from .root import Topic
 from .search import STOPWORDS, Document, SearchHit, SearchIndex, plain_snippet
 
@@ -242,8 +243,7 @@ class LogNeighbours:
         cached = self._logs.get(path)
         if cached is None or cached[0] != version:
             try:
-                with open(file, "rb") as handle:
-                    data = handle.read()
+                data = read_regular(Path(file), MAX_LOG_BYTES, path)
                 docs = sorted(self._documents(path, data), key=lambda d: d.line)
             except (OSError, HipoError):
                 return None

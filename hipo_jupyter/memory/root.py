@@ -236,7 +236,7 @@ def _week_floor(today: date) -> str:
 
 
 def _history_lines(monthly: Mapping[str, Node], today: date, keep: int, words: int) -> list[str]:
-    current = today.strftime("%Y-%m")
+    current = f"{today.year:04d}-{today.month:02d}"
     months = sorted((m for m in monthly if m < current), reverse=True)
     lines = []
     for month in months[:keep]:

@@ -642,6 +642,11 @@ def open_fts5(index_dir: Path) -> Fts5Index:
         raise HipoError(f"cannot create the search index {db_path}: {error}") from error
 
 
+def memory_index() -> SearchIndex:
+    """An FTS5 index held in memory only: for a folder whose index cannot be saved."""
+    return Fts5Index(Path(":memory:"))
+
+
 def open_index(index_dir: Path, backend: str = "fts5") -> SearchIndex:
     """Open (creating if needed) the index of `backend` under `index_dir`.
 

@@ -35,20 +35,35 @@ file and what was kept, so front ends show one line instead of a traceback.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
-import tempfile
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from .errors import MemoryRootError, ParseError, PathOutsideRootError
+from .files import (
+    MAX_LOG_BYTES,
+    MAX_NODE_BYTES,
+    UnsafeFileError,
+    kind_of,
+    open_regular,
+    read_fd,
+    read_regular,
+    write_atomic_bytes,
+)
+from .requests import in_range
+
+log = logging.getLogger(__name__)
 
 RAW_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 INTENT_NAME = re.compile(r"^\.(\d{4}-\d{2}-\d{2}\.md)\.append$")
@@ -63,40 +78,59 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+MAX_INTENT_BYTES = 4 * MAX_LOG_BYTES  # JSON escapes can quadruple a payload
+
+
 @dataclass(frozen=True)
 class AppendIntent:
-    """What an append is about to do: the log's size before it, the payload's length and hash."""
+    """What an append is about to write: the log's size before it, and the payload itself with
+    its length and hash. The payload is kept so that a repair can prove, byte for byte, that a
+    tail it cuts off is what this append wrote and nothing else."""
 
     size: int
     length: int
     digest: str
+    payload: bytes | None = None  # None: an intent that proves nothing (old or foreign)
 
     @property
     def end(self) -> int:
         return self.size + self.length
 
+    @property
+    def proven(self) -> bool:
+        """The payload is there and matches the announced length and hash."""
+        return (
+            self.payload is not None
+            and len(self.payload) == self.length
+            and sha256(self.payload) == self.digest
+        )
+
+
+def intent_record(size: int, payload: bytes) -> dict[str, object]:
+    """The JSON of an append intent: the log's size before, and the payload that follows."""
+    return {
+        "size": size,
+        "length": len(payload),
+        "sha256": sha256(payload),
+        "payload": base64.b64encode(payload).decode("ascii"),
+    }
+
 
 def read_intent(path: Path) -> AppendIntent | None:
-    """The intent in `path`, or None when there is none or it was itself cut short (then the
-    append it announced never started: the intent is written whole before the payload)."""
+    """The intent in `path`, or None when there is none, it is not a regular file, or it was
+    itself cut short (then the append it announced never started: the intent is written whole
+    before the payload)."""
     try:
-        data = json.loads(path.read_bytes())
-        return AppendIntent(int(data["size"]), int(data["length"]), str(data["sha256"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        data = json.loads(read_regular(path, MAX_INTENT_BYTES, path.name))
+        payload = data.get("payload")
+        return AppendIntent(
+            int(data["size"]),
+            int(data["length"]),
+            str(data["sha256"]),
+            base64.b64decode(payload, validate=True) if isinstance(payload, str) else None,
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
-
-
-def _read_all(fd: int, offset: int = 0, length: int | None = None) -> bytes:
-    """Bytes of an open file from `offset` (to the end, or `length` of them), by pread."""
-    end = os.fstat(fd).st_size if length is None else offset + length
-    chunks = []
-    while offset < end:
-        chunk = os.pread(fd, min(end - offset, 1 << 20), offset)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -143,11 +177,16 @@ class Store:
         self.index_dir = self.memory_dir / ".index"
         self.state_path = self.memory_dir / ".compaction-state.json"
         self.root_node = self.memory_dir / "ROOT.md"
+        self._warned: set[str] = set()
 
     # --- layout -------------------------------------------------------------------------
-    def ensure_layout(self) -> None:
+    def check_root(self) -> None:
+        """The root must be a folder (or not exist yet): a file is a one-line error."""
         if self.root.exists() and not self.root.is_dir():
             raise MemoryRootError(f"memory root {self.root} is a file, not a folder")
+
+    def ensure_layout(self) -> None:
+        self.check_root()
         try:
             for folder in (self.memory_dir, self.root / "knowledge", self.root / "plans"):
                 folder.mkdir(parents=True, exist_ok=True)
@@ -155,8 +194,27 @@ class Store:
             raise MemoryRootError(
                 f"cannot create memory folders in {self.root}: {exc.strerror}"
             ) from exc
+        self.confined(self.memory_dir)
         if not os.access(self.memory_dir, os.W_OK):
             raise MemoryRootError(f"memory folder {self.memory_dir} is not writable")
+
+    def has_memory(self) -> bool:
+        """Whether this root holds a memory at all (its memory/ folder exists)."""
+        return self.memory_dir.is_dir()
+
+    def confined(self, folder: Path) -> Path:
+        """`folder`, after checking that it really lies inside the root: a memory/ or node
+        folder that is a symlink out of the root is neither read nor written."""
+        try:
+            real = folder.resolve()
+            inside = real.is_relative_to(self.root.resolve())
+        except (OSError, RuntimeError):  # a loop of links
+            inside = False
+        if not inside:
+            raise PathOutsideRootError(
+                f"{self._shown(folder)} leads outside the memory root {self.root}: not used"
+            )
+        return folder
 
     def level_dir(self, level: str) -> Path:
         return self.memory_dir / level
@@ -164,57 +222,83 @@ class Store:
     def raw_path(self, day: date) -> Path:
         return self.memory_dir / f"{day.isoformat()}.md"
 
+    def _warn_once(self, name: str, why: str) -> None:
+        if name not in self._warned:
+            self._warned.add(name)
+            log.warning("hipo: %s: %s; skipped", name, why)
+
     def raw_days(self) -> list[date]:
-        """Dates of the raw logs present, oldest first."""
+        """Dates of the raw logs present, oldest first: regular files named for a day in range.
+        Anything else with a log's name (a FIFO, a folder, a symlink, a day in year 9999) is
+        skipped with a warning, once per process."""
         days = []
-        try:
-            names = os.listdir(self.memory_dir)
-        except FileNotFoundError:
-            return []
-        for name in names:
-            match = RAW_NAME.match(name)
-            if match:
-                try:
-                    days.append(date.fromisoformat(match.group(1)))
-                except ValueError:
-                    continue  # "2026-02-30.md": not a day, not ours to judge
+        for name, info in self._raw_entries():
+            day = date.fromisoformat(name[:-3])
+            if not in_range(day):
+                self._warn_once(f"memory/{name}", "a day outside 1900-01-01 .. 2199-12-31")
+            elif not stat.S_ISREG(info.st_mode):
+                self._warn_once(f"memory/{name}", f"a {kind_of(info.st_mode)}, not a regular file")
+            else:
+                days.append(day)
         return sorted(days)
+
+    def _raw_entries(self) -> list[tuple[str, os.stat_result]]:
+        """(name, lstat) of the entries named like a raw log of a real day."""
+        try:
+            entries = list(os.scandir(self.memory_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found = []
+        for entry in entries:
+            match = RAW_NAME.match(entry.name)
+            if not match:
+                continue
+            try:
+                date.fromisoformat(match.group(1))
+                found.append((entry.name, entry.stat(follow_symlinks=False)))
+            except (ValueError, OSError):
+                continue  # "2026-02-30.md": not a day, not ours to judge; or gone meanwhile
+        return found
 
     def raw_stamps(self) -> dict[str, tuple[int, int]]:
         """Raw log name -> (size, mtime_ns): a cheap way to tell whether any raw log changed."""
-        stamps = {}
-        try:
-            entries = os.scandir(self.memory_dir)
-        except FileNotFoundError:
-            return {}
-        with entries:
-            for entry in entries:
-                if RAW_NAME.match(entry.name):
-                    info = entry.stat()
-                    stamps[entry.name] = (info.st_size, info.st_mtime_ns)
-        return stamps
+        return {
+            name: (info.st_size, info.st_mtime_ns)
+            for name, info in self._raw_entries()
+            if stat.S_ISREG(info.st_mode) and in_range(date.fromisoformat(name[:-3]))
+        }
 
     def node_paths(self) -> set[str]:
         """Relative paths of every compaction node (and ROOT.md), from directory listings only."""
         paths = set()
         for level in NODE_LEVELS:
-            try:
-                names = os.listdir(self.memory_dir / level)
-            except FileNotFoundError:
-                continue
-            paths.update(f"memory/{level}/{n}" for n in names if n.endswith(".md") and n[0] != ".")
+            paths.update(f"memory/{level}/{period}.md" for period in self.node_files(level))
         if self.root_node.exists():
             paths.add("memory/ROOT.md")
         return paths
 
     def node_files(self, level: str) -> dict[str, Path]:
-        """Existing node files of a level by period name ("2026-03-12", "2026-W11", "2026-03")."""
+        """Existing node files of a level by period name ("2026-03-12", "2026-W11", "2026-03").
+        Names that are not regular files are left out (reading one could block or never end)."""
         folder = self.level_dir(level)
         try:
-            names = os.listdir(folder)
-        except FileNotFoundError:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except (FileNotFoundError, NotADirectoryError):
             return {}
-        return {n[:-3]: folder / n for n in sorted(names) if n.endswith(".md") and n[0] != "."}
+        found = {}
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".md") or name[0] == ".":
+                continue
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if regular:
+                found[name[:-3]] = folder / name
+            else:
+                self._warn_once(f"memory/{level}/{name}", "not a regular file")
+        return found
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -224,7 +308,12 @@ class Store:
         symlinks that lead out."""
         if not relative_path or relative_path.startswith(("/", "\\")) or "\x00" in relative_path:
             raise PathOutsideRootError(f"not a path inside the memory root: {relative_path!r}")
-        candidate = (self.root / relative_path).resolve()
+        try:
+            candidate = (self.root / relative_path).resolve()
+        except (OSError, RuntimeError):
+            raise PathOutsideRootError(
+                f"{relative_path!r} is a loop of links, not a file of the memory root"
+            ) from None
         if not candidate.is_relative_to(self.root.resolve()):
             raise PathOutsideRootError(f"{relative_path!r} points outside the memory root")
         return candidate
@@ -233,32 +322,56 @@ class Store:
     def is_raw(self, path: Path) -> bool:
         return path.parent == self.memory_dir and RAW_NAME.match(path.name) is not None
 
+    def read_file(self, path: Path, limit: int = MAX_NODE_BYTES) -> bytes:
+        """The bytes of a regular file of the memory (never a FIFO, device or final symlink,
+        never more than `limit`); UnsafeFileError otherwise."""
+        self.confined(path.parent)
+        return read_regular(path, limit, self._shown(path))
+
     def read_bytes(self, path: Path) -> bytes:
         """A file's bytes. A raw log is read under a shared lock, so never mid-append, and a
         half append left by a killed writer is repaired first (or left out, read-only)."""
         if not self.is_raw(path):
-            return path.read_bytes()
+            return self.read_file(path)
         data, pending = self._read_shared(path)
         if pending is None:
             return data
         try:
-            self.repair_append(path)
-        except OSError:  # a read-only folder: show the log as it was before the cut append
-            return data[: pending.size] if pending.size <= len(data) < pending.end else data
+            line = self.repair_append(path)
+        except OSError:  # a read-only folder: show the log without the half append it proves
+            return data[: pending.size] if self._cut_is_proven(data, pending) else data
+        if line:
+            log.warning("hipo: %s", line)
         return self._read_shared(path)[0]
 
     def read_text(self, path: Path) -> str:
         return decode_markdown(self.read_bytes(path), self.relative(path))
 
+    def _open_raw(self, path: Path, flags: int) -> int:
+        self.confined(path.parent)
+        try:
+            return open_regular(path, flags, self.relative(path), create_mode=0o666)
+        except UnsafeFileError:
+            raise
+        except OSError as exc:
+            if flags & os.O_CREAT:
+                raise WriteError(
+                    f"cannot open {self.relative(path)} to append: {_failure(exc)}"
+                ) from exc
+            raise
+
     def _read_shared(self, path: Path) -> tuple[bytes, AppendIntent | None]:
         """The log's bytes under a shared lock, and the intent of a writer that died (an intent
         seen under the lock cannot be a live writer's: writers hold the lock exclusively)."""
-        fd = os.open(path, os.O_RDONLY)
+        fd = self._open_raw(path, os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
             try:
-                data = _read_all(fd)
-                pending = read_intent(self.intent_path(path))
+                data = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
+                intent_file = self.intent_path(path)
+                pending = read_intent(intent_file) if os.path.lexists(intent_file) else None
+                if pending is None and os.path.lexists(intent_file):
+                    pending = AppendIntent(-1, 0, "")  # unreadable: the repair says so
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -270,9 +383,9 @@ class Store:
         return raw.with_name(f".{raw.name}.append")
 
     def repair_append(self, path: Path) -> str | None:
-        """Settle an append to the raw log `path` whose writer died, under the log's lock.
-        Returns a line for a report when a half checkpoint was cut off, else None."""
-        fd = os.open(path, os.O_RDWR)
+        """Settle an append to the raw log `path` whose writer died, under the log's exclusive
+        lock (the writers' lock). Returns a line for a report when it did anything."""
+        fd = self._open_raw(path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
@@ -283,10 +396,10 @@ class Store:
             os.close(fd)
 
     def repair_appends(self) -> list[str]:
-        """`repair_append` for every raw log with an intent left behind; what was cut."""
+        """`repair_append` for every raw log with an intent left behind; what was done."""
         try:
             names = sorted(os.listdir(self.memory_dir))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
         done = []
         for name in names:
@@ -296,32 +409,66 @@ class Store:
             try:
                 line = self.repair_append(self.memory_dir / match.group(1))
             except FileNotFoundError:  # no log, so nothing to cut
-                (self.memory_dir / name).unlink(missing_ok=True)
+                self._drop_intent(self.memory_dir / name)
+                continue
+            except (UnsafeFileError, PathOutsideRootError) as exc:
+                done.append(f"{str(exc)}; its append intent {name} was left alone")
                 continue
             if line:
                 done.append(line)
         return done
 
+    @staticmethod
+    def _cut_is_proven(data: bytes, pending: AppendIntent) -> bool:
+        """The log ends in a strict prefix of the intent's own payload, right after the size it
+        recorded: those bytes, and only those, are the append's."""
+        return (
+            pending.proven
+            and pending.payload is not None
+            and pending.size < len(data) < pending.end
+            and data[pending.size :] == pending.payload[: len(data) - pending.size]
+        )
+
+    def _drop_intent(self, intent_file: Path) -> None:
+        """Remove an intent file (or whatever lies at its name, but a folder)."""
+        with contextlib.suppress(OSError):
+            os.unlink(intent_file)
+
     def _repair_locked(self, fd: int, path: Path) -> str | None:
+        """Cut off a half append, but only the bytes its own intent proves it wrote.
+
+        Longer than the payload (it was all written, then another tool appended), shorter than
+        the size before it, a tail that differs from the payload (the append never started and
+        the log was edited since), or an intent that does not prove its payload (no payload,
+        a wrong hash, garbage): the log is kept exactly as it is, and the line says so."""
         intent_file = self.intent_path(path)
-        if not intent_file.exists():
+        if not os.path.lexists(intent_file):
             return None
         pending = read_intent(intent_file)
-        size = os.fstat(fd).st_size
-        # Cut only a tail that the announced payload could have left: longer means it was all
-        # written (the writer died before removing the intent) or another tool wrote since;
-        # shorter than the old size, the log was changed by someone else. A cut-short intent
-        # means the payload was never started. In all those cases the log stays as it is.
-        partial = pending is not None and pending.size < size < pending.end
-        if partial:
+        where = self.relative(path)
+        data = read_fd(fd, MAX_LOG_BYTES, where)
+        size = len(data)
+        if pending is not None and self._cut_is_proven(data, pending):
             os.ftruncate(fd, pending.size)
             os.fsync(fd)
-        intent_file.unlink(missing_ok=True)
-        if not partial:
-            return None
+            self._drop_intent(intent_file)  # only once the cut is done: else the next one tries
+            return (
+                f"{where}: cut off {size - pending.size} bytes of a checkpoint whose writer "
+                "stopped mid-append (its write had not returned; the bytes matched its intent)"
+            )
+        self._drop_intent(intent_file)
+        if pending is None or not pending.proven:
+            return (
+                f"{where}: an append intent that proves nothing (unreadable, or no payload "
+                "matching its hash) was removed; the log was kept as it is"
+            )
+        if size <= pending.size:
+            return None  # the append never started
+        if size >= pending.end and data[pending.size : pending.end] == pending.payload:
+            return None  # the append was whole: its writer died before removing the intent
         return (
-            f"{self.relative(path)}: cut off {size - pending.size} bytes of a checkpoint whose "
-            "writer stopped mid-append (its write had not returned)"
+            f"{where}: a half append is followed by bytes its intent does not account for; "
+            "nothing was cut (the log was kept as it is)"
         )
 
     # --- writing ------------------------------------------------------------------------
@@ -331,26 +478,30 @@ class Store:
         The block is separated from what is there by one blank line; a file that does not end in
         a newline (written by another tool) gets one first. Nothing already there is touched.
         All or nothing (see the module doc): on failure the log is as it was and WriteError
-        says so.
+        says so. Only a regular file inside the root is appended to: a log that is a symlink
+        (anywhere), a FIFO or a device is refused with UnsafeFileError.
         """
         self.ensure_layout()
         path = self.raw_path(day)
-        where = self.relative(path)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        except OSError as exc:
-            raise WriteError(f"cannot open {where} to append: {_failure(exc)}") from exc
+        fd = self._open_raw(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                self._repair_locked(fd, path)
-                before = _read_all(fd)
+                repaired = self._repair_locked(fd, path)
+                if repaired:
+                    log.warning("hipo: %s", repaired)
+                before = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
                 prefix = b""
                 if before and not before.endswith(b"\n"):
                     prefix = b"\n\n"
                 elif before and not before.endswith(b"\n\n"):
                     prefix = b"\n"
                 payload = prefix + block.encode("utf-8")
+                if len(before) + len(payload) > MAX_LOG_BYTES:
+                    raise WriteError(
+                        f"{self.relative(path)} would grow past {MAX_LOG_BYTES:,} bytes; "
+                        "nothing was written (save large output under knowledge/)"
+                    )
                 self._append_all_or_nothing(fd, path, len(before), payload)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
@@ -366,19 +517,35 @@ class Store:
             text_after=after.decode("utf-8", errors="replace"),
         )
 
+    def _write_intent(self, intent_file: Path, size: int, payload: bytes) -> None:
+        """Write the intent as a new regular file (whatever was at its name is replaced, never
+        written through)."""
+        self._drop_intent(intent_file)
+        intent = intent_record(size, payload)
+        fd = os.open(
+            intent_file,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+            0o666,
+        )
+        try:
+            _write_all(fd, json.dumps(intent).encode("ascii"))
+        finally:
+            os.close(fd)
+
     def _append_all_or_nothing(self, fd: int, path: Path, size: int, payload: bytes) -> None:
         """Announce, write, sync, retract; on failure cut the log back to `size` (lock held)."""
         intent_file = self.intent_path(path)
-        intent = {"size": size, "length": len(payload), "sha256": sha256(payload)}
         try:
-            intent_file.write_text(json.dumps(intent), encoding="utf-8")
+            self._write_intent(intent_file, size, payload)
             _write_all(fd, payload)
             os.fsync(fd)
         except BaseException as exc:  # a full disk, or Ctrl-C in the middle: undo it all
             kept = "the log is as it was"
             try:
                 os.ftruncate(fd, size)
-                intent_file.unlink(missing_ok=True)
+                os.unlink(intent_file)
+            except FileNotFoundError:
+                pass
             except OSError:  # the intent stays: the next reader or writer cuts the tail off
                 kept = "the partial checkpoint is cut off at the next access"
             if not isinstance(exc, OSError):
@@ -387,7 +554,7 @@ class Store:
                 f"could not append to {self.relative(path)}: {_failure(exc)}; nothing was "
                 f"written ({kept})"
             ) from exc
-        intent_file.unlink(missing_ok=True)
+        self._drop_intent(intent_file)
 
     @contextlib.contextmanager
     def compaction_lock(self) -> Iterator[None]:
@@ -406,32 +573,24 @@ class Store:
             os.close(fd)
 
     def write_atomic(self, path: Path, text: str) -> bool:
-        """Write a derived file by temp file + rename; False when it was already identical."""
+        """Write a derived file by temp file + rename; False when it was already identical.
+
+        The rename replaces whatever had the name (a symlink or FIFO put there is replaced, never
+        written through); the folder must lie inside the root."""
         data = text.encode("utf-8")
         try:
-            if path.read_bytes() == data:
+            if self.read_file(path, max(len(data), 1)) == data:
                 return False
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        except (OSError, ParseError):
             pass
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            self.confined(path.parent)
+            write_atomic_bytes(path, data)
         except OSError as exc:
-            raise WriteError(f"cannot write {self._shown(path)}: {_failure(exc)}") from exc
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise WriteError(
-                    f"cannot write {self._shown(path)}: {_failure(exc)}; the previous version "
-                    "is kept"
-                ) from exc
-            raise
+            raise WriteError(
+                f"cannot write {self._shown(path)}: {_failure(exc)}; the previous version is kept"
+            ) from exc
         return True
 
     def _shown(self, path: Path) -> str:

@@ -22,13 +22,13 @@ import gzip
 import hashlib
 import json
 import math
-import os
-import tempfile
 import threading
 import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .files import MAX_STATE_BYTES, UnsafeFileError, read_regular, write_atomic_bytes
 
 if TYPE_CHECKING:
     import tiktoken
@@ -238,9 +238,9 @@ class TokenCountCache:
     def _load(self) -> dict[str, int]:
         if self._counts is None:
             try:
-                loaded = json.loads(self.path.read_text("utf-8"))
+                loaded = json.loads(read_regular(self.path, MAX_STATE_BYTES))
                 self._counts = {k: v for k, v in loaded.items() if isinstance(v, int)}
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError, AttributeError, RecursionError, UnsafeFileError):
                 self._counts = {}
         return self._counts
 
@@ -261,10 +261,7 @@ class TokenCountCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self._counts, handle)
-            os.replace(tmp, self.path)
+            write_atomic_bytes(self.path, json.dumps(self._counts).encode("utf-8"))
             self._dirty = False
         except OSError:
             pass  # a cache that cannot be written only costs time

@@ -34,6 +34,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from . import root as root_node
 from .checkpoint import parse_log
 from .config import MemoryConfig
 from .errors import ParseError
+from .files import MAX_NODE_BYTES, MAX_STATE_BYTES, UnsafeFileError, open_regular, read_fd
 from .nodes import list_value, parse_node, render_node
 from .store import Store, decode_markdown, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
@@ -73,7 +75,7 @@ class CompactionReport:
 # --- periods -------------------------------------------------------------------------------
 def week_id(day: date) -> str:
     year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
+    return f"{year:04d}-W{week:02d}"
 
 
 def week_bounds(week: str) -> tuple[date, date]:
@@ -85,7 +87,7 @@ def week_bounds(week: str) -> tuple[date, date]:
 def week_month(week: str) -> str:
     """A week belongs to the month of its Thursday (so each week lives in exactly one month)."""
     thursday = week_bounds(week)[0] + timedelta(days=3)
-    return thursday.strftime("%Y-%m")
+    return f"{thursday.year:04d}-{thursday.month:02d}"
 
 
 def month_bounds(month: str) -> tuple[date, date]:
@@ -138,6 +140,30 @@ class Plan:
         return [n for n in self.nodes if n.action]
 
 
+def state_problem(state: object) -> str | None:
+    """What is wrong with the shape of a compaction state, or None when it is ours."""
+    if not isinstance(state, dict) or not isinstance(state.get("hipo"), dict):
+        return "no hipo object"
+    hipo = state["hipo"]
+    nodes = hipo.get("nodes", {})
+    if not isinstance(nodes, dict):
+        return "nodes is not an object"
+    for path, entry in nodes.items():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("key", ""), str)
+            and isinstance(entry.get("status", ""), str)
+        ):
+            return f"the entry of {str(path)[:60]} is not an object of key and status"
+    if not isinstance(hipo.get("reopened", []), list):
+        return "reopened is not a list"
+    if not isinstance(hipo.get("root-key", ""), str):
+        return "root-key is not a string"
+    if not isinstance(state.get("lastCompactionRun", ""), str | None):
+        return "lastCompactionRun is not a string"
+    return None
+
+
 class Compactor:
     def __init__(
         self, store: Store, config: MemoryConfig, summarizer: Summarizer, today: date
@@ -153,21 +179,21 @@ class Compactor:
 
     def _read_state(self) -> tuple[dict, str | None]:
         """The state, and why it could not be used (None when it could, or when it is simply
-        not there yet)."""
+        not there yet). A state that does not have our shape, down to each node's entry, is not
+        used: the tree is rebuilt from the raw logs, which are the truth."""
         fresh = {"hipo": {"version": STATE_VERSION, "nodes": {}, "reopened": []}}
         try:
-            state = json.loads(self.store.state_path.read_text("utf-8"))
+            state = json.loads(self.store.read_file(self.store.state_path, MAX_STATE_BYTES))
         except FileNotFoundError:
             return fresh, "missing"
-        except (OSError, ValueError) as exc:
+        except (OSError, ParseError) as exc:
             return fresh, f"unreadable ({getattr(exc, 'strerror', None) or exc})"
-        if (
-            isinstance(state, dict)
-            and isinstance(state.get("hipo"), dict)
-            and isinstance(state["hipo"].get("nodes", {}), dict)
-        ):
-            return state, None
-        return fresh, "not a hipo state file"
+        except (ValueError, RecursionError) as exc:
+            return fresh, f"unreadable ({str(exc)[:80]})"
+        problem = state_problem(state)
+        if problem:
+            return fresh, f"not a hipo state file ({problem})"
+        return state, None
 
     def _status(self, level: str, period: str, inputs_fixed: bool) -> str:
         if level == "daily":
@@ -460,16 +486,24 @@ def node_head(path: Path) -> NodeHead:
     frontmatter or with one never closed, or ours (a source-hash) but not ending in a newline,
     as every node we write does: all signs of a write cut short or a foreign tool's accident."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(HEAD_BYTES)
-            size = handle.seek(0, 2)
-            if size > len(data) and b"\n---" not in data[3:]:
-                handle.seek(0)
-                data = handle.read()  # a frontmatter this long is rare: read it all to judge
-            handle.seek(max(size - 1, 0))
-            last = handle.read(1)
+        fd = open_regular(path, os.O_RDONLY, path.name)
+    except UnsafeFileError as exc:
+        return NodeHead(damage=f"unreadable ({exc})")
     except OSError as exc:
         return NodeHead(damage=f"unreadable ({exc.strerror})")
+    try:
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, HEAD_BYTES, 0)
+        if size > len(data) and b"\n---" not in data[3:]:
+            # a frontmatter this long is rare: read it all (within a node's limit) to judge
+            data = read_fd(fd, MAX_NODE_BYTES, path.name)
+        last = os.pread(fd, 1, max(size - 1, 0))
+    except UnsafeFileError as exc:
+        return NodeHead(damage=f"unreadable ({exc})")
+    except OSError as exc:
+        return NodeHead(damage=f"unreadable ({exc.strerror})")
+    finally:
+        os.close(fd)
     if b"\x00" in data:
         return NodeHead(damage="binary (NUL bytes)")
     try:

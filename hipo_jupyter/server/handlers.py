@@ -2,16 +2,21 @@
 
 Every endpoint is a GET (they only read), names a notebook by `path` relative to the server root,
 and answers for the memory beside that notebook. Authentication and error mapping live once, in
-`HipoHandler.get`; each endpoint only implements `answer`.
+`HipoHandler.get`; each endpoint only implements `answer`, which runs in a worker thread: file
+work never blocks the server's event loop (and so never stalls the rest of Jupyter). Error
+bodies name paths relative to the server root only. Files and folders that Jupyter's contents API
+hides (`ContentsManager.allow_hidden` off, the default) are not served here either.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
-from datetime import date
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from jupyter_core.paths import is_hidden
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
@@ -25,6 +30,7 @@ from hipo_jupyter.memory.errors import (
     PathOutsideRootError,
     QueryError,
 )
+from hipo_jupyter.memory.requests import MAX_QUERY_CHARS, RecallQuery, parse_count
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
@@ -32,9 +38,10 @@ from .views import budget_view, has_memory, jsonable, node_statuses, root_sectio
 
 NAMESPACE = "hipo/api"
 SETTINGS_KEY = "hipo_memories"
-CHECKPOINT_TYPES = ("project", "feedback", "user", "reference")
-MAX_QUERY_CHARS = 1000
 MAX_RESULTS = 100
+# Every answer is computed on this one thread, never on the event loop: file work can then never
+# stall the rest of Jupyter, and the cached Memory objects are only ever used by one thread.
+WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hipo-api")
 
 
 class BadParameterError(ValueError):
@@ -65,7 +72,24 @@ def status_for(error: Exception) -> int | None:
         return 403
     if isinstance(error, OSError) and error.errno in (errno.ENAMETOOLONG, errno.ELOOP):
         return 400  # a path no file system can hold, or a loop of links
+    if isinstance(error, RuntimeError) and "loop" in str(error).lower():
+        return 400  # pathlib's "Symlink loop from ..."
     return None
+
+
+def public_message(error: Exception, server_root: Path) -> str:
+    """The error's message with every path made relative to the server root: a client never
+    learns where the server keeps its files."""
+    if isinstance(error, OSError) and error.strerror:
+        message = error.strerror
+        if error.filename:
+            message = f"{message}: {error.filename}"
+    else:
+        message = str(error)
+    for root in {str(server_root.resolve()), str(server_root.absolute()), str(server_root)}:
+        if root and root != "/":
+            message = message.replace(root + "/", "").replace(root, ".")
+    return " ".join(message.split())
 
 
 class HipoHandler(APIHandler):
@@ -75,14 +99,14 @@ class HipoHandler(APIHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         try:
-            answer = self.answer()
+            answer = await asyncio.get_running_loop().run_in_executor(WORKER, self.answer)
         except Exception as error:
             status = status_for(error)
             if status is None:
                 raise
-            raise web.HTTPError(status, str(error)) from error
+            raise web.HTTPError(status, public_message(error, self.server_root)) from error
         self.finish(answer)
 
     def answer(self) -> dict[str, Any]:
@@ -95,33 +119,32 @@ class HipoHandler(APIHandler):
             raise BadParameterError(f"missing query parameter {name!r}")
         return value
 
-    def int_param(self, name: str, default: int, low: int = 1, high: int = MAX_RESULTS) -> int:
-        raw = self.param(name, str(default))
-        try:
-            value = int(raw)
-        except ValueError:
-            raise BadParameterError(f"{name} must be a whole number, not {raw!r}") from None
-        if not low <= value <= high:
-            raise BadParameterError(f"{name} must be between {low} and {high}, not {value}")
-        return value
-
-    def date_param(self, name: str) -> date | None:
-        raw = self.get_argument(name, "") or ""
-        if not raw:
-            return None
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            raise BadParameterError(f"{name} must be a date like 2026-03-12, not {raw!r}") from None
+    def optional(self, name: str) -> str | None:
+        return self.get_argument(name, "") or None
 
     # --- the memory ---------------------------------------------------------------------
+    def check_not_hidden(self, path: Path, named: str) -> None:
+        """Refuse what Jupyter's contents API would hide (dot files and folders, unless the
+        server allows hidden files)."""
+        contents = self.settings.get("contents_manager")
+        if contents is not None and getattr(contents, "allow_hidden", False):
+            return
+        root = str(self.server_root.resolve())
+        if is_hidden(str(path), root) or any(
+            part.startswith(".") for part in Path(named).parts if part not in (".", "")
+        ):
+            raise FileNotFoundError(f"no such file: {named} (hidden files are not served)")
+
     @property
     def server_root(self) -> Path:
         return Path(self.settings["server_root_dir"]).expanduser()
 
     def folder(self) -> Path:
-        """The notebook's folder, confined to the server root."""
-        return memory_folder(self.server_root, self.param("path"))
+        """The notebook's folder, confined to the server root, and not hidden."""
+        named = self.param("path")
+        folder = memory_folder(self.server_root, named)
+        self.check_not_hidden(folder, named)
+        return folder
 
     def folder_name(self, folder: Path) -> str:
         return folder.relative_to(self.server_root.resolve()).as_posix().removeprefix(".")
@@ -172,36 +195,31 @@ class NodeHandler(HipoHandler):
         relative = self.param("file")
         if not relative.endswith(".md"):
             raise BadParameterError(f"file must be a Markdown (.md) file, not {relative!r}")
-        if not confine(memory.root, relative).is_file():
+        target = confine(memory.root, relative)
+        self.check_not_hidden(target, relative)
+        if not target.is_file():
             raise FileNotFoundError(f"no such file in the memory: {relative}")
         return {"file": relative, "content": memory.read(relative)}
 
 
-RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
-
-
 class RecallHandler(HipoHandler):
     """Search: `q`, and optionally `k`, `since`, `until`, `type` and `mode` (keyword, semantic,
-    hybrid; by default hybrid when the semantic extra is installed, else keyword)."""
+    hybrid; by default hybrid when the semantic extra is installed, else keyword), checked by
+    the engine's one request parser."""
 
     def answer(self) -> dict[str, Any]:
-        query = self.param("q").strip()
-        if not query:
-            raise BadParameterError("q must not be empty")
-        if len(query) > MAX_QUERY_CHARS:
+        query = self.param("q")
+        if len(query) > MAX_QUERY_CHARS:  # before splitting a huge parameter into words
             raise BadParameterError(f"q is longer than {MAX_QUERY_CHARS} characters")
-        kind = self.get_argument("type", "") or None
-        if kind is not None and kind not in CHECKPOINT_TYPES:
-            raise BadParameterError(f"type must be one of {', '.join(CHECKPOINT_TYPES)}")
-        k = self.int_param("k", 5)
-        since, until = self.date_param("since"), self.date_param("until")
-        if since and until and since > until:
-            raise BadParameterError("since must not be after until")
-        mode = self.get_argument("mode", "auto")
-        if mode not in RECALL_MODES:
-            raise BadParameterError(f"mode must be one of {', '.join(RECALL_MODES)}")
-        result = self.memory().recall(query, k=k, since=since, until=until, type=kind, mode=mode)
-        return jsonable(result)
+        request = RecallQuery.parse(
+            query,
+            k=self.optional("k"),
+            since=self.optional("since"),
+            until=self.optional("until"),
+            type=self.optional("type"),
+            mode=self.optional("mode") or "auto",
+        )
+        return jsonable(self.memory().recall_query(request))
 
 
 class BudgetHandler(HipoHandler):
@@ -215,8 +233,8 @@ class RecentHandler(HipoHandler):
     """The last `n` checkpoints, newest first."""
 
     def answer(self) -> dict[str, Any]:
-        n = self.int_param("n", 10)
-        return {"checkpoints": jsonable(self.memory().recent_checkpoints(n))}
+        n = parse_count(self.optional("n"), "n", default=10)
+        return {"checkpoints": jsonable(self.memory().recent_checkpoints(min(n, MAX_RESULTS)))}
 
 
 ROUTES: list[tuple[str, type[HipoHandler]]] = [

@@ -35,7 +35,10 @@ def confine(base: Path, relative: str) -> Path:
     """`base / relative`, resolved, or PathOutsideRootError if it (or a symlink on the way) leaves
     `base`. The result may not exist; callers decide whether that is a 404."""
     base = base.resolve()
-    target = base.joinpath(*_relative_parts(relative)).resolve()
+    try:
+        target = base.joinpath(*_relative_parts(relative)).resolve()
+    except RuntimeError:  # "Symlink loop"
+        raise BadPathError(f"path is a loop of symbolic links: {relative!r}") from None
     if not target.is_relative_to(base):
         raise PathOutsideRootError(f"path leaves the server root: {relative!r}")
     return target
@@ -74,8 +77,8 @@ def links_out(folder: Path, base: Path) -> list[str]:
             return
         try:
             inside = path.resolve().is_relative_to(base)
-        except (OSError, RuntimeError):  # a loop of links leads nowhere good either
-            inside = False
+        except (OSError, RuntimeError):  # a loop of links leads nowhere: the engine skips it,
+            return  # and a request for it is a 400 (see `confine`)
         if not inside:
             found.append(path.relative_to(folder).as_posix())
 

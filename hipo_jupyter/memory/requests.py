@@ -1,0 +1,239 @@
+"""What a request may ask of the memory: one parser and one set of limits for every way in.
+
+The magics, the `hipo` command, `hipo import`, the server and the write-back of Claude calls all
+turn their input into a `CheckpointDraft` or a `RecallQuery` here, so the same input gives the
+same answer, or the same one-line error, whichever way it came:
+
+- Dates are `YYYY-MM-DD`, nothing else, between 1900-01-01 and 2199-12-31. Outside that range
+  the ISO-week and month arithmetic of the tree would overflow Python's dates (9999-12-31 plus a
+  week's grace), and no memory is written for days that far off.
+- Counts (`-k`) are whole numbers from 1 to `MAX_K`.
+- Text is stored as it was typed, except for what cannot be stored faithfully: control characters
+  other than tab and newline (a NUL byte would make the log read as binary) and lone UTF-16
+  surrogates (not encodable as UTF-8) are written as visible escapes (`\\x00`, `\\udc80`), and
+  `\\r\\n` or a lone `\\r` becomes `\\n`. One rule, applied to titles, bodies, tags and imports.
+- A title is at most `MAX_TITLE_CHARS` characters, a body `MAX_BODY_CHARS`, a query
+  `MAX_QUERY_CHARS`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from .checkpoint import CHECKPOINT_TYPES, parse_title
+from .errors import QueryError
+
+EARLIEST_DAY = date(1900, 1, 1)
+LATEST_DAY = date(2199, 12, 31)
+MAX_TITLE_CHARS = 300
+MAX_BODY_CHARS = 100_000
+MAX_QUERY_CHARS = 1_000
+MAX_TAGS = 50
+MAX_K = 1_000
+RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
+
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_UNSTORABLE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_NEWLINES_RE = re.compile(r"\r\n?")
+
+
+class RequestError(QueryError):
+    """Input that no front end may pass on: the message is the one line the user sees."""
+
+
+# --- values -------------------------------------------------------------------------------------
+
+
+def in_range(day: date) -> bool:
+    return EARLIEST_DAY <= day <= LATEST_DAY
+
+
+def check_day(day: date, name: str = "date") -> date:
+    if not in_range(day):
+        raise RequestError(
+            f"bad date: {name} {day.isoformat()} is out of range; memory keeps days from "
+            f"{EARLIEST_DAY.isoformat()} to {LATEST_DAY.isoformat()}"
+        )
+    return day
+
+
+def parse_day(value: str | date | None, name: str = "date") -> date | None:
+    """A day from `YYYY-MM-DD` (or a date), in range; None stays None (no filter, today)."""
+    if value is None:
+        return None
+    if isinstance(value, date):
+        return check_day(value, name)
+    text = str(value).strip()
+    if not _DAY_RE.fullmatch(text):
+        raise RequestError(
+            f"bad date: {name} {text!r} is not a date like 2026-03-12 (YYYY-MM-DD)"
+        )
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise RequestError(
+            f"bad date: {name} {text!r} is not a date: no such day (YYYY-MM-DD)"
+        ) from None
+    return check_day(day, name)
+
+
+def parse_count(value: str | int | None, name: str = "-k", default: int = 5) -> int:
+    """A number of hits: a whole number from 1 to MAX_K."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise RequestError(f"{name} must be a whole number, not {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?\d{1,20}", text):
+            raise RequestError(f"{name} must be a whole number, not {value!r}")
+        value = int(text)
+    if not 1 <= value <= MAX_K:
+        raise RequestError(
+            f"{name} must be a whole number of at least 1 and at most {MAX_K:,}, not {value}"
+        )
+    return value
+
+
+def storable(text: str) -> str:
+    """`text` as it will be stored: newlines normalised, control characters and lone
+    surrogates written as visible escapes (see the module doc)."""
+    text = _NEWLINES_RE.sub("\n", text)
+    return _UNSTORABLE_RE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def parse_tags(values: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Tags from `a,b #c` or a list: commas or spaces, a leading # optional, lower-cased,
+    each once."""
+    if values is None:
+        return ()
+    items = [values] if isinstance(values, str) else list(values)
+    tags = []
+    for item in items:
+        for word in re.split(r"[,\s]+", storable(str(item))):
+            tag = word.strip().lstrip("#").lower()
+            if tag:
+                tags.append(tag)
+    tags = list(dict.fromkeys(tags))
+    if len(tags) > MAX_TAGS:
+        raise RequestError(f"{len(tags)} tags; a checkpoint takes at most {MAX_TAGS}")
+    return tuple(tags)
+
+
+def check_type(value: str | None, name: str = "type") -> str | None:
+    if value is None or value == "":
+        return None
+    kind = str(value).strip().lower()
+    if kind not in CHECKPOINT_TYPES:
+        raise RequestError(f"{name} must be one of {', '.join(CHECKPOINT_TYPES)}, not {value!r}")
+    return kind
+
+
+# --- requests -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckpointDraft:
+    """A checkpoint as asked for, checked and normalised; `Memory.remember` writes it.
+
+    The title line reads as in `%%remember`: `Competitor pricing [project] #pricing #q1`. An
+    explicit `type` wins over a `[type]` in the title; with neither the type is project. Tags
+    from the title and from `tags` are merged."""
+
+    title: str
+    body: str
+    type: str
+    tags: tuple[str, ...]
+    day: date | None
+
+    @classmethod
+    def parse(
+        cls,
+        title_line: str,
+        body: str,
+        *,
+        type: str | None = None,
+        tags: str | Sequence[str] | None = None,
+        on: str | date | None = None,
+    ) -> CheckpointDraft:
+        body = storable(body)
+        if len(body) > MAX_BODY_CHARS:
+            raise RequestError(
+                f"checkpoint body is {len(body):,} characters; the limit is {MAX_BODY_CHARS:,}: "
+                "save large output under knowledge/ and reference it"
+            )
+        if not body.strip():
+            raise RequestError("a checkpoint needs a body: '- request: ...' lines or free text")
+        line = " ".join(storable(title_line).split())
+        if len(line) > MAX_TITLE_CHARS:
+            raise RequestError(
+                f"checkpoint title is {len(line):,} characters; the limit is {MAX_TITLE_CHARS}: "
+                "put the detail in the body"
+            )
+        title, title_type, title_tags = parse_title(line)
+        tagged = title_type != "project" or "[project]" in line.lower()
+        kind = check_type(type, "--type") or (title_type if tagged else "project")
+        return cls(
+            title=title,
+            body=body,
+            type=kind,
+            tags=parse_tags([*title_tags, *parse_tags(tags)]),
+            day=parse_day(on, "--date"),
+        )
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    """A recall as asked for, checked: query, how many hits, dates, type and ranking mode."""
+
+    query: str
+    k: int = 5
+    since: date | None = None
+    until: date | None = None
+    type: str | None = None
+    mode: str | None = None  # None: keyword, the engine's own default; front ends send "auto"
+
+    @classmethod
+    def parse(
+        cls,
+        query: str | Sequence[str],
+        *,
+        k: str | int | None = None,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        type: str | None = None,
+        mode: str | None = None,
+        default_k: int = 5,
+    ) -> RecallQuery:
+        text = " ".join(query.split() if isinstance(query, str) else query).strip()
+        if not text:
+            raise RequestError("recall needs a query, e.g. `recall pricing`")
+        if len(text) > MAX_QUERY_CHARS:
+            raise RequestError(
+                f"the query is {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}"
+            )
+        start, end = parse_day(since, "--since"), parse_day(until, "--until")
+        if start and end and start > end:
+            raise RequestError(
+                f"--since {start.isoformat()} is after --until {end.isoformat()}: nothing "
+                "can match"
+            )
+        chosen = None if mode is None else str(mode).strip().lower()
+        if chosen is not None and chosen not in RECALL_MODES:
+            raise RequestError(f"mode must be one of {', '.join(RECALL_MODES)}, not {mode!r}")
+        return cls(
+            query=storable(text),
+            k=parse_count(k, default=default_k),
+            since=start,
+            until=end,
+            type=check_type(type, "--type"),
+            mode=chosen,
+        )
