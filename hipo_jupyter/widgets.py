@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from hipo_jupyter.memory.recall import Hit, RecallResult
-from hipo_jupyter.memory.root import Topic
+from hipo_jupyter.memory.topic_index import Topic
 
 if TYPE_CHECKING:
     from hipo_jupyter.memory import Memory

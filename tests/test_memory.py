@@ -277,7 +277,7 @@ def test_unchanged_layer1_is_measured_without_building_the_tokenizer(memory_root
 
 
 def test_topics_kept_up_to_date_by_remember_match_a_full_read(memory_root, fixed_today):
-    from hipo_jupyter.memory.root import collect_topics
+    from hipo_jupyter.memory.topic_index import collect_topics
 
     memory = memory_at(memory_root, fixed_today)
     for index, name in enumerate(["pricing", "hiring", "pricing", "infra"]):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hipo_jupyter.memory import Memory, MemoryConfig
 from hipo_jupyter.memory.nodes import parse_node
-from hipo_jupyter.memory.tree import week_id, week_month
+from hipo_jupyter.memory.periods import week_id, week_month
 
 
 def make_memory(root: Path, today: date, **config) -> Memory:

@@ -10,8 +10,8 @@ from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError
 from .layer1 import Layer1, Layer1Part
 from .memory import Memory, NodeInfo, Status, resolve_root
 from .recall import Hit, RecallResult
-from .root import Topic
 from .summarize import ExtractiveSummarizer, Summarizer
+from .topic_index import Topic
 from .tree import CompactionReport
 
 __all__ = [

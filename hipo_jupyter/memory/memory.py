@@ -33,10 +33,10 @@ from .files import MAX_STATE_BYTES
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .layer1 import Layer1, assemble_layer1, write_templates
 from .nodes import parse_node, read_status
+from .periods import period_start
 from .recall import Hit, RecallResult
 from .redact import redact
 from .requests import CheckpointDraft, RecallQuery, parse_day, storable
-from .root import Topic, add_to_topics, collect_topics, topics_from_json
 from .search import Document, SearchIndex, document_id, memory_index, open_index
 from .semantic import (
     BACKLOG_LIMIT,
@@ -51,7 +51,8 @@ from .semantic import (
 from .store import Appended, Store, sha256
 from .summarize import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCountCache
-from .tree import CompactionReport, Compactor, period_start, stamp_key
+from .topic_index import Topic, add_to_topics, collect_topics, topics_from_json
+from .tree import CompactionReport, Compactor, stamp_key
 
 if TYPE_CHECKING:
     from .vectors import VectorHit  # numpy: imported only with the extra

@@ -37,8 +37,9 @@ from pathlib import Path
 
 from .errors import HipoError, QueryError
 from .files import MAX_LOG_BYTES, read_regular
-from .root import Topic
+from .periods import week_id, week_month
 from .search import STOPWORDS, Document, SearchHit, SearchIndex, plain_snippet
+from .topic_index import Topic
 
 # Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
 # conversations (benchmarks/LOCOMO.md); each is a general signal, not a fit to those questions.
@@ -150,7 +151,6 @@ def drill_down(
     kind: str, file: str, line: int, day: str, nodes: Collection[str]
 ) -> tuple[str, ...]:
     """ROOT -> monthly -> weekly -> daily -> the raw line, keeping the nodes that exist."""
-    from .tree import week_id, week_month  # tree imports root, which this module imports
 
     if kind not in ("raw", "daily", "weekly", "monthly"):
         return (file,)
@@ -181,7 +181,6 @@ def period_answered(kind: str, start: str, raw_days: Collection[str]) -> bool:
     """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one that
     a raw hit's day falls in (a week by ISO week, a month by its weeks' Thursdays)? Then the
     raw log answers in full and the node is no hit of its own."""
-    from .tree import week_id, week_month
 
     if kind == "daily":
         return start in raw_days

@@ -31,14 +31,13 @@ append landing during a pass only makes the next pass rebuild, never a node that
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import json
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from . import root as root_node
@@ -47,8 +46,10 @@ from .config import MemoryConfig
 from .errors import ParseError
 from .files import MAX_NODE_BYTES, MAX_STATE_BYTES, UnsafeFileError, open_regular, read_fd
 from .nodes import list_value, parse_node, render_node
+from .periods import month_bounds, week_bounds, week_id, week_month
 from .store import Store, decode_markdown, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
+from .topic_index import collect_topics, topics_to_json
 from .topics import node_topics
 
 STATE_VERSION = 1
@@ -70,37 +71,6 @@ class CompactionReport:
     @property
     def changed(self) -> bool:
         return bool(self.built)
-
-
-# --- periods -------------------------------------------------------------------------------
-def week_id(day: date) -> str:
-    year, week, _ = day.isocalendar()
-    return f"{year:04d}-W{week:02d}"
-
-
-def week_bounds(week: str) -> tuple[date, date]:
-    year, number = week.split("-W")
-    monday = date.fromisocalendar(int(year), int(number), 1)
-    return monday, monday + timedelta(days=6)
-
-
-def week_month(week: str) -> str:
-    """A week belongs to the month of its Thursday (so each week lives in exactly one month)."""
-    thursday = week_bounds(week)[0] + timedelta(days=3)
-    return f"{thursday.year:04d}-{thursday.month:02d}"
-
-
-def month_bounds(month: str) -> tuple[date, date]:
-    year, number = (int(part) for part in month.split("-"))
-    return date(year, number, 1), date(year, number, calendar.monthrange(year, number)[1])
-
-
-def period_start(level: str, period: str) -> date:
-    if level == "daily":
-        return date.fromisoformat(period)
-    if level == "weekly":
-        return week_bounds(period)[0]
-    return month_bounds(period)[0]
 
 
 def stamp_key(stamps: dict[str, tuple[int, int]]) -> str:
@@ -449,8 +419,8 @@ class Compactor:
                 monthly[period] = parse_node(self.store.read_text(path))
             except (OSError, ParseError):
                 continue
-        topics = root_node.collect_topics(checkpoints, self.today)
-        plan.state["hipo"]["topics"] = root_node.topics_to_json(topics)
+        topics = collect_topics(checkpoints, self.today)
+        plan.state["hipo"]["topics"] = topics_to_json(topics)
         plan.state["hipo"]["topics-stamp"] = stamp_key(self.store.raw_stamps())
         return root_node.build_root(
             checkpoints,

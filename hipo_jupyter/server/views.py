@@ -14,9 +14,9 @@ from typing import Any
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.layer1 import Layer1
 from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.periods import week_month
 from hipo_jupyter.memory.recall import RecallResult
-from hipo_jupyter.memory.root import Topic
-from hipo_jupyter.memory.tree import week_month
+from hipo_jupyter.memory.topic_index import Topic
 
 
 def jsonable(value: Any) -> Any:
