@@ -43,6 +43,7 @@ from reliability_helpers import (
 from hipo_jupyter import llm
 from hipo_jupyter.ipython import current, unload_ipython_extension
 from hipo_jupyter.memory import ExtractiveSummarizer, Memory, MemoryConfig
+from hipo_jupyter.memory import appends as appends_module
 from hipo_jupyter.memory import store as store_module
 from hipo_jupyter.memory.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.memory.search import Fts5Index, open_index
@@ -100,7 +101,7 @@ import os, sys, time
 from datetime import date
 from reliability_helpers import checked_body, token
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory import store as store_module
+from hipo_jupyter.memory import appends as appends_module
 from hipo_jupyter.memory.checkpoint import Checkpoint, parse_body, render
 
 root, writer, day, disk = sys.argv[1], sys.argv[2], date.fromisoformat(sys.argv[3]), sys.argv[4]
@@ -112,9 +113,9 @@ if disk == "slow":  # one write() copies page by page, as the kernel does, only 
             real_write(fd, data[start : start + 4096])
             time.sleep(0.002)
         return len(data)
-    store_module.os = type(os)("os_with_a_slow_disk")
-    store_module.os.__dict__.update(os.__dict__)
-    store_module.os.write = page_by_page
+    appends_module.os = type(os)("os_with_a_slow_disk")
+    appends_module.os.__dict__.update(os.__dict__)
+    appends_module.os.write = page_by_page
 memory = Memory(root)
 fields = lambda name: parse_body(checked_body(name, 6000))[0]
 print("ready", flush=True)
@@ -154,7 +155,7 @@ def test_kill_during_raw_appends_leaves_no_half_checkpoint(
         writer = spawn(APPEND_WRITER, memory_root, f"a{trial}", day, disk, env=child_env)
         acked += kill_after_random_delay(writer, rng, 0.25)
         log = memory_root / "memory" / f"{day.isoformat()}.md"
-        intent = store_module.read_intent(log.with_name(f".{log.name}.append"))
+        intent = appends_module.read_intent(log.with_name(f".{log.name}.append"))
         half = log.exists() and intent is not None and intent.size < log.stat().st_size < intent.end
         report = fixed_memory(memory_root).compact()  # the next load
         messages = [e for e in report.errors if "stopped mid-append" in e]
@@ -326,7 +327,7 @@ def half_append(root: Path, day: date = TODAY) -> tuple[Path, bytes, bytes]:
             )
         ).encode()
     )
-    intent = store_module.intent_record(len(before), payload)  # as a killed writer leaves it
+    intent = appends_module.intent_record(len(before), payload)  # as a killed writer left it
     log.with_name(f".{log.name}.append").write_text(json.dumps(intent))
     with log.open("ab") as handle:
         handle.write(payload[:5000])

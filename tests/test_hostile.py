@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
-from hipo_jupyter.memory import store as store_module
+from hipo_jupyter.memory import appends
 from hipo_jupyter.memory.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.memory.requests import CheckpointDraft, RecallQuery, storable
 
@@ -99,7 +99,7 @@ def test_an_intent_of_any_shape_keeps_the_log(memory_root: Path, seeded, garbage
 def killed_writer(log: Path, before: bytes) -> bytes:
     """What a writer killed mid-append leaves: its intent and the first part of its payload."""
     payload = b"\n" + render(Checkpoint("Half a checkpoint", text="y" * 6000, id=new_id())).encode()
-    intent = store_module.intent_record(len(before), payload)
+    intent = appends.intent_record(len(before), payload)
     log.with_name(f".{log.name}.append").write_text(json.dumps(intent))
     with log.open("ab") as handle:
         handle.write(payload[:3000])

@@ -351,16 +351,18 @@ import os, sys, time
 from datetime import date
 from reliability_helpers import checked_body
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory import store as store_module
+from hipo_jupyter.memory import appends as appends_module
 
 real_write = os.write
-def stuck(fd, data):  # a disk that takes one page and then hangs, the lock held
+def stuck(fd, data):  # a disk that takes one page of the checkpoint, then hangs, the lock held
+    if b"zqstuck" not in bytes(data):  # the intent (its payload is base64) goes through
+        return real_write(fd, data)
     real_write(fd, bytes(data[:4096]))
     print("writing", flush=True)
     time.sleep(600)
-store_module.os = type(os)("os_with_a_stuck_disk")
-store_module.os.__dict__.update(os.__dict__)
-store_module.os.write = stuck
+appends_module.os = type(os)("os_with_a_stuck_disk")
+appends_module.os.__dict__.update(os.__dict__)
+appends_module.os.write = stuck
 Memory(sys.argv[1]).remember("Stuck zqstuck", checked_body("zqstuck", 9000), on=date(2026, 3, 12))
 """
 

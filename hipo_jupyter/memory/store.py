@@ -15,19 +15,18 @@ Layout under a memory root (Hipocampus-compatible; DESIGN.md):
 Two kinds of write, and nothing else:
 - `append_raw`: the raw log is only ever appended to, under an exclusive `flock` on the file and
   followed by `fsync`, so several kernels can checkpoint into one day without interleaving.
-  An append is all or nothing. The kernel may stop a `write` part-way (a `kill -9` landing
-  between two pages of a checkpoint; a full disk takes what fits), so before writing, the log's
-  size and the payload's length and hash go to an intent file `memory/.YYYY-MM-DD.md.append`,
-  removed once the payload is written and synced. A writer whose write fails cuts the log back
-  itself; one that was killed leaves the intent behind, and the next process to take the log's
-  lock (an append, a read, a compaction pass) cuts the half checkpoint off, or keeps it when
-  the hash shows it complete. Checkpoints whose append returned are never touched. Readers of a
-  raw log hold a shared `flock`, so they never see an append in progress. (The intent is not
-  fsynced: it covers a process killed or failing, not a power cut.)
+  An append is all or nothing, and a half append left by a killed writer is cut off only when
+  its intent proves the bytes are its own (`appends.py`). Checkpoints whose append returned are
+  never touched. Readers of a raw log hold a shared `flock`, so they never see an append in
+  progress.
 - `write_atomic`: derived files are written to a temporary file in the same folder and renamed
   over the old one, so a reader (or a crash) sees the old version or the new, never half. A
   process killed between the two leaves a hidden `.NAME.*.tmp` behind;
   `remove_stale_temp_files` deletes the compaction pass's ones (under the compaction lock).
+
+Every read is of a regular file inside the root, bounded, never through a final symlink and
+never blocking (`files.py`): a raw log that is a FIFO, a device, a folder or a symlink, or that
+is named for a day out of range, is skipped with a warning once per process.
 
 A write that fails (a full disk, a read-only folder) raises `WriteError`, a HipoError naming the
 file and what was kept, so front ends show one line instead of a traceback.
@@ -35,12 +34,8 @@ file and what was kept, so front ends show one line instead of a traceback.
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import errno
 import fcntl
-import hashlib
-import json
 import logging
 import os
 import re
@@ -50,6 +45,16 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from .appends import (
+    AppendFailed,
+    AppendIntent,
+    append_all_or_nothing,
+    drop_intent,
+    intent_path,
+    pending_intent,
+    repair_locked,
+    sha256,
+)
 from .errors import MemoryRootError, ParseError, PathOutsideRootError
 from .files import (
     MAX_LOG_BYTES,
@@ -72,75 +77,6 @@ NODE_LEVELS = ("daily", "weekly", "monthly")
 
 class WriteError(MemoryRootError):
     """A memory file could not be written (disk full, read-only folder, permissions)."""
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-MAX_INTENT_BYTES = 4 * MAX_LOG_BYTES  # JSON escapes can quadruple a payload
-
-
-@dataclass(frozen=True)
-class AppendIntent:
-    """What an append is about to write: the log's size before it, and the payload itself with
-    its length and hash. The payload is kept so that a repair can prove, byte for byte, that a
-    tail it cuts off is what this append wrote and nothing else."""
-
-    size: int
-    length: int
-    digest: str
-    payload: bytes | None = None  # None: an intent that proves nothing (old or foreign)
-
-    @property
-    def end(self) -> int:
-        return self.size + self.length
-
-    @property
-    def proven(self) -> bool:
-        """The payload is there and matches the announced length and hash."""
-        return (
-            self.payload is not None
-            and len(self.payload) == self.length
-            and sha256(self.payload) == self.digest
-        )
-
-
-def intent_record(size: int, payload: bytes) -> dict[str, object]:
-    """The JSON of an append intent: the log's size before, and the payload that follows."""
-    return {
-        "size": size,
-        "length": len(payload),
-        "sha256": sha256(payload),
-        "payload": base64.b64encode(payload).decode("ascii"),
-    }
-
-
-def read_intent(path: Path) -> AppendIntent | None:
-    """The intent in `path`, or None when there is none, it is not a regular file, or it was
-    itself cut short (then the append it announced never started: the intent is written whole
-    before the payload)."""
-    try:
-        data = json.loads(read_regular(path, MAX_INTENT_BYTES, path.name))
-        payload = data.get("payload")
-        return AppendIntent(
-            int(data["size"]),
-            int(data["length"]),
-            str(data["sha256"]),
-            base64.b64decode(payload, validate=True) if isinstance(payload, str) else None,
-        )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """os.write until all of `data` is written: a write may take only part of it."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        view = view[written:]
 
 
 def _failure(error: OSError) -> str:
@@ -339,7 +275,7 @@ class Store:
         try:
             line = self.repair_append(path)
         except OSError:  # a read-only folder: show the log without the half append it proves
-            return data[: pending.size] if self._cut_is_proven(data, pending) else data
+            return data[: pending.size] if pending.cut_is_proven(data) else data
         if line:
             log.warning("hipo: %s", line)
         return self._read_shared(path)[0]
@@ -368,10 +304,7 @@ class Store:
             fcntl.flock(fd, fcntl.LOCK_SH)
             try:
                 data = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
-                intent_file = self.intent_path(path)
-                pending = read_intent(intent_file) if os.path.lexists(intent_file) else None
-                if pending is None and os.path.lexists(intent_file):
-                    pending = AppendIntent(-1, 0, "")  # unreadable: the repair says so
+                pending = pending_intent(path)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -380,7 +313,7 @@ class Store:
 
     # --- appends a killed writer left half done ---------------------------------------------
     def intent_path(self, raw: Path) -> Path:
-        return raw.with_name(f".{raw.name}.append")
+        return intent_path(raw)
 
     def repair_append(self, path: Path) -> str | None:
         """Settle an append to the raw log `path` whose writer died, under the log's exclusive
@@ -389,7 +322,7 @@ class Store:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                return self._repair_locked(fd, path)
+                return repair_locked(fd, path, self.relative(path))
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -409,7 +342,7 @@ class Store:
             try:
                 line = self.repair_append(self.memory_dir / match.group(1))
             except FileNotFoundError:  # no log, so nothing to cut
-                self._drop_intent(self.memory_dir / name)
+                drop_intent(self.memory_dir / name)
                 continue
             except (UnsafeFileError, PathOutsideRootError) as exc:
                 done.append(f"{str(exc)}; its append intent {name} was left alone")
@@ -417,59 +350,6 @@ class Store:
             if line:
                 done.append(line)
         return done
-
-    @staticmethod
-    def _cut_is_proven(data: bytes, pending: AppendIntent) -> bool:
-        """The log ends in a strict prefix of the intent's own payload, right after the size it
-        recorded: those bytes, and only those, are the append's."""
-        return (
-            pending.proven
-            and pending.payload is not None
-            and pending.size < len(data) < pending.end
-            and data[pending.size :] == pending.payload[: len(data) - pending.size]
-        )
-
-    def _drop_intent(self, intent_file: Path) -> None:
-        """Remove an intent file (or whatever lies at its name, but a folder)."""
-        with contextlib.suppress(OSError):
-            os.unlink(intent_file)
-
-    def _repair_locked(self, fd: int, path: Path) -> str | None:
-        """Cut off a half append, but only the bytes its own intent proves it wrote.
-
-        Longer than the payload (it was all written, then another tool appended), shorter than
-        the size before it, a tail that differs from the payload (the append never started and
-        the log was edited since), or an intent that does not prove its payload (no payload,
-        a wrong hash, garbage): the log is kept exactly as it is, and the line says so."""
-        intent_file = self.intent_path(path)
-        if not os.path.lexists(intent_file):
-            return None
-        pending = read_intent(intent_file)
-        where = self.relative(path)
-        data = read_fd(fd, MAX_LOG_BYTES, where)
-        size = len(data)
-        if pending is not None and self._cut_is_proven(data, pending):
-            os.ftruncate(fd, pending.size)
-            os.fsync(fd)
-            self._drop_intent(intent_file)  # only once the cut is done: else the next one tries
-            return (
-                f"{where}: cut off {size - pending.size} bytes of a checkpoint whose writer "
-                "stopped mid-append (its write had not returned; the bytes matched its intent)"
-            )
-        self._drop_intent(intent_file)
-        if pending is None or not pending.proven:
-            return (
-                f"{where}: an append intent that proves nothing (unreadable, or no payload "
-                "matching its hash) was removed; the log was kept as it is"
-            )
-        if size <= pending.size:
-            return None  # the append never started
-        if size >= pending.end and data[pending.size : pending.end] == pending.payload:
-            return None  # the append was whole: its writer died before removing the intent
-        return (
-            f"{where}: a half append is followed by bytes its intent does not account for; "
-            "nothing was cut (the log was kept as it is)"
-        )
 
     # --- writing ------------------------------------------------------------------------
     def append_raw(self, day: date, block: str) -> Appended:
@@ -487,7 +367,7 @@ class Store:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                repaired = self._repair_locked(fd, path)
+                repaired = repair_locked(fd, path, self.relative(path))
                 if repaired:
                     log.warning("hipo: %s", repaired)
                 before = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
@@ -502,7 +382,13 @@ class Store:
                         f"{self.relative(path)} would grow past {MAX_LOG_BYTES:,} bytes; "
                         "nothing was written (save large output under knowledge/)"
                     )
-                self._append_all_or_nothing(fd, path, len(before), payload)
+                try:
+                    append_all_or_nothing(fd, path, len(before), payload)
+                except AppendFailed as failed:
+                    raise WriteError(
+                        f"could not append to {self.relative(path)}: {failed}; nothing was "
+                        f"written ({failed.kept})"
+                    ) from failed.error
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -516,45 +402,6 @@ class Store:
             hash_after=sha256(after),
             text_after=after.decode("utf-8", errors="replace"),
         )
-
-    def _write_intent(self, intent_file: Path, size: int, payload: bytes) -> None:
-        """Write the intent as a new regular file (whatever was at its name is replaced, never
-        written through)."""
-        self._drop_intent(intent_file)
-        intent = intent_record(size, payload)
-        fd = os.open(
-            intent_file,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-            0o666,
-        )
-        try:
-            _write_all(fd, json.dumps(intent).encode("ascii"))
-        finally:
-            os.close(fd)
-
-    def _append_all_or_nothing(self, fd: int, path: Path, size: int, payload: bytes) -> None:
-        """Announce, write, sync, retract; on failure cut the log back to `size` (lock held)."""
-        intent_file = self.intent_path(path)
-        try:
-            self._write_intent(intent_file, size, payload)
-            _write_all(fd, payload)
-            os.fsync(fd)
-        except BaseException as exc:  # a full disk, or Ctrl-C in the middle: undo it all
-            kept = "the log is as it was"
-            try:
-                os.ftruncate(fd, size)
-                os.unlink(intent_file)
-            except FileNotFoundError:
-                pass
-            except OSError:  # the intent stays: the next reader or writer cuts the tail off
-                kept = "the partial checkpoint is cut off at the next access"
-            if not isinstance(exc, OSError):
-                raise
-            raise WriteError(
-                f"could not append to {self.relative(path)}: {_failure(exc)}; nothing was "
-                f"written ({kept})"
-            ) from exc
-        self._drop_intent(intent_file)
 
     @contextlib.contextmanager
     def compaction_lock(self) -> Iterator[None]:
