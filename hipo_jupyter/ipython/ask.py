@@ -233,7 +233,10 @@ class AskMagics(Magics):
             zones = llm.conversation_block(
                 conversation.anchor, conversation.anchor_hash, conversation.summary
             )
-        request = llm.ask_request(
+        names = settings.ask_tools if args.tools is None else args.tools
+        with engine_errors():
+            tools = tool_run.make_tools(names, memory) if names else []
+        request, plan = llm.ask_request_and_plan(
             model=model,
             max_tokens=max_tokens,
             messages=conversation.messages(question),
@@ -241,10 +244,9 @@ class AskMagics(Magics):
             status=llm.status_note(fixed + conversation.live_tokens(), window),
             recalled=recalled,
             conversation=zones,
+            tools=tools,
         )
-        names = settings.ask_tools if args.tools is None else args.tools
-        with engine_errors():
-            tools = tool_run.make_tools(names, memory) if names else []
+        self.session.cache_note(plan)
         if tools:
             run = self._run_tools(client, request, tools, without_memory=args.no_memory)
             reply, message, usage = run.reply, run.message, run.usage
