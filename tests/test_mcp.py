@@ -300,6 +300,17 @@ def test_config_prints_the_snippet_with_absolute_paths(
     assert err.startswith("hipo: ") and len(err.splitlines()) == 1
 
 
+def test_the_readme_shows_each_snippet_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's example (root /home/me/analysis, hipo in /home/me/.venv) is what --config
+    prints: the documentation cannot drift from the command."""
+    monkeypatch.setattr(hipo_mcp, "hipo_command", lambda: ["/home/me/.venv/bin/hipo"])
+    readme = (REPO / "README.md").read_text("utf-8")
+    section = readme.split("## Use it from Claude Code, jupyter-ai and Claude Desktop", 1)[1]
+    for target in hipo_mcp.CONFIG_TARGETS:
+        snippet = hipo_mcp.config_snippet(target, Path("/home/me/analysis"))
+        assert snippet in section, target
+
+
 def test_mcp_on_a_missing_root_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     assert cli.main(["--root", str(tmp_path / "nowhere"), "mcp"]) == 2
     err = capsys.readouterr().err
