@@ -112,8 +112,14 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         cache_control: Any = None,
     ) -> None:
         super().__init__(cache_control=cache_control)
+        self._owns_memory = not isinstance(root, Memory)
         self.memory = root if isinstance(root, Memory) else Memory(resolve_root(root))
         self.calls = 0  # commands run, for the %%ask usage line
+
+    def close(self) -> None:
+        """Close the memory if this tool opened it (a `Memory` passed in stays open)."""
+        if self._owns_memory:
+            self.memory.close()
 
     def execute(self, command: Any) -> str:
         """Every command, with engine errors turned into tool errors of one line."""
@@ -329,6 +335,9 @@ class AsyncHipoMemoryTool(BetaAsyncAbstractMemoryTool):
     @property
     def calls(self) -> int:
         return self.tool.calls
+
+    def close(self) -> None:
+        self.tool.close()
 
     async def execute(self, command: Any) -> str:
         return await anyio.to_thread.run_sync(self.tool.execute, command)

@@ -341,6 +341,16 @@ def test_paths_are_confined_to_memories(
     assert secret.read_text() == "outside" and digest(memory_root / RAW) == raw_before
 
 
+def test_the_default_root_is_hipo_root(memory_root: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HIPO_ROOT", str(memory_root))
+    tool = HipoMemoryTool()
+    try:
+        tool.call({"command": "create", "path": "/memories/plans/a.md", "file_text": "a\n"})
+    finally:
+        tool.close()
+    assert (memory_root / "plans" / "a.md").read_text() == "a\n"
+
+
 def test_the_async_twin_runs_the_same_commands(memory: Memory, memory_root: Path) -> None:
     tool = AsyncHipoMemoryTool(memory)
 
