@@ -380,6 +380,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from hipo_jupyter import mcp as mcp_server
+    except ImportError as error:
+        missing = error.name or error
+        raise UsageError(f"hipo mcp needs {missing}: pip install 'hipo-jupyter[mcp]'") from None
+    memory = open_memory(args)
+    if args.config:
+        memory.close()
+        print(mcp_server.config_snippet(args.config, memory.root))
+        print(f"hipo: {mcp_server.CONFIG_WHERE[args.config]}", file=sys.stderr)
+        return 0
+    try:
+        mcp_server.serve(memory)
+    finally:
+        memory.close()
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     source = find_quickstart()
     folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
@@ -459,6 +478,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
     "import": (cmd_import, "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl"),
     "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
+    "mcp": (cmd_mcp, "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
 }
 
@@ -521,6 +541,12 @@ def build_parser() -> argparse.ArgumentParser:
     importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")
     importing.add_argument(
         "--format", choices=FORMATS, help="the file's format (default: detected from its content)"
+    )
+
+    sub["mcp"].add_argument(
+        "--config",
+        choices=("claude-code", "jupyter-ai", "claude-desktop"),
+        help="print what registers this server in that client, instead of serving",
     )
 
     demo = sub["demo"]

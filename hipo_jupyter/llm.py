@@ -3,14 +3,16 @@
 Everything that knows the anthropic SDK lives here; the engine (`hipo_jupyter.memory`) never
 imports it and the IPython front end only calls these functions.
 
-The prompt of a call made with hipo loaded, in order:
-1. Layer 1 as one system block marked for prompt caching (`cache_control` ephemeral), so the
-   unchanging prefix is cheap on every call. The block opens with `LAYER1_OPEN`: that marker is
-   how injection knows a call already carries it and leaves the call alone.
-2. (%%ask) the context-status note: live tokens against the window.
-3. (%%ask --recall) recalled memory, fenced as quoted data and escaped so stored text cannot
+The prompt of a call made with hipo loaded, in order, stable parts first:
+1. Layer 1 as one system block. It opens with `LAYER1_OPEN`: that marker is how injection
+   knows a call already carries it and leaves the call alone.
+2. The caller's own system text, or (%%ask, once turns were folded) the conversation's anchor
+   and rolling summary.
+3. (%%ask) the context-status note: live tokens against the window.
+4. (%%ask --recall) recalled memory, fenced as quoted data and escaped so stored text cannot
    close the fence (`fence_quoted`).
-4. (%%ask, once turns were folded) the conversation's anchor and rolling summary.
+Prompt-cache breakpoints end 1 and 2 where their prefix reaches the model's minimum cacheable
+length, within the API's four (`hipo_jupyter.caching`); 3 and 4 change every call, after them.
 
 Injection patches the SDK's resource classes (`Messages`, `AsyncMessages` and their beta twins:
 create, stream, parse, count_tokens) at class level, so every client in the kernel, made before
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from importlib.abc import Loader, MetaPathFinder
 from typing import TYPE_CHECKING, Any
 
+from hipo_jupyter import caching
 from hipo_jupyter.memory.summarize import Source
 from hipo_jupyter.memory.tokens import count_tokens
 from hipo_jupyter.memory.topics import identifiers
@@ -48,7 +51,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_CONTEXT_WINDOW = 200_000
-MAX_CACHE_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
+MAX_CACHE_BREAKPOINTS = caching.MAX_CACHE_BREAKPOINTS
 
 LAYER1_OPEN = "<hipo-layer1>"
 LAYER1_CLOSE = "</hipo-layer1>"
@@ -187,17 +190,52 @@ def ask_request(
     status: str,
     recalled: str | None = None,
     conversation: str | None = None,
+    tools: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """The keyword arguments of a %%ask call: system blocks in DESIGN.md's order, then the
-    active turns and the new question as messages."""
+    """The keyword arguments of a %%ask call (see `ask_request_and_plan`)."""
+    return ask_request_and_plan(
+        model=model,
+        max_tokens=max_tokens,
+        messages=messages,
+        layer1=layer1,
+        status=status,
+        recalled=recalled,
+        conversation=conversation,
+        tools=tools,
+    )[0]
+
+
+def ask_request_and_plan(
+    *,
+    model: str,
+    max_tokens: int,
+    messages: list[dict[str, Any]],
+    layer1: str | None,
+    status: str,
+    recalled: str | None = None,
+    conversation: str | None = None,
+    tools: Sequence[Any] = (),
+) -> tuple[dict[str, Any], caching.CachePlan]:
+    """The keyword arguments of a %%ask call, and where its cache breakpoints went.
+
+    System blocks, stable first: Layer 1, then the conversation's anchor and summary (stable
+    between folds); then what changes every call: the context-status note, recalled memory.
+    The active turns and the new question are the messages. Breakpoints end the stable blocks
+    whose prefix (the tools' definitions included) reaches the model's minimum (`caching`).
+    """
     system: list[dict[str, Any]] = []
     if layer1 is not None:
-        system.append(layer1_block(layer1))
+        system.append(layer1_block(layer1, cache=False))
+    if conversation:
+        system.append({"type": "text", "text": conversation})
+    stable = list(range(len(system)))
     system.append({"type": "text", "text": status})
-    for text in (recalled, conversation):
-        if text:
-            system.append({"type": "text", "text": text})
-    return {"model": model, "max_tokens": max_tokens, "system": system, "messages": messages}
+    if recalled:
+        system.append({"type": "text", "text": recalled})
+    request = {"model": model, "max_tokens": max_tokens, "system": system, "messages": messages}
+    placed, plan = caching.place_breakpoints({**request, "tools": list(tools)}, stable)
+    placed.pop("tools")
+    return placed, plan
 
 
 # --- injection into the user's own calls ----------------------------------------------------------
@@ -224,42 +262,39 @@ def carries_layer1(system: Any) -> bool:
     return False
 
 
-def cache_breakpoints(arguments: dict[str, Any]) -> int:
-    """cache_control markers a call already uses (system, tools, message blocks, top level).
-
-    Only lists are looked into: a generator must not be consumed here.
-    """
-
-    def marked(blocks: Any) -> int:
-        if not isinstance(blocks, list | tuple):
-            return 0
-        return sum(1 for b in blocks if isinstance(b, dict) and _given(b.get("cache_control")))
-
-    count = 1 if _given(arguments.get("cache_control")) else 0
-    count += marked(arguments.get("system")) + marked(arguments.get("tools"))
-    messages = arguments.get("messages")
-    if isinstance(messages, list | tuple):
-        count += sum(marked(m.get("content")) for m in messages if isinstance(m, dict))
-    return count
+cache_breakpoints = caching.breakpoints_used
 
 
 def inject_layer1(arguments: dict[str, Any], layer1: str) -> dict[str, Any]:
-    """A copy of a call's keyword arguments with Layer 1 first in `system`.
+    """A copy of a call's keyword arguments with Layer 1 first in `system` (see
+    `inject_layer1_and_plan`)."""
+    return inject_layer1_and_plan(arguments, layer1)[0]
 
-    A string system becomes a text block after ours; a list keeps its blocks after ours. A call
-    that already carries the block is returned unchanged. The caller's objects are not mutated.
+
+def inject_layer1_and_plan(
+    arguments: dict[str, Any], layer1: str
+) -> tuple[dict[str, Any], caching.CachePlan | None]:
+    """A copy of a call's keyword arguments with Layer 1 first in `system`, and where the
+    cache breakpoints went (None: the call already carried Layer 1 and is unchanged).
+
+    A string system becomes a text block after ours; a list keeps its blocks after ours.
+    Breakpoints end Layer 1 and the caller's own system text, where their prefix reaches the
+    model's minimum and breakpoints are left (`caching.place_breakpoints`). The caller's
+    objects are not mutated.
     """
     system = arguments.get("system")
     if carries_layer1(system):
-        return arguments
-    cache = cache_breakpoints(arguments) < MAX_CACHE_BREAKPOINTS
-    blocks: list[Any] = [layer1_block(layer1, cache=cache)]
+        return arguments, None
+    blocks: list[Any] = [layer1_block(layer1, cache=False)]
     if isinstance(system, str):
         if system:
             blocks.append({"type": "text", "text": system})
     elif _given(system):
         blocks.extend(system)
-    return {**arguments, "system": blocks}
+    stable = [0, len(blocks) - 1] if len(blocks) > 1 else [0]
+    if not all(isinstance(block, dict) for block in blocks):
+        return {**arguments, "system": blocks}, None  # SDK objects: leave the caller's as given
+    return caching.place_breakpoints({**arguments, "system": blocks}, stable)
 
 
 def _last_user_text(messages: Any) -> tuple[str, list[str]]:
@@ -382,9 +417,11 @@ class Injector:
         self,
         layer1: Callable[[], str | None],
         on_call: Callable[[LLMCall], None] | None = None,
+        on_cache_plan: Callable[[caching.CachePlan | None], None] | None = None,
     ) -> None:
         self.layer1 = layer1
         self.on_call = on_call
+        self.on_cache_plan = on_cache_plan  # where each call's breakpoints went (notes)
         self._patched: list[tuple[type, str, Any, Any]] = []
         self._hook: _AfterImport | None = None
         self._live = False
@@ -451,6 +488,14 @@ class Injector:
             log.warning("hipo: Layer 1 could not be read; call sent without it", exc_info=True)
             return None
 
+    def _cache_plan(self, plan: caching.CachePlan | None) -> None:
+        if self.on_cache_plan is None:
+            return
+        try:
+            self.on_cache_plan(plan)
+        except Exception:
+            log.warning("hipo: reporting a cache plan failed", exc_info=True)
+
     def _emit(self, call: LLMCall) -> None:
         if self.on_call is None:
             return
@@ -470,7 +515,8 @@ class Injector:
             if not mode and not carries_layer1(kwargs.get("system")):
                 text = injector._layer1_text()
                 if text is not None:
-                    kwargs = inject_layer1(kwargs, text)
+                    kwargs, plan = inject_layer1_and_plan(kwargs, text)
+                    injector._cache_plan(plan)
             token = _NESTED.set(True)
             try:
                 result = original(resource, *args, **kwargs)

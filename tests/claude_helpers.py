@@ -4,7 +4,8 @@
 server-sent-event sequence when the body says `"stream": true`; `/v1/messages/count_tokens`
 too. It records every request body as the SDK sent it, simulates the prompt cache (a prefix
 ending at a `cache_control` block is written once and read after), and can be scripted: queue
-replies, or failures (401, 429, 529, a timeout). The real anthropic SDK talks to it in two ways:
+replies (a text, or a list of content blocks such as a `tool_use`: `tool_use_reply`), or
+failures (401, 429, 529, a timeout). The real anthropic SDK talks to it in two ways:
 
 - `api.transport()`: an `httpx2.MockTransport`, for clients made in the test process;
 - `serve(api)`: a real HTTP server on 127.0.0.1 in a thread, selected with ANTHROPIC_BASE_URL,
@@ -58,6 +59,22 @@ def system_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return list(system)
 
 
+def tool_use_reply(name: str, tool_input: dict[str, Any], *, text: str = "") -> list[dict]:
+    """A scripted reply that calls a tool (a `tool_use` block, after an optional text)."""
+    blocks: list[dict] = [{"type": "text", "text": text}] if text else []
+    use_id = "toolu_" + hashlib.sha256(json.dumps(tool_input, sort_keys=True).encode()).hexdigest()
+    blocks.append({"type": "tool_use", "id": use_id[:30], "name": name, "input": tool_input})
+    return blocks
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `tool_result` blocks of a request's last user message."""
+    content = body.get("messages", [{}])[-1].get("content")
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if block.get("type") == "tool_result"]
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     for message in reversed(body.get("messages", [])):
         if message.get("role") != "user":
@@ -81,7 +98,7 @@ class Reply:
 class FakeMessagesAPI:
     """The Messages API's behaviour, whatever carries the HTTP (a mock transport or a server)."""
 
-    replies: list[str] = field(default_factory=list)  # scripted reply texts, used in order
+    replies: list[str | list[dict]] = field(default_factory=list)  # texts or blocks, in order
     failures: list[int | str] = field(default_factory=list)  # status codes or TIMEOUT, in order
     requests: list[dict[str, Any]] = field(default_factory=list)  # every body, as sent
     paths: list[str] = field(default_factory=list)
@@ -109,13 +126,17 @@ class FakeMessagesAPI:
             return self._error(int(failure))
         if path == "/v1/messages/count_tokens":
             return self._json({"input_tokens": words_tokens(body)})
-        text = scripted if scripted is not None else self.default_reply(number, body)
+        reply = scripted if scripted is not None else self.default_reply(number, body)
+        blocks = reply if isinstance(reply, list) else [{"type": "text", "text": reply}]
+        text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
         usage = self._usage(body, text)
         if body.get("stream"):
+            if isinstance(reply, list):
+                raise NotImplementedError("scripted content blocks are answered unstreamed only")
             return Reply(
                 200, {"content-type": "text/event-stream"}, self._events(body, text, usage)
             )
-        return self._json(self._message(body, text, usage, number))
+        return self._json(self._message(body, text, usage, number, blocks))
 
     @staticmethod
     def default_reply(number: int, body: dict[str, Any]) -> str:
@@ -146,14 +167,22 @@ class FakeMessagesAPI:
         }
 
     @staticmethod
-    def _message(body: dict[str, Any], text: str, usage: dict[str, int], number: int) -> dict:
+    def _message(
+        body: dict[str, Any],
+        text: str,
+        usage: dict[str, int],
+        number: int,
+        blocks: list[dict] | None = None,
+    ) -> dict:
+        content = blocks if blocks is not None else [{"type": "text", "text": text}]
+        uses_tool = any(block.get("type") == "tool_use" for block in content)
         return {
             "id": f"msg_{number:04d}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model", ""),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "content": content,
+            "stop_reason": "tool_use" if uses_tool else "end_turn",
             "stop_sequence": None,
             "usage": usage,
         }

@@ -64,9 +64,13 @@ def test_ask_streams_markdown_with_a_usage_line(executed) -> None:
     usage = re.search(
         r"tokens: input \d+ · output \d+ · cache read (\d+) · cache write (\d+)", output_text(first)
     )
-    assert usage and usage.group(1) == "0" and int(usage.group(2)) > 0
+    # The notebook's memory is small: Layer 1 is under the model's minimum cacheable prefix, so
+    # it goes without a breakpoint (which would cache nothing), and the first %%ask says so once.
+    assert usage and usage.group(1) == "0" and usage.group(2) == "0"
+    assert output_text(first).count("hipo: prompt caching: the stable prefix (~") == 1
+    assert "under claude-sonnet-5-5's minimum of 512" in output_text(first)
     again = re.search(r"cache read (\d+) · cache write (\d+)", output_text(second))
-    assert again and int(again.group(1)) > 0 and again.group(2) == "0"  # the prefix was cached
+    assert again and "prompt caching" not in output_text(second)
 
 
 def test_every_call_carried_layer1_once(executed) -> None:
@@ -75,7 +79,7 @@ def test_every_call_carried_layer1_once(executed) -> None:
     for body in (asked, followed, created, streamed):
         heads = [b for b in body["system"] if b["text"].startswith("<hipo-layer1>")]
         assert len(heads) == 1 and body["system"][0] is heads[0]
-        assert heads[0]["cache_control"] == {"type": "ephemeral"}
+        assert "cache_control" not in heads[0]  # under the minimum (tests/test_caching.py)
         assert "## Topics Index\n- pricing [project" in heads[0]["text"]  # this folder's index
     assert asked["system"][1]["text"].startswith("[context status] live: ")
     assert asked["system"][2]["text"].startswith('<hipo-recalled-memory query="pricing">')

@@ -25,7 +25,7 @@ from claude_helpers import (  # noqa: F401
 from hipo_jupyter import llm
 
 LAYER1 = "# memory/ROOT.md\n\n- pricing [project, 1d]: starter-tier-cut"
-BLOCK = llm.layer1_block(LAYER1)
+BLOCK = llm.layer1_block(LAYER1, cache=False)  # a short prefix gets no breakpoint (caching)
 QUESTION = [{"role": "user", "content": "What did we decide on pricing?"}]
 MODEL = "claude-sonnet-5-5"
 
@@ -183,7 +183,7 @@ def test_a_second_install_replaces_rather_than_stacks(api: FakeMessagesAPI) -> N
         second.install()
         api.client().messages.create(model=MODEL, max_tokens=10, messages=QUESTION)
         (body,) = api.message_requests()
-        assert body["system"] == [llm.layer1_block("second")]
+        assert body["system"] == [llm.layer1_block("second", cache=False)]
     finally:
         second.uninstall()
         first.uninstall()

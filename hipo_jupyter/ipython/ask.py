@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from hipo_jupyter import llm
+from hipo_jupyter import llm, tool_run
 from hipo_jupyter.context import (
     TRIGGER_DONE,
     TRIGGER_WINDOW,
@@ -90,6 +90,13 @@ class AskMagics(Magics):
         "--new",
         action="store_true",
         help="Start a new conversation (the old one is kept beside the memory).",
+    )
+    @argument(
+        "--tools",
+        nargs="+",
+        metavar="TOOL",
+        help="Tools Claude may use in this call: memory (its memory tool over this notebook's "
+        "memory). Default: Hipo.ask_tools.",
     )
     def ask(self, line: str, cell: str | None = None) -> None:
         """Ask Claude, with this notebook's memory in the prompt.
@@ -226,7 +233,10 @@ class AskMagics(Magics):
             zones = llm.conversation_block(
                 conversation.anchor, conversation.anchor_hash, conversation.summary
             )
-        request = llm.ask_request(
+        names = settings.ask_tools if args.tools is None else args.tools
+        with engine_errors():
+            tools = tool_run.make_tools(names, memory) if names else []
+        request, plan = llm.ask_request_and_plan(
             model=model,
             max_tokens=max_tokens,
             messages=conversation.messages(question),
@@ -234,8 +244,16 @@ class AskMagics(Magics):
             status=llm.status_note(fixed + conversation.live_tokens(), window),
             recalled=recalled,
             conversation=zones,
+            tools=tools,
         )
-        reply, message = self._stream(client, request, without_memory=args.no_memory)
+        self.session.cache_note(plan)
+        if tools:
+            run = self._run_tools(client, request, tools, without_memory=args.no_memory)
+            reply, message, usage = run.reply, run.message, run.usage
+            calls = tool_run.tool_calls_text(run.tool_calls)
+        else:
+            reply, message = self._stream(client, request, without_memory=args.no_memory)
+            usage, calls = getattr(message, "usage", None), ""
 
         conversation.add_exchange(question, reply)
         with engine_errors():
@@ -243,7 +261,26 @@ class AskMagics(Magics):
         if conversation.pending:
             self._compact(conversation, conversation.pending)
         self._save(conversation, path)
-        print(display.usage_line(getattr(message, "usage", None), model))
+        print(display.usage_line(usage, model) + calls)
+
+    def _run_tools(
+        self, client: Any, request: dict[str, Any], tools: list[Any], *, without_memory: bool
+    ) -> tool_run.ToolRun:
+        """The call through the SDK's tool runner; each reply's text shown as it arrives."""
+        settings = self.session.settings
+        view = display.ReplyView(self.shell)
+        bare = llm.without_memory() if without_memory else contextlib.nullcontext()
+        try:
+            with bare:
+                run = tool_run.run_with_tools(client, request, tools, view.add)
+        except Exception as error:
+            line = llm.error_line(error, retries=settings.max_retries, timeout=settings.timeout)
+            view.close()
+            if line is None:
+                raise
+            raise UsageError(f"{line} (the conversation is unchanged)") from None
+        view.close()
+        return run
 
     def _stream(self, client: Any, request: dict[str, Any], *, without_memory: bool) -> Any:
         """Stream the reply into the cell; (text, final message). API errors become one line."""

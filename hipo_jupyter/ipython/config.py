@@ -7,7 +7,7 @@ session turns these traits back into a `MemoryConfig` whenever it opens the memo
 
 from __future__ import annotations
 
-from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
@@ -204,6 +204,15 @@ class Hipo(Configurable):
         help=(
             "The model's context window in tokens. A %%ask conversation whose live tokens pass "
             "half of it has its older turns folded into the summary."
+        ),
+    ).tag(config=True)
+
+    ask_tools = List(
+        Unicode(),
+        default_value=[],
+        help=(
+            "Tools %%ask hands Claude on every call unless --tools says otherwise: 'memory' "
+            "(Claude's memory tool, kept in this notebook's memory tree)."
         ),
     ).tag(config=True)
 

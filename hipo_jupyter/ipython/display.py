@@ -237,6 +237,33 @@ def usage_line(usage: Any, model: str) -> str:
     )
 
 
+def cache_text(usage: Any, model: str, layer1_tokens: int, minimum: int) -> str:
+    """`%hipo budget`'s prompt-cache lines: whether Layer 1 reaches the model's minimum
+    cacheable prefix, and the cache read and write tokens the API reported for the last call."""
+    verdict = (
+        "cached (a breakpoint ends it)"
+        if layer1_tokens >= minimum
+        else "under the minimum, so not cached until the memory grows"
+    )
+    lines = [
+        f"prompt cache ({model}: minimum {minimum:,} tokens): Layer 1 block ~{layer1_tokens:,} "
+        f"tokens, {verdict}"
+    ]
+    if usage is None:
+        lines.append("last Claude call: none yet in this kernel")
+    else:
+
+        def number(name: str) -> str:
+            value = getattr(usage, name, None)
+            return f"{value:,}" if isinstance(value, int) else "-"
+
+        lines.append(
+            f"last Claude call: cache read {number('cache_read_input_tokens')} · cache write "
+            f"{number('cache_creation_input_tokens')} · input {number('input_tokens')} tokens"
+        )
+    return "\n".join(lines)
+
+
 def conversation_text(conversation: Any, path: str, window: int) -> str:
     """`%ask status`: the three zones and the compaction log of the conversation."""
     active = sum(turn.tokens for turn in conversation.active)

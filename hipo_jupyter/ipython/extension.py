@@ -55,7 +55,9 @@ def load_ipython_extension(shell: Any) -> None:
     ):
         shell.events.register(event, callback)
         registration.hooks.append((event, callback))
-    registration.injector = llm.Injector(layer1=session.injection_layer1, on_call=writeback.record)
+    registration.injector = llm.Injector(
+        layer1=session.injection_layer1, on_call=writeback.record, on_cache_plan=session.cache_note
+    )
     registration.injector.install()
     set_current(session)
 

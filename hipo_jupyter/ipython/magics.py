@@ -18,9 +18,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from hipo_jupyter import caching, llm
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError
 from hipo_jupyter.memory.check import results_text
 from hipo_jupyter.memory.requests import RecallQuery
+from hipo_jupyter.memory.tokens import count_tokens
 
 from . import display
 from .progress import ProgressBar
@@ -238,6 +240,16 @@ class HipoMagics(Magics):
         memory = self.session.memory
         if text_only or not self._show_widget("show_budget", memory):
             print(display.budget_table(memory.layer1()))
+        print(self._cache_text(memory))
+
+    def _cache_text(self, memory: Any) -> str:
+        last = self.session.writeback.last_call
+        model = last.model if last is not None and last.model else self.session.settings.model
+        block = llm.layer1_block(memory.layer1().text)["text"]
+        usage = last.usage() if last is not None else None
+        return display.cache_text(
+            usage, model, count_tokens(block), caching.min_cacheable_tokens(model)
+        )
 
     def _topics(self, text_only: bool) -> None:
         memory = self.session.memory

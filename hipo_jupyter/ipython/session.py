@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hipo_jupyter import llm
+from hipo_jupyter.caching import NoteOnce
 from hipo_jupyter.memory import (
     CompactionReport,
     ExtractiveSummarizer,
@@ -104,6 +105,7 @@ class HipoSession:
         self._memory: Memory | None = None
         self._memory_key: tuple[Any, ...] | None = None
         self.writeback = WriteBack(self)
+        self.cache_note = NoteOnce(lambda line: print(f"hipo: {line}"))  # once per model, reason
 
     # --- where the memory lives -----------------------------------------------------------
     @property

@@ -53,6 +53,7 @@ class WriteBack:
         self.calls = 0
         self.since_checkpoint = 0
         self.offloaded: dict[str, str] = {}  # sha256 of a large text -> its knowledge/ path
+        self.last_call: LLMCall | None = None
         self._lock = threading.RLock()
         self._own_write = False
         session.memory_listeners.append(self.on_memory_event)
@@ -61,6 +62,7 @@ class WriteBack:
     def record(self, call: LLMCall) -> None:
         """An LLM call returned (called by the injector, from any thread)."""
         with self._lock:
+            self.last_call = call  # its usage (cache read and write) is shown by %hipo budget
             self.current.calls.append(call)
             self.calls += 1
             self.since_checkpoint += 1

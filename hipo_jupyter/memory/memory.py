@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import notes
 from . import recall as recall_module
 from .checkpoint import (
     Checkpoint,
@@ -301,6 +302,73 @@ class Memory:
             )
         self._notify("remember")
         return relative
+
+    # --- notes an agent keeps (issue 14: Claude's memory tool; the rules live in notes.py) -----
+    def write_note(self, relative_path: str, text: str) -> str:
+        """Write a Layer 1 working file or a note under knowledge/ or plans/ (atomically, secrets
+        redacted); a knowledge note is indexed at once. Anything else is refused (NotWritable)
+        with why and what to do instead. Returns the clean relative path."""
+        relative = notes.normalize(relative_path)
+        notes.check_writable(relative, "create")
+        path = self.note_file(relative)
+        with self._lock:
+            self.store.write_atomic(path, redact(text))
+            self._index_note(relative)
+        self._notify("remember")
+        return relative
+
+    def delete_note(self, relative_path: str) -> str:
+        """Delete a note under knowledge/ or plans/ (and its index entry); nothing else."""
+        relative = notes.normalize(relative_path)
+        notes.check_writable(relative, "delete")
+        path = self.note_file(relative)
+        if not path.is_file():
+            raise HipoError(f"no such memory file: {relative}")
+        with self._lock:
+            path.unlink()
+            self._index_note(relative)
+        self._notify("remember")
+        return relative
+
+    def move_note(self, old_path: str, new_path: str) -> str:
+        """Rename a note within knowledge/ and plans/; the destination must not exist."""
+        old, new = notes.normalize(old_path), notes.normalize(new_path)
+        notes.check_writable(old, "rename")
+        notes.check_writable(new, "rename")
+        source, target = self.note_file(old), self.note_file(new)
+        if not source.is_file():
+            raise HipoError(f"no such memory file: {old}")
+        if target.exists():
+            raise HipoError(f"{new} already exists: delete it first or choose another name")
+        with self._lock:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+            self._index_note(old)
+            self._index_note(new)
+        self._notify("remember")
+        return new
+
+    def note_file(self, relative: str) -> Path:
+        """The file of a memory path (clean, relative), refusing any symlink on the way (in or
+        out of the root): a link would let a note's write land on a raw log or outside."""
+        path = self.store.inside(relative)
+        if path != self.root.resolve() / relative:
+            raise PathOutsideRootError(f"{relative!r} goes through a symlink; not followed")
+        return path
+
+    def _index_note(self, relative: str) -> None:
+        """Bring the index (and vectors) in step with a knowledge note as it is now on disk."""
+        if not relative.startswith("knowledge/"):
+            return
+        index = self._open_index()
+        found = self._file_documents(relative)
+        if found is None:
+            index.remove_file(relative)
+            self._vectors_in_step(lambda vectors: vectors.remove_file(relative))
+            return
+        digest, docs = found
+        index.replace_file(relative, digest, docs)
+        self._vectors_in_step(lambda vectors: vectors.replace_file(relative, digest, docs))
 
     # --- import (issue 5: `hipo import`; parsing lives in importers.py) -----------------------
     def import_records(

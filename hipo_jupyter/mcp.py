@@ -1,0 +1,238 @@
+"""`hipo mcp`: the memory of one root served over stdio to any MCP client.
+
+Claude Code, Claude Desktop and jupyter-ai's personas all take MCP servers; with this one they
+read and write the same memory the notebook's kernel does, under the same protocol. Each tool is
+one `Memory` call and its answer rendered as text for a model to read:
+
+    recall(query, k=5, since=None, until=None, type=None, budget=None)   ranked hits (or context)
+    remember(title, body, type="project", tags=[])                       append one checkpoint
+    topics()  layer1()  read(path)  status()
+
+and the Layer 1 files (ROOT.md, SCRATCHPAD.md, WORKING.md, TASK-QUEUE.md) are resources, with
+`hipo://layer1` for all of them as a prompt sees them. An engine error (bad date, path outside
+the root, unknown type) is an MCP tool error carrying its one-line message; the server goes on.
+Writes go through the engine's locks (flock on the raw log, the SQLite index's transactions), so
+several servers and kernels on one root lose nothing.
+
+`hipo mcp --config claude-code|jupyter-ai|claude-desktop` prints what registers this server in
+each client, with absolute paths (`config_snippet`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+from hipo_jupyter.memory import HipoError, Memory, QueryError
+from hipo_jupyter.memory.layer1 import LAYER1_FILES
+
+SERVER_NAME = "hipo"
+CONFIG_TARGETS = ("claude-code", "jupyter-ai", "claude-desktop")
+INSTRUCTIONS = (
+    "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "
+    "and every other agent on it. Read layer1 (or the hipo://layer1 resource) at the start of "
+    "a task; recall before answering about past work; remember one checkpoint when a task is "
+    "done (request, analysis, decisions, outcome, references). Raw logs are append-only."
+)
+LAYER1_URI = "hipo://layer1"
+
+Tool = TypeVar("Tool", bound=Callable[..., Any])
+
+
+def one_line(message: str) -> str:
+    return " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def _tool_errors(tool: Tool) -> Tool:
+    """Engine errors (and file errors) become MCP tool errors of one line, never a crash."""
+
+    @functools.wraps(tool)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except (HipoError, OSError, ValueError) as error:
+            raise ToolError(one_line(str(error) or type(error).__name__)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def resource_uri(relative: str) -> str:
+    """`SCRATCHPAD.md` -> `hipo://SCRATCHPAD.md`; `memory/ROOT.md` -> `hipo://memory/ROOT.md`."""
+    return f"hipo://{relative}"
+
+
+# --- rendering (text for a model to read) ------------------------------------------------------
+def recall_text(memory: Memory, query: str, **filters: Any) -> str:
+    from hipo_jupyter.cli import format_recall
+
+    return format_recall(memory.recall(query, mode="auto", **filters))
+
+
+def recall_within_budget(memory: Memory, query: str, budget: int, **filters: Any) -> str:
+    """`recall(..., budget=N)`: the text of `Memory.context` where the engine has it, else the
+    hits. One function, so switching to `Memory.context` everywhere is one edit."""
+    if budget < 1:
+        raise QueryError(f"budget must be at least 1 token, not {budget}")
+    context = getattr(memory, "context", None)
+    if callable(context):
+        found = context(query, budget=budget)
+        return str(getattr(found, "text", found))
+    return recall_text(memory, query, **filters)
+
+
+def status_text(memory: Memory) -> str:
+    from hipo_jupyter.cli import format_status
+
+    return format_status(memory.status())
+
+
+def topics_text(memory: Memory) -> str:
+    topics = memory.topics()
+    if not topics:
+        return "No topics yet: remember something first."
+    return "\n".join(topic.line() for topic in topics)
+
+
+# --- the server --------------------------------------------------------------------------------
+def build_server(memory: Memory) -> MCPServer:
+    """An MCP server whose tools and resources are calls on `memory`."""
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(structured_output=False)
+    @_tool_errors
+    def recall(
+        query: str,
+        k: int = 5,
+        since: str | None = None,
+        until: str | None = None,
+        type: str | None = None,
+        budget: int | None = None,
+    ) -> str:
+        """Search the memory: Topics Index, compaction tree and raw logs, best hits first, each
+        with its file:line and the drill-down path from ROOT.md. since/until are YYYY-MM-DD;
+        type is project, feedback, user or reference; budget (tokens) asks for a context."""
+        filters = {"k": k, "since": since, "until": until, "type": type}
+        if budget is not None:
+            return recall_within_budget(memory, query, budget, **filters)
+        return recall_text(memory, query, **filters)
+
+    @server.tool(structured_output=False)
+    @_tool_errors
+    def remember(
+        title: str, body: str, type: str = "project", tags: list[str] | None = None
+    ) -> str:
+        """Append one checkpoint to today's raw log (append-only) and index it at once. The body
+        is '- request: ...', '- analysis: ...', '- decisions: ...', '- outcome: ...',
+        '- references: ...' lines or free text; type is project, feedback, user or reference."""
+        checkpoint = memory.remember(title, body, type=type, tags=tags or ())
+        return f"memory/{checkpoint.date}.md:{checkpoint.line}  {checkpoint.id}"
+
+    @server.tool(structured_output=False)
+    @_tool_errors
+    def topics() -> str:
+        """The Topics Index (what ROOT.md lists): does the memory know about X, and where."""
+        return topics_text(memory)
+
+    @server.tool(structured_output=False)
+    @_tool_errors
+    def layer1() -> str:
+        """Layer 1 as a prompt sees it: ROOT.md and the working files, each within its budget."""
+        return memory.layer1().text
+
+    @server.tool(structured_output=False)
+    @_tool_errors
+    def read(path: str) -> str:
+        """A file of the memory root by its relative path (e.g. memory/2026-03-12.md,
+        memory/weekly/2026-W11.md, knowledge/pricing.md); nothing outside the root."""
+        return memory.read(path)
+
+    @server.tool(structured_output=False)
+    @_tool_errors
+    def status() -> str:
+        """Counts of raw logs, checkpoints, nodes and topics; the Layer 1 budget."""
+        return status_text(memory)
+
+    for part, relative in LAYER1_FILES.items():
+        server.resource(
+            resource_uri(relative),
+            name=part,
+            description=f"Layer 1: {relative}",
+            mime_type="text/markdown",
+        )(_file_reader(memory, relative))
+
+    @server.resource(LAYER1_URI, name="layer1", mime_type="text/markdown")
+    def layer1_resource() -> str:
+        """All of Layer 1, each part within its token budget, as a prompt sees it."""
+        try:
+            return memory.layer1().text
+        except HipoError as error:
+            raise ResourceError(one_line(str(error))) from None
+
+    return server
+
+
+def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
+    def read_file() -> str:
+        try:
+            return memory.read(relative)
+        except (HipoError, OSError) as error:
+            raise ResourceError(one_line(str(error))) from None
+
+    read_file.__doc__ = f"{relative} as it is on disk now."
+    return read_file
+
+
+def serve(memory: Memory) -> None:
+    """Serve `memory` over stdio until the client closes the connection."""
+    build_server(memory).run("stdio")
+
+
+# --- registering the server in the clients ------------------------------------------------------
+def hipo_command() -> list[str]:
+    """The absolute command that starts `hipo`: the `hipo` script of this Python's environment
+    when it has one (so the client needs no PATH), else `python -m hipo_jupyter.cli`."""
+    beside = Path(sys.executable).parent / "hipo"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which("hipo")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "hipo_jupyter.cli"]
+
+
+def server_entry(root: Path) -> dict[str, Any]:
+    """The stdio server entry every client's `mcpServers` takes: command, args (absolute)."""
+    command, *prefix = hipo_command()
+    return {"command": command, "args": [*prefix, "--root", str(root), "mcp"]}
+
+
+def config_snippet(target: str, root: Path) -> str:
+    """What registers this server in `target`: a shell command (Claude Code) or the JSON to
+    merge into the client's settings file (jupyter-ai, Claude Desktop)."""
+    entry = server_entry(root)
+    if target == "claude-code":
+        import shlex
+
+        words = ["claude", "mcp", "add", "--transport", "stdio", SERVER_NAME, "--"]
+        return shlex.join([*words, entry["command"], *entry["args"]])
+    if target in ("jupyter-ai", "claude-desktop"):
+        return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
+    raise HipoError(f"--config takes one of {', '.join(CONFIG_TARGETS)}, not {target!r}")
+
+
+CONFIG_WHERE = {
+    "claude-code": "run this in the notebook's folder (add --scope user for every project)",
+    "jupyter-ai": "merge into .jupyter/mcp_settings.json beside the notebooks, then restart "
+    "JupyterLab",
+    "claude-desktop": "merge into claude_desktop_config.json (Settings > Developer > Edit "
+    "Config), then restart Claude Desktop",
+}
