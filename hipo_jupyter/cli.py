@@ -5,7 +5,8 @@ and maps errors to one line on stderr (exit code 2), never a traceback. The root
 place (`resolve_root`): `--root DIR`, else the HIPO_ROOT environment variable, else the working
 directory. HIPO_TODAY=YYYY-MM-DD pins "today" for reproducible runs (tests, demos).
 
-`recall --json` prints one object, stable across versions (fields are only ever added):
+`recall --json` prints `RecallResult.to_json()`, the same document the server's /hipo/api/recall
+answers, stable across versions (fields are only ever added):
 
     {"query": "pricing",
      "hits": [{"file": "memory/2026-03-12.md", "line": 14, "date": "2026-03-12",
@@ -15,7 +16,7 @@ directory. HIPO_TODAY=YYYY-MM-DD pins "today" for reproducible runs (tests, demo
                         "memory/weekly/2026-W11.md", "memory/daily/2026-03-12.md",
                         "memory/2026-03-12.md#L14"],
                "topics": ["pricing"]}],
-     "did_you_mean": [], "topic_matches": ["pricing"]}
+     "mode": "keyword", "did_you_mean": [], "topic_matches": ["pricing"]}
 
 `file` is relative to the root and `line` 1-based; `kind` is raw, daily, weekly, monthly, root or
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
@@ -164,30 +165,6 @@ class ProgressBar:
 # --- formatting -------------------------------------------------------------------------------
 
 
-def recall_to_json(result: RecallResult) -> dict[str, Any]:
-    """The documented, stable JSON form of a recall (see the module docstring)."""
-    return {
-        "query": result.query,
-        "hits": [
-            {
-                "file": hit.file,
-                "line": hit.line,
-                "date": hit.date,
-                "kind": hit.kind,
-                "type": hit.type,
-                "title": hit.title,
-                "snippet": hit.snippet,
-                "score": round(float(hit.score), 6),
-                "path": list(hit.path),
-                "topics": list(hit.topics),
-            }
-            for hit in result.hits
-        ],
-        "did_you_mean": list(result.did_you_mean),
-        "topic_matches": list(result.topic_matches),
-    }
-
-
 def format_recall(result: RecallResult) -> str:
     if not result.hits:
         lines = [f"No memory of {result.query!r}."]
@@ -296,7 +273,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     if args.json:
-        print(json.dumps(recall_to_json(result), indent=2, ensure_ascii=False))
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         print(format_recall(result))
     return 0

@@ -190,7 +190,7 @@ def test_recall_prints_hits_and_json(hipo) -> None:
     assert code == 0
     payload = json.loads(out)
     assert payload["query"] == "starter"
-    assert set(payload) == {"query", "hits", "did_you_mean", "topic_matches"}
+    assert set(payload) == {"query", "mode", "hits", "did_you_mean", "topic_matches"}
     hit = next(h for h in payload["hits"] if h["kind"] == "raw")
     assert set(hit) == {
         "file", "line", "date", "kind", "type", "title", "snippet", "score", "path", "topics",

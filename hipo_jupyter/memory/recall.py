@@ -75,6 +75,21 @@ class Hit:
     def location(self) -> str:
         return f"{self.file}:{self.line}"
 
+    def to_json(self) -> dict[str, object]:
+        """One hit as every front end's JSON gives it (the CLI's `--json`, the server, MCP)."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "date": self.date,
+            "kind": self.kind,
+            "type": self.type,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": round(float(self.score), 6),
+            "path": list(self.path),
+            "topics": list(self.topics),
+        }
+
     @classmethod
     def of(
         cls,
@@ -108,6 +123,17 @@ class RecallResult:
     did_you_mean: list[str] = field(default_factory=list)
     topic_matches: list[str] = field(default_factory=list)
     mode: str = "keyword"  # how the hits were ranked: keyword | semantic | hybrid (semantic.py)
+
+    def to_json(self) -> dict[str, object]:
+        """The one JSON document of a recall: `hipo recall --json` and `/hipo/api/recall` give
+        exactly this (fields are only ever added)."""
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "hits": [hit.to_json() for hit in self.hits],
+            "did_you_mean": list(self.did_you_mean),
+            "topic_matches": list(self.topic_matches),
+        }
 
     def __iter__(self):
         return iter(self.hits)

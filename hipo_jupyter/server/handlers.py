@@ -219,7 +219,7 @@ class RecallHandler(HipoHandler):
             type=self.optional("type"),
             mode=self.optional("mode") or "auto",
         )
-        return jsonable(self.memory().recall_query(request))
+        return self.memory().recall_query(request).to_json()
 
 
 class BudgetHandler(HipoHandler):

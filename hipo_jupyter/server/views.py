@@ -15,7 +15,6 @@ from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.layer1 import Layer1
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.periods import week_month
-from hipo_jupyter.memory.recall import RecallResult
 from hipo_jupyter.memory.topic_index import Topic
 
 
@@ -111,6 +110,3 @@ def budget_view(layer1: Layer1) -> dict[str, Any]:
         "over_budget": layer1.over_budget,
     }
 
-
-def recall_view(result: RecallResult) -> dict[str, Any]:
-    return jsonable(result)

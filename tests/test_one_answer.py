@@ -1,0 +1,126 @@
+"""One request, one answer: the CLI, the magics and the server parse a request with the
+engine's one parser and render the engine's one result.
+
+The same bad inputs give the same one-line message in each (a UsageError, exit 2 with
+`hipo: error: ...`, a 400 with the message), and `hipo recall --json`, the server's
+/hipo/api/recall and `RecallResult.to_json()` are the same document for the same memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+from claude_helpers import new_shell
+from IPython.core.error import UsageError
+from tornado.httpclient import HTTPClientError
+
+from hipo_jupyter.ipython.extension import unload_ipython_extension
+from hipo_jupyter.memory import Memory
+
+TODAY = "2026-03-12"
+NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+HUGE = "4000000000000000000"
+# (CLI arguments after `recall`, the magic's line after `%recall`, the server's parameters)
+BAD_REQUESTS = [
+    (["x", "--since", "March"], "x --since March", {"q": "x", "since": "March"}),
+    (["x", "--since", "20260301"], "x --since 20260301", {"q": "x", "since": "20260301"}),
+    (["x", "--until", "2026-02-30"], "x --until 2026-02-30", {"q": "x", "until": "2026-02-30"}),
+    (["x", "--since", "9999-12-31"], "x --since 9999-12-31", {"q": "x", "since": "9999-12-31"}),
+    (
+        ["x", "--since", "2026-03-12", "--until", "2026-03-01"],
+        "x --since 2026-03-12 --until 2026-03-01",
+        {"q": "x", "since": "2026-03-12", "until": "2026-03-01"},
+    ),
+    (["x", "-k", "0"], "x -k 0", {"q": "x", "k": "0"}),
+    (["x", "-k", "ten"], "x -k ten", {"q": "x", "k": "ten"}),
+    (["x", "-k", HUGE], f"x -k {HUGE}", {"q": "x", "k": HUGE}),
+    (["x", "--type", "diary"], "x --type diary", {"q": "x", "type": "diary"}),
+    (["x", "--mode", "fuzzy"], "x --mode fuzzy", {"q": "x", "mode": "fuzzy"}),
+]
+
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}
+
+
+@pytest.fixture
+def project(jp_root_dir: Path) -> Path:
+    folder = jp_root_dir / "project"
+    folder.mkdir()
+    (folder / "analysis.ipynb").write_text(json.dumps(NOTEBOOK))
+    memory = Memory(folder, today=lambda: date.fromisoformat(TODAY))
+    memory.remember("Competitor pricing #pricing", "- decisions: cut the starter tier by 15%")
+    memory.remember("Pricing page copy", "- outcome: new pricing page copy", on="2026-03-10")
+    memory.remember("Launch plan", "- decisions: launch Heron in May #launch")
+    memory.compact()
+    memory.close()
+    return folder
+
+
+def hipo(root: Path, *args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "HIPO_TODAY": TODAY}
+    done = subprocess.run(
+        [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+async def server_answer(jp_fetch, **params: str) -> tuple[int, dict]:
+    try:
+        response = await jp_fetch("hipo", "api", "recall", params=params, method="GET")
+        return response.code, json.loads(response.body)
+    except HTTPClientError as error:
+        return error.code, json.loads(error.response.body)
+
+
+@pytest.fixture
+def shell(project: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HIPO_TODAY", TODAY)
+    shell = new_shell()
+    shell.run_cell(f"%config Hipo.root = {str(project)!r}")
+    shell.run_cell("%load_ext hipo")
+    yield shell
+    unload_ipython_extension(shell)
+
+
+@pytest.mark.parametrize(("cli_args", "magic_line", "params"), BAD_REQUESTS)
+async def test_the_same_bad_request_gets_the_same_line_everywhere(
+    jp_fetch, project: Path, shell, cli_args, magic_line, params
+) -> None:
+    with pytest.raises(UsageError) as raised:
+        shell.run_cell(f"%recall {magic_line}")
+    message = str(raised.value)
+    assert "\n" not in message
+    code, _, err = hipo(project, "recall", *cli_args)
+    assert code == 2 and err.strip() == f"hipo: error: {message}"
+    status, body = await server_answer(jp_fetch, path="project/analysis.ipynb", **params)
+    assert status == 400 and body["message"] == message
+
+
+async def test_recall_json_is_one_document(jp_fetch, project: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HIPO_TODAY", TODAY)  # the server's clock too: recency is in the scores
+    code, out, err = hipo(project, "recall", "pricing", "-k", "3", "--json")
+    assert code == 0, err
+    from_cli = json.loads(out)
+    status, from_server = await server_answer(
+        jp_fetch, path="project/analysis.ipynb", q="pricing", k="3", mode="auto"
+    )
+    assert status == 200
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    from_engine = memory.recall("pricing", k=3, mode="auto").to_json()
+    memory.close()
+    assert from_cli == from_server == json.loads(json.dumps(from_engine))
+    assert from_cli["hits"] and from_cli["mode"] == "keyword"
+    assert all(isinstance(hit["path"], list) for hit in from_cli["hits"])
