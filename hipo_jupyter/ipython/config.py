@@ -7,6 +7,8 @@ session turns these traits back into a `MemoryConfig` whenever it opens the memo
 
 from __future__ import annotations
 
+import dataclasses
+
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
@@ -274,28 +276,13 @@ class Hipo(Configurable):
         return proposal["value"]
 
     def memory_config(self) -> MemoryConfig:
-        """The engine's view of these settings (a fresh object: the engine may keep it)."""
-        return MemoryConfig(
-            daily_threshold=self.daily_threshold,
-            weekly_threshold=self.weekly_threshold,
-            monthly_threshold=self.monthly_threshold,
-            root_budget=self.root_budget,
-            layer1_budgets={**_DEFAULTS.layer1_budgets, **self.layer1_budgets},
-            recency_half_life_days=self.recency_half_life_days,
-            search_backend=self.search_backend,
-            grace_days=self.grace_days,
-            semantic=self.semantic,
-            embedding_model=self.embedding_model,
-            embedding_tokenizer=self.embedding_tokenizer,
-            fusion=self.fusion,
-            similarity_weight=self.similarity_weight,
-            keyword_weight=self.keyword_weight,
-            vector_weight=self.vector_weight,
-            topics_weight=self.topics_weight,
-            recency_weight=self.recency_weight,
-            rrf_k=self.rrf_k,
-            min_similarity=self.min_similarity,
-        )
+        """The engine's view of these settings (a fresh object: the engine may keep it): every
+        `MemoryConfig` field from the trait of the same name (tests/test_config_traits.py
+        checks that each field has one, with the same default)."""
+        names = [field.name for field in dataclasses.fields(MemoryConfig)]
+        values = {name: getattr(self, name) for name in names}
+        values["layer1_budgets"] = {**_DEFAULTS.layer1_budgets, **self.layer1_budgets}
+        return MemoryConfig(**values)
 
 
 def load_settings(config: Config) -> tuple[Hipo, list[str]]:
