@@ -21,7 +21,11 @@ directory. HIPO_TODAY=YYYY-MM-DD pins "today" for reproducible runs (tests, demo
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
 the drill-down from ROOT.md to the hit. `recall --mode keyword|semantic|hybrid` chooses the
-ranking (default: hybrid when the `[semantic]` extra is installed, else keyword). `status --json`
+ranking (default: hybrid when the `[semantic]` extra is installed, else keyword).
+`recall --context [--budget N]` prints instead the text a model is sent (`Memory.context`:
+Layer 1, then the recalled memory fenced as data, within N tokens, 2,000 by default); with
+`--json`, one object: query, text, tokens, budget, layer1_tokens, mode and the hits it holds
+(in the form above). `status --json`
 prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
 layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done,
 1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
@@ -47,6 +51,7 @@ from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, note
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
 from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.checkpoint import parse_title
+from hipo_jupyter.memory.context_pack import DEFAULT_BUDGET
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
 
@@ -279,13 +284,34 @@ def cmd_recall(args: argparse.Namespace) -> int:
     query = " ".join(args.query).strip()
     if not query:
         raise UsageError("recall needs a query")
+    if args.budget is not None and not args.context:
+        raise UsageError("--budget goes with --context (the token budget of the context)")
     memory = open_memory(args)
     try:
-        result = memory.recall(
-            query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
-        )
+        if args.context:  # the text a model would be sent: Memory.context
+            context = memory.context(
+                query,
+                budget=DEFAULT_BUDGET if args.budget is None else args.budget,
+                since=args.since,
+                until=args.until,
+                type=args.type,
+                mode=args.mode,
+            )
+        else:
+            result = memory.recall(
+                query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
+            )
     finally:
         memory.close()
+    if args.context:
+        if args.json:
+            hits = recall_to_json(RecallResult(query=context.query, hits=context.hits))["hits"]
+            fields = ("query", "text", "tokens", "budget", "layer1_tokens", "mode")
+            shown = {name: getattr(context, name) for name in fields}
+            print(json.dumps({**shown, "hits": hits}, indent=2, ensure_ascii=False))
+        else:
+            print(context.text)
+        return 0
     if args.json:
         print(json.dumps(recall_to_json(result), indent=2, ensure_ascii=False))
     else:
@@ -498,6 +524,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
     )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
+    recall.add_argument(
+        "--context",
+        action="store_true",
+        help="print the context a model is sent (Layer 1, then the recalled memory, fenced)",
+    )
+    recall.add_argument(
+        "--budget",
+        type=positive_int,
+        metavar="N",
+        help=f"with --context: its size in tokens (default {DEFAULT_BUDGET:,})",
+    )
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
 

@@ -11,6 +11,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validat
 from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
+from hipo_jupyter.memory.context_pack import DEFAULT_BUDGET, MIN_BUDGET
 
 _DEFAULTS = MemoryConfig()
 
@@ -91,6 +92,12 @@ class Hipo(Configurable):
         5,
         min=1,
         help="How many hits %recall shows when no -k is given.",
+    ).tag(config=True)
+
+    recall_budget = Int(
+        DEFAULT_BUDGET,
+        min=MIN_BUDGET,
+        help="Tokens of recalled memory %%ask --recall sends (Memory.context's budget).",
     ).tag(config=True)
 
     # --- semantic recall (extra [semantic]) ---------------------------------------------

@@ -18,6 +18,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 
 from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.context_pack import DEFAULT_BUDGET, MIN_BUDGET
 from hipo_jupyter.memory.errors import (
     HipoError,
     MemoryRootError,
@@ -178,11 +179,14 @@ class NodeHandler(HipoHandler):
 
 
 RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
+MAX_BUDGET = 32_000  # tokens of one context: far more than any prompt wants from memory
 
 
 class RecallHandler(HipoHandler):
     """Search: `q`, and optionally `k`, `since`, `until`, `type` and `mode` (keyword, semantic,
-    hybrid; by default hybrid when the semantic extra is installed, else keyword)."""
+    hybrid; by default hybrid when the semantic extra is installed, else keyword). With
+    `budget=N` the answer is instead the context a model is sent (`Memory.context`: text,
+    tokens, budget, layer1_tokens, mode and the hits it holds), within N tokens."""
 
     def answer(self) -> dict[str, Any]:
         query = self.param("q").strip()
@@ -200,6 +204,12 @@ class RecallHandler(HipoHandler):
         mode = self.get_argument("mode", "auto")
         if mode not in RECALL_MODES:
             raise BadParameterError(f"mode must be one of {', '.join(RECALL_MODES)}")
+        if self.get_argument("budget", ""):  # the context a model is sent: Memory.context
+            budget = self.int_param("budget", DEFAULT_BUDGET, MIN_BUDGET, MAX_BUDGET)
+            context = self.memory().context(
+                query, budget=budget, since=since, until=until, type=kind, mode=mode
+            )
+            return jsonable(context)
         result = self.memory().recall(query, k=k, since=since, until=until, type=kind, mode=mode)
         return jsonable(result)
 
