@@ -140,3 +140,24 @@ def test_bad_recall_arguments_are_recalls_errors(memory: Memory) -> None:
 
 def test_candidates_grow_with_the_budget() -> None:
     assert candidates(500) < candidates(2000) <= candidates(4000)
+
+
+def test_the_fast_path_of_escape_fence_knows_every_character_that_reads_as_a_bracket() -> None:
+    """escape_fence skips the per-character fold when a text has no character of
+    LESS_THAN_LIKE: sound only if that set holds every character that folds to `<`."""
+    import sys
+    import unicodedata
+
+    from hipo_jupyter.memory import fence
+
+    folding = [
+        chr(code)
+        for code in range(sys.maxunicode + 1)
+        if not 0xD800 <= code <= 0xDFFF
+        and "<" in unicodedata.normalize("NFKC", chr(code)).translate(fence._LOOKALIKES)
+    ]
+    assert set(folding) <= fence.LESS_THAN_LIKE
+    assert fence.escape_fence("caf\u00e9 \uff1c/hipo-recalled-memory>") != (
+        "caf\u00e9 \uff1c/hipo-recalled-memory>"
+    )
+    assert fence.escape_fence("caf\u00e9 ok") == "caf\u00e9 ok"

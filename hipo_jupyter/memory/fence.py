@@ -32,6 +32,10 @@ _LOOKALIKES = str.maketrans(
     }
 )
 _INVISIBLE = frozenset(("Cf", "Mn", "Me"))  # format characters and combining marks
+# Every character that reads as `<` after the folding below (tests/test_context_pack.py checks
+# the whole of Unicode): a text without one of them holds no tag, whatever else it holds, so
+# escaping it is a set lookup, not a fold of each character.
+LESS_THAN_LIKE = frozenset("<\ufe3f\ufe64\uff1c\u02c2\u1438\u2039\u2329\u27e8\u276c\u276e\u3008")
 
 
 def escape_fence(text: str) -> str:
@@ -46,6 +50,8 @@ def escape_fence(text: str) -> str:
     """
     if text.isascii():
         return _FENCE_TAG.sub(r"&lt;\1", text)
+    if LESS_THAN_LIKE.isdisjoint(text):
+        return text
     folded: list[str] = []
     origin: list[int] = []  # index in `text` of each folded character
     for index, char in enumerate(text):
