@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 RECALL_TAG = "hipo-recalled-memory"
 RECALL_PREAMBLE = (
@@ -38,6 +39,7 @@ _INVISIBLE = frozenset(("Cf", "Mn", "Me"))  # format characters and combining ma
 LESS_THAN_LIKE = frozenset("<\ufe3f\ufe64\uff1c\u02c2\u1438\u2039\u2329\u27e8\u276c\u276e\u3008")
 
 
+@lru_cache(maxsize=2048)  # Layer 1 and recalled texts come back unchanged, call after call
 def escape_fence(text: str) -> str:
     """`text` with every `<hipo-...>` / `</hipo-...>` tag defused (`<` -> `&lt;`), so stored
     text placed inside one of our fences can neither close it nor open a fake one.
