@@ -54,9 +54,9 @@ def test_context_is_fenced_data_in_time_order_with_date_and_source(memory: Memor
     assert text.rstrip().endswith(f"</{RECALL_TAG}>")
     assert text.count(f"<{RECALL_TAG}") == 1 and text.count(f"</{RECALL_TAG}>") == 1
     # each source file under a line with its date and path; pieces with their line and title
-    assert "2026-03-10 memory/2026-03-10.md\nL1 Competitor pricing: " in text
+    assert "\nmemory/2026-03-10.md\nL1 Competitor pricing: " in text  # the path holds the date
     assert "recommend a 15% cut on the starter tier" in text
-    groups = re.findall(r"^(\d{4}-\d{2}-\d{2}) memory/\S+$", text, re.MULTILINE)
+    groups = re.findall(r"^memory/(?:daily/)?(\d{4}-\d{2}-\d{2})\.md$", text, re.MULTILINE)
     assert groups == sorted(groups) and len(groups) >= 2
     assert text.index("2026-03-02") < text.index("2026-03-10")  # time order, not rank order
     assert context.hits and context.hits[0].title in text
@@ -161,3 +161,16 @@ def test_the_fast_path_of_escape_fence_knows_every_character_that_reads_as_a_bra
         "caf\u00e9 \uff1c/hipo-recalled-memory>"
     )
     assert fence.escape_fence("caf\u00e9 ok") == "caf\u00e9 ok"
+
+
+def test_each_source_is_shown_with_its_date_once(memory: Memory) -> None:
+    from dataclasses import replace
+
+    from hipo_jupyter.memory.context_pack import group_line
+
+    memory.save_knowledge("Pricing strategy", "Zanzibar tiers: starter, pro and enterprise.")
+    context = memory.context("zanzibar tiers", budget=1000, layer1=False)
+    (hit,) = [h for h in context.hits if h.kind == "knowledge"]
+    assert hit.date in hit.file and f"\n{hit.file}\n" in context.text  # the path holds it
+    undated = replace(hit, file="knowledge/strategy.md")
+    assert group_line(undated) == f"knowledge/strategy.md ({hit.date})"

@@ -144,8 +144,12 @@ def piece_line(hit: Hit, doc: Document | None, cap: int) -> str:
 
 
 def group_line(hit: Hit) -> str:
-    """The line over a source file's pieces: its date and where it is."""
-    return escape_fence(f"{hit.date} {hit.file}")
+    """The line over a source file's pieces: where it is and its date, once: a raw log's or a
+    node's path holds its date (`memory/2026-03-12.md`), other files get it after the path.
+    About 6 tokens less per source than date and path both, which at small budgets is a turn."""
+    if hit.date and hit.date in hit.file:
+        return escape_fence(hit.file)
+    return escape_fence(f"{hit.file} ({hit.date})" if hit.date else hit.file)
 
 
 def _fence_open(query: str) -> str:
