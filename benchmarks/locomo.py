@@ -11,9 +11,11 @@ its session's date, then the compaction chain), with "today" the day after the l
 for every question of categories 1-4 builds the context a model would be given within a token
 budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.count_tokens`):
 
-- `hipo`: Layer 1 (cut to at most a quarter of the budget) and then the hits of
-  `Memory.recall(question, k=150, neighbours=True)` (Topics Index, the daily nodes' match,
-  named periods and speakers, recency, and the turns around each hit);
+- `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` (the call behind
+  `%%ask --recall`, `hipo recall --context` and the server's `budget=`): Layer 1 (at most a
+  quarter of the budget), then the recalled memory fenced as data (Topics Index, the daily
+  nodes' match, named periods and speakers, recency, the turns around each hit); its JSON says
+  `"via": "Memory.context"`;
 - `bm25`: plain BM25 over the turns (`SearchIndex.search` on the same index, raw checkpoints
   only: no tree, no topics, no recency, no Layer 1);
 - `full_context`: every turn (evidence recall 1 by construction), to show what that costs;
@@ -28,13 +30,14 @@ budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.c
 `hipo`, `bm25` and `hipo_whoosh` run with semantic recall off, so they measure the same thing
 whether the extra is installed or not.
 
-Every system renders the turns it picked the same way, in time order under one line per date
-(`2023-05-08:` then `Caroline: ...`), and packs them best first while they fit; a part that does
-not fit is skipped and the next tried. A question's evidence counts as found when the text of
-the evidence turn appears in the context. Scores per category (1 multi-hop, 2 temporal,
-3 open-domain, 4 single-hop) and overall: evidence recall (share of evidence turns found, averaged
-over questions), all-evidence rate (share of questions with every evidence turn found) and the
-mean tokens used. Category 5 (adversarial, unanswerable) is left out, as in LoCoMo's own recall
+`bm25` and `full_context` render the turns they picked in time order under one line per date
+(`2023-05-08:` then `Caroline: ...`), packed best first while they fit (a part that does not fit is
+skipped and the next tried); the hipo systems' text is `Memory.context`'s own, which packs the same
+way and adds the fence and each piece's source. A question's evidence counts as found when the text
+of the evidence turn appears in the context. Scores per category (1 multi-hop, 2 temporal, 3
+open-domain, 4 single-hop) and overall: evidence recall (share of evidence turns found, averaged
+over questions), all-evidence rate (share of questions with every evidence turn found) and the mean
+tokens used. Category 5 (adversarial, unanswerable) is left out, as in LoCoMo's own recall
 figures.
 
 Data defects (PROVENANCE.md) are handled, and counted in the JSON under "defects": evidence
@@ -80,7 +83,8 @@ SEMANTIC_SYSTEMS = (SEMANTIC_SYSTEM, "hipo_semantic_rrf")
 KNOWN_SYSTEMS = (*SYSTEMS, *SEMANTIC_SYSTEMS)
 LAYER1_SHARE = 0.25  # Layer 1 takes at most this share of a budget; recall gets the rest
 TARGET_AT_2000 = 0.90  # issue 5: all-evidence rate of `hipo` at a 2,000-token budget
-CANDIDATES = 150  # hits asked per question: more turns than the largest budget holds
+CANDIDATES = 150  # bm25: hits asked per question, more turns than the largest budget holds
+VIA = {"bm25": "SearchIndex.search", "full_context": "every turn"}  # the rest: Memory.context
 
 # "D8:6", "D:11:26" (stray colon), "D30:05" (zero padding) -> "D8:6", "D11:26", "D30:5"
 _DIA_ID = re.compile(r"D:?0*(\d+):0*(\d+)\Z")
@@ -266,18 +270,21 @@ class ConversationMemory:
     def all_turns(self) -> list[Turn]:
         return sorted(self.turns.values(), key=lambda t: t.order)
 
-    def hipo(self, question: str) -> list[Turn]:
-        result = self.memory.recall(question, k=CANDIDATES, neighbours=True)
-        return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
+    def hipo(self, question: str, budget: int) -> tuple[str, int]:
+        """What a user gets: `Memory.context`'s text and tokens, keyword recall."""
+        context = self.memory.context(question, budget=budget, mode="keyword")
+        return context.text, context.tokens
 
-    def hipo_semantic(self, question: str, memory: Memory | None = None) -> list[Turn]:
+    def hipo_semantic(
+        self, question: str, budget: int, memory: Memory | None = None
+    ) -> tuple[str, int]:
         memory = memory or self.memory
-        result = memory.recall(question, k=CANDIDATES, neighbours=True, mode="hybrid")
-        if result.mode != "hybrid":
+        context = memory.context(question, budget=budget, mode="hybrid")
+        if context.mode != "hybrid":
             raise SystemExit(f"locomo: semantic recall is off: {memory.semantic.status()[1]}")
-        return [self.turns[(h.file, h.line)] for h in result.hits if (h.file, h.line) in self.turns]
+        return context.text, context.tokens
 
-    def hipo_semantic_rrf(self, question: str) -> list[Turn]:
+    def hipo_semantic_rrf(self, question: str, budget: int) -> tuple[str, int]:
         """hipo_semantic with reciprocal rank fusion instead of score fusion: the same folder
         and vectors, opened a second time with `fusion="rrf"`."""
         if self._rrf is None:
@@ -286,7 +293,7 @@ class ConversationMemory:
                 config=replace(self.memory.config, fusion="rrf"),
                 today=self.today,
             )
-        return self.hipo_semantic(question, self._rrf)
+        return self.hipo_semantic(question, budget, self._rrf)
 
     def bm25(self, question: str) -> list[Turn]:
         if self._index is None:  # the same index, opened again and searched directly
@@ -332,20 +339,29 @@ class Tally:
         }
 
 
+Rank = Callable[[str], list[Turn]]
+ContextOf = Callable[[str, int], tuple[str, int]]  # (question, budget) -> (text, tokens)
+
+
 def score(
     conversation: Conversation,
-    rank: Callable[[str], list[Turn]] | None,
+    rank: Rank | None,
     tallies: dict[int, Tally],
     *,
     prefix: str = "",
     everything: list[Turn] | None = None,
+    context_of: ContextOf | None = None,
 ) -> None:
-    """Build each question's context at every budget and add its scores to `tallies`."""
+    """Build each question's context at every budget and add its scores to `tallies`:
+    `context_of` (the hipo systems: `Memory.context`, what users get), else the turns `rank`
+    gives packed by `pack`, else `everything`."""
     for question in conversation.questions:
         texts = [conversation.turn_text[i] for i in question.evidence]
         ranked = rank(question.text) if rank is not None else []
         for budget in BUDGETS:
-            if everything is not None:
+            if context_of is not None:
+                context, tokens = context_of(question.text, budget)
+            elif everything is not None:
                 context = render(everything)
                 tokens = count_tokens(context)
             else:
@@ -380,26 +396,31 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
                     semantic=backend == "semantic",
                 )
             fts5 = memories["fts5"]
-            plans = {
-                "hipo": (fts5.hipo, fts5.layer1, None),
-                "bm25": (fts5.bm25, "", None),
-                "full_context": (None, "", fts5.all_turns()),
+            plans: dict[str, dict] = {
+                "hipo": {"context_of": fts5.hipo},
+                "bm25": {"rank": fts5.bm25},
+                "full_context": {"everything": fts5.all_turns()},
             }
             if "whoosh" in memories:
-                plans["hipo_whoosh"] = (memories["whoosh"].hipo, memories["whoosh"].layer1, None)
+                plans["hipo_whoosh"] = {"context_of": memories["whoosh"].hipo}
             if "semantic" in memories:
                 semantic = memories["semantic"]
-                plans[SEMANTIC_SYSTEM] = (semantic.hipo_semantic, semantic.layer1, None)
-                plans["hipo_semantic_rrf"] = (semantic.hipo_semantic_rrf, semantic.layer1, None)
+                plans[SEMANTIC_SYSTEM] = {"context_of": semantic.hipo_semantic}
+                plans["hipo_semantic_rrf"] = {"context_of": semantic.hipo_semantic_rrf}
                 for name in SEMANTIC_SYSTEMS:
                     setup[name] += semantic.setup_seconds
             setup["hipo"] += fts5.setup_seconds
             if "whoosh" in memories:
                 setup["hipo_whoosh"] += memories["whoosh"].setup_seconds
             for name in systems:
-                rank, prefix, everything = plans[name]
+                plan = plans[name]
                 started = time.perf_counter()
-                score(conversation, rank, tallies[name], prefix=prefix, everything=everything)
+                score(
+                    conversation,
+                    plan.get("rank"),
+                    tallies[name],
+                    **{key: value for key, value in plan.items() if key != "rank"},
+                )
                 seconds[name] += time.perf_counter() - started
             for memory in memories.values():
                 memory.close()
@@ -417,6 +438,7 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
         },
         "systems": {
             name: {
+                "via": VIA.get(name, "Memory.context"),
                 "budgets": {
                     str(budget): {
                         **tallies[name][budget].summary(),
@@ -508,6 +530,19 @@ def plot(result: dict, out: Path) -> None:
     plt.close(figure)
 
 
+BENCH_INSTALL = "pip install 'hipo-jupyter[bench]' (or pip install matplotlib)"
+
+
+def plotting_available() -> bool:
+    """Is matplotlib importable? Asked before the run, so a missing plotter costs one line
+    at the start instead of a traceback after minutes of work."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, help="a LoCoMo JSON file (a list of conversations)")
@@ -534,6 +569,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or not args.data.is_file():
         problem = f"unknown systems {sorted(unknown)}" if unknown else f"no file {args.data}"
         print(f"locomo: {problem}", file=sys.stderr)
+        return 2
+    if args.plot and not plotting_available():
+        print(f"locomo: --plot needs matplotlib: {BENCH_INSTALL}", file=sys.stderr)
         return 2
     if set(SEMANTIC_SYSTEMS) & set(systems):
         from hipo_jupyter.memory.embed import semantic_available

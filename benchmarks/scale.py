@@ -54,11 +54,17 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory.search import open_index  # noqa: E402
 
 DEFAULT_END = date(2026, 3, 12)
 
 # Targets from issue 7, at one year on FTS5 with semantic recall on.
 SEMANTIC_TARGETS = {"remember_p95_ms": 60.0, "recall_p95_ms": 30.0}
+
+# Targets from issue 13, at one year on FTS5: %recall within this many times a bare index query
+# on the same index in the same run, and the context of a question within this many ms.
+RECALL_OVER_BARE = 5.0
+CONTEXT_P95_MS = 25.0
 
 # Targets from issue 2, at one year on FTS5.
 TARGETS = {
@@ -531,6 +537,17 @@ def measure_session(
         return call
 
     recall = timed(recall_one(q) for q in queries)
+    # Side by side on the same index, in turn per query so the machine's load weighs on each
+    # alike: a bare index query (SearchIndex.search, limit 5: the FTS5 MATCH hipo builds, its
+    # rows read, nothing else), %recall again, and the context a model is sent
+    # (Memory.context, budget 2,000, keyword recall as the target asks).
+    bare_index = open_index(memory.store.index_dir, memory.config.search_backend)
+    bare, again, context = Timings(), Timings(), Timings()
+    for query in queries:
+        timed(iter([lambda q=query: bare_index.search(q[1], limit=5)]), bare)
+        timed(iter([recall_one(query)]), again)
+        timed(iter([lambda q=query: memory.context(q[1], budget=2000, mode="keyword")]), context)
+    bare_index.close()
     rng = random.Random(seed + 1)
     fresh, _ = synthetic_days(end, 1, samples + 20, seed + 2)
     remember = timed(
@@ -554,6 +571,15 @@ def measure_session(
         "remember_p95_ms": percentile(remember.wall, 95),
         "remember_p95_cpu_ms": percentile(remember.cpu, 95),
         "recall_after_remember_p50_ms": statistics.median(after.wall) if after.wall else None,
+        "bare_p50_ms": statistics.median(bare.wall),
+        "bare_p95_ms": percentile(bare.wall, 95),
+        "bare_p95_cpu_ms": percentile(bare.cpu, 95),
+        "recall_over_bare_p95_cpu": percentile(again.cpu, 95) / max(percentile(bare.cpu, 95), 1e-6),
+        "recall_interleaved_p95_ms": percentile(again.wall, 95),
+        "recall_over_bare_p95": percentile(again.wall, 95) / max(percentile(bare.wall, 95), 1e-6),
+        "context_p50_ms": statistics.median(context.wall),
+        "context_p95_ms": percentile(context.wall, 95),
+        "context_p95_cpu_ms": percentile(context.cpu, 95),
         "identifier_found_at_5": round(found / checked, 3) if checked else None,
         "layer1_tokens": layer1_tokens,
     }
@@ -652,6 +678,15 @@ ROWS = (
     ("recall_p95_ms", "`%recall` p95 (ms)", "{:.1f}"),
     ("recall_p95_cpu_ms", "`%recall` p95, CPU time (ms)", "{:.1f}"),
     ("recall_after_remember_p50_ms", "`%recall` after a `%%remember`, p50 (ms)", "{:.1f}"),
+    ("bare_p50_ms", "bare index query (FTS5 MATCH, limit 5) p50 (ms)", "{:.1f}"),
+    ("bare_p95_ms", "bare index query p95 (ms)", "{:.1f}"),
+    ("recall_interleaved_p95_ms", "`%recall` p95, in turn with the bare query (ms)", "{:.1f}"),
+    ("recall_over_bare_p95", "`%recall` p95 / bare query p95", "{:.1f}x"),
+    ("bare_p95_cpu_ms", "bare index query p95, CPU time (ms)", "{:.1f}"),
+    ("recall_over_bare_p95_cpu", "`%recall` p95 / bare query p95, CPU time", "{:.1f}x"),
+    ("context_p50_ms", "`Memory.context(budget=2000)` p50, keyword (ms)", "{:.1f}"),
+    ("context_p95_ms", "`Memory.context(budget=2000)` p95, keyword (ms)", "{:.1f}"),
+    ("context_p95_cpu_ms", "`Memory.context` p95, CPU time (ms)", "{:.1f}"),
     ("identifier_found_at_5", "identifier queries found in top 5", "{:.0%}"),
     ("layer1_tokens", "Layer 1 tokens", "{:,}"),
     ("index_bytes", "index on disk (MB)", "{:.2f}"),
@@ -733,6 +768,21 @@ def check_targets(result: dict) -> list[dict]:
             {"name": name, "value": fts5[name], "limit": limit, "met": fts5[name] < limit}
             for name, limit in TARGETS.items()
             if name in fts5
+        ]
+    if fts5 is not None and "recall_over_bare_p95" in fts5:
+        targets += [
+            {
+                "name": "recall_p95 / bare FTS5 p95",
+                "value": fts5["recall_over_bare_p95"],
+                "limit": RECALL_OVER_BARE,
+                "met": fts5["recall_over_bare_p95"] <= RECALL_OVER_BARE,
+            },
+            {
+                "name": "context_p95_ms",
+                "value": fts5["context_p95_ms"],
+                "limit": CONTEXT_P95_MS,
+                "met": fts5["context_p95_ms"] < CONTEXT_P95_MS,
+            },
         ]
     if semantic is not None:
         targets += [

@@ -22,7 +22,11 @@ answers, stable across versions (fields are only ever added):
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
 the drill-down from ROOT.md to the hit. `recall --mode keyword|semantic|hybrid` chooses the
-ranking (default: hybrid when the `[semantic]` extra is installed, else keyword). `status --json`
+ranking (default: hybrid when the `[semantic]` extra is installed, else keyword).
+`recall --context [--budget N]` prints instead the text a model is sent (`Memory.context`:
+Layer 1, then the recalled memory fenced as data, within N tokens, 2,000 by default); with
+`--json`, one object: query, text, tokens, budget, layer1_tokens, mode and the hits it holds
+(in the form above). `status --json`
 prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
 layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done,
 1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
@@ -52,6 +56,7 @@ from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.requests import (
+    DEFAULT_BUDGET,
     MAX_BODY_CHARS,
     RECALL_MODES,
     CheckpointDraft,
@@ -265,17 +270,35 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     request = RecallQuery.parse(
-        args.query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
+        args.query,
+        k=args.k,
+        since=args.since,
+        until=args.until,
+        type=args.type,
+        mode=args.mode,
+        budget=args.budget,
     )  # checked before the folder is looked at, as everywhere
+    if request.budget is not None and not args.context:
+        raise UsageError("--budget goes with --context (the token budget of the context)")
     memory = open_memory(args, reading=True)
     try:
-        result = memory.recall_query(request)
+        if args.context:  # the text a model would be sent: Memory.context
+            answer: Any = memory.context(
+                request.query,
+                budget=request.budget or DEFAULT_BUDGET,
+                since=request.since,
+                until=request.until,
+                type=request.type,
+                mode=request.mode,
+            )
+        else:
+            answer = memory.recall_query(request)
     finally:
         memory.close()
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(answer.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(format_recall(result))
+        print(answer.text if args.context else format_recall(answer))
     return 0
 
 
@@ -511,6 +534,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
     )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
+    recall.add_argument(
+        "--context",
+        action="store_true",
+        help="print the context a model is sent (Layer 1, then the recalled memory, fenced)",
+    )
+    recall.add_argument(
+        "--budget",
+        metavar="N",
+        help=f"with --context: its size in tokens (default {DEFAULT_BUDGET:,})",
+    )
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
 

@@ -32,8 +32,9 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-from hipo_jupyter.memory import HipoError, Memory, QueryError
+from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.layer1 import LAYER1_FILES
+from hipo_jupyter.memory.requests import RecallQuery
 
 SERVER_NAME = "hipo"
 CONFIG_TARGETS = ("claude-code", "jupyter-ai", "claude-desktop")
@@ -78,15 +79,19 @@ def recall_text(memory: Memory, query: str, **filters: Any) -> str:
 
 
 def recall_within_budget(memory: Memory, query: str, budget: int, **filters: Any) -> str:
-    """`recall(..., budget=N)`: the text of `Memory.context` where the engine has it, else the
-    hits. One function, so switching to `Memory.context` everywhere is one edit."""
-    if budget < 1:
-        raise QueryError(f"budget must be at least 1 token, not {budget}")
-    context = getattr(memory, "context", None)
-    if callable(context):
-        found = context(query, budget=budget)
-        return str(getattr(found, "text", found))
-    return recall_text(memory, query, **filters)
+    """`recall(..., budget=N)`: the text a model is sent, `Memory.context` (k does not apply:
+    the budget decides how much memory fits)."""
+    filters.pop("k", None)
+    request = RecallQuery.parse(query, budget=budget, mode="auto", **filters)
+    assert request.budget is not None
+    return memory.context(
+        request.query,
+        budget=request.budget,
+        since=request.since,
+        until=request.until,
+        type=request.type,
+        mode=request.mode,
+    ).text
 
 
 def status_text(memory: Memory) -> str:

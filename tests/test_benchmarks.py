@@ -37,6 +37,12 @@ METRICS = (
     "recall_after_remember_p50_ms",
     "identifier_found_at_5",
     "layer1_tokens",
+    "bare_p50_ms",
+    "bare_p95_ms",
+    "recall_interleaved_p95_ms",
+    "recall_over_bare_p95",
+    "context_p50_ms",
+    "context_p95_ms",
 )
 
 
@@ -115,6 +121,7 @@ def test_json_holds_every_metric_the_machine_and_the_targets(tiny_run) -> None:
     assert fts5["identifier_found_at_5"] == 1.0
     names = {t["name"] for t in result["targets"]}
     assert {"remember_p95_ms", "recall_p95_ms", "load_ext_s"} <= names
+    assert {"recall_p95 / bare FTS5 p95", "context_p95_ms"} <= names  # issue 13
     assert all(isinstance(t["met"], bool) for t in result["targets"])
 
 

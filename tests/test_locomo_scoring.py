@@ -207,6 +207,10 @@ def test_smoke_run_writes_the_documented_json(tiny_run, locomo) -> None:
     )
     assert result["defects"]["questions_without_evidence"] == 3
     assert set(result["systems"]) == {"hipo", "bm25", "full_context", "hipo_whoosh"}
+    # the hipo systems score what users get: the text of Memory.context
+    assert result["systems"]["hipo"]["via"] == result["systems"]["hipo_whoosh"]["via"]
+    assert result["systems"]["hipo"]["via"] == "Memory.context"
+    assert result["systems"]["bm25"]["via"] == "SearchIndex.search"
     for system in result["systems"].values():
         assert set(system["budgets"]) == {"500", "1000", "2000", "4000"}
         assert system["seconds"] >= 0
@@ -236,6 +240,16 @@ def test_bad_arguments_exit_2(locomo, tmp_path: Path, capsys) -> None:
     assert locomo.main([str(tmp_path / "missing.json")]) == 2
     assert locomo.main([str(TINY), "--systems", "hipo,gpt"]) == 2
     assert "unknown systems" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_says_how_to_get_it_in_one_line(
+    locomo, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    assert locomo.main([str(TINY), "--plot", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "hipo-jupyter[bench]" in err
+    assert "Traceback" not in err and not (tmp_path / "p.png").exists()
 
 
 def test_a_subset_of_systems_in_process(locomo, tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_bad_input_is_a_one_line_tool_error_and_the_server_goes_on(memory_root: 
         ("recall", {"query": "x", "k": 0}, "at least 1"),
         ("recall", {"query": "x", "type": "gossip"}, "type must be one of"),
         ("recall", {"query": "   "}, "recall needs a query"),
-        ("recall", {"query": "x", "budget": 0}, "budget must be at least 1"),
+        ("recall", {"query": "x", "budget": 0}, "budget must be at least 100"),
         ("remember", {"title": "Empty", "body": "  "}, "needs a body"),
         ("remember", {"title": "T", "body": "b", "type": "gossip"}, "type must be one of"),
         ("read", {"path": "../secret.md"}, "outside the memory root"),
@@ -257,22 +257,14 @@ def test_two_servers_and_a_kernel_writing_at_once_lose_nothing(memory_root: Path
 # --- budget: Memory.context where the engine has it, else the hits ------------------------------
 
 
-class MemoryWithContext(Memory):
-    """A Memory as it will be once `Memory.context` exists (another branch builds it)."""
-
-    def context(self, query: str, *, budget: int) -> str:
-        return f"context for {query!r} within {budget} tokens"
-
-
-def test_recall_with_a_budget_uses_memory_context_when_there_is_one(memory_root: Path) -> None:
-    plain = Memory(memory_root)
-    plain.remember("Launch date", "- decisions: launch on 2026-04-02")
-    assert "1. Launch date" in hipo_mcp.recall_within_budget(plain, "launch", 500, k=5)
-    plain.close()
-    with_context = MemoryWithContext(memory_root)
-    text = hipo_mcp.recall_within_budget(with_context, "launch", 500, k=5)
-    assert text == "context for 'launch' within 500 tokens"
-    with_context.close()
+def test_recall_with_a_budget_is_memory_context(memory_root: Path) -> None:
+    memory = Memory(memory_root)
+    memory.remember("Launch date", "- decisions: launch on 2026-04-02")
+    text = hipo_mcp.recall_within_budget(memory, "launch", 500, k=5)
+    expected = memory.context("launch", budget=500, mode="auto").text
+    memory.close()
+    assert text == expected
+    assert "<hipo-recalled-memory" in text and "launch on 2026-04-02" in text
 
 
 # --- registering it -------------------------------------------------------------------------------

@@ -208,3 +208,18 @@ def test_a_named_speaker_ranks_their_turns_first(memory_root: Path) -> None:
     memory = memory_with(memory_root, turns)
     assert memory.recall("Did Ana adopt a dog?", k=1).hits[0].title == "Ana"
     assert memory.recall("Did Ben adopt a dog?", k=1).hits[0].title == "Ben"
+
+
+def test_the_same_authors_next_words_are_not_lifted(memory_root: Path) -> None:
+    """In a log of one person's requests (the replies not kept), the next checkpoint is only
+    another thing they said: lifting it would take budget from real hits."""
+    memory = memory_with(
+        memory_root,
+        [
+            ("2023-05-08", "User", "Which climbing gym downtown has the best bouldering?"),
+            ("2023-05-08", "User", "Also, what should I cook for dinner tonight?"),
+            ("2023-05-08", "User", "And remind me to water the plants."),
+        ],
+    )
+    lifted = memory.recall("climbing gym", k=3, neighbours=True)
+    assert texts(lifted) == ["Which climbing gym downtown has the best bouldering?"]

@@ -1,10 +1,10 @@
 """`%%ask`: a Claude call from a cell, with this notebook's memory in the prompt.
 
 The cell is the question. The prompt is built by `llm.ask_request` (Layer 1 cached, the
-context-status note, `--recall` hits fenced as quoted data, the conversation's anchor and
-summary) over the conversation's ACTIVE turns (`hipo_jupyter.context`). The reply streams in as
-Markdown, with one line of token usage under it. Successive cells are one conversation until
-`--new` or `%ask reset`; it is saved beside the memory after every exchange.
+context-status note, `--recall`'s `Memory.context` fenced as quoted data, the conversation's
+anchor and summary) over the conversation's ACTIVE turns (`hipo_jupyter.context`). The reply
+streams in as Markdown, with one line of token usage under it. Successive cells are one
+conversation until `--new` or `%ask reset`; it is saved beside the memory after every exchange.
 
 A failed call (no key, 401, 429, 529, a timeout) ends in one line after the SDK's retries; the
 conversation is only changed once a reply has arrived, so it is intact, and nothing written is
@@ -29,7 +29,7 @@ from hipo_jupyter.context import (
     archive,
     conversation_path,
 )
-from hipo_jupyter.memory import Hit, Memory
+from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.tokens import count_tokens
 
 from . import display
@@ -37,22 +37,6 @@ from .magics import engine_errors, parse_line
 from .session import HipoSession
 
 SUBCOMMANDS = ("reset", "done", "status")
-HIT_CHARS = 1500
-
-
-def hit_text(memory: Memory, hit: Hit) -> str:
-    """The remembered text behind a hit: its checkpoint (from the heading to the next one,
-    without our provenance comment) or the start of its node, cut to HIT_CHARS; the search
-    snippet if the file cannot be read."""
-    try:
-        lines = memory.read(hit.file).splitlines()
-    except Exception:
-        return hit.snippet
-    start = max(hit.line - 1, 0)
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    kept = lines[start:end] if hit.kind == "raw" else lines
-    text = "\n".join(line for line in kept if not line.startswith("<!-- hipo ")).strip()
-    return text[:HIT_CHARS].rstrip() + (" ..." if len(text) > HIT_CHARS else "")
 
 
 @magics_class
@@ -198,13 +182,12 @@ class AskMagics(Magics):
 
     # --- one call ----------------------------------------------------------------------------
     def _recalled(self, memory: Memory, query: str) -> str:
+        """The recalled memory for `--recall`: `Memory.context`'s text without Layer 1 (the
+        first system block already carries it), within `Hipo.recall_budget` tokens."""
         settings = self.session.settings
-        result = memory.recall(query, k=settings.recall_k, mode=settings.recall_mode)
-        items = [
-            (f"{h.date} [{h.type or h.kind}] {h.title} ({h.location})", hit_text(memory, h))
-            for h in result.hits
-        ]
-        return llm.fence_quoted(query, items)
+        return memory.context(
+            query, budget=settings.recall_budget, layer1=False, mode=settings.recall_mode
+        ).text
 
     def _ask(self, question: str, args: Any) -> None:
         settings = self.session.settings

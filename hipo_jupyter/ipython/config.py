@@ -13,6 +13,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, v
 from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
+from hipo_jupyter.memory.requests import DEFAULT_BUDGET, MIN_BUDGET
 
 _DEFAULTS = MemoryConfig()
 
@@ -93,6 +94,12 @@ class Hipo(Configurable):
         5,
         min=1,
         help="How many hits %recall shows when no -k is given.",
+    ).tag(config=True)
+
+    recall_budget = Int(
+        DEFAULT_BUDGET,
+        min=MIN_BUDGET,
+        help="Tokens of recalled memory %%ask --recall sends (Memory.context's budget).",
     ).tag(config=True)
 
     # --- semantic recall (extra [semantic]) ---------------------------------------------

@@ -5,6 +5,7 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
 
 from .checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .config import MemoryConfig
+from .context_pack import Context
 from .embed import Embedder, MiniLMEmbedder, SemanticUnavailable
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
 from .layer1 import Layer1, Layer1Part
@@ -18,6 +19,7 @@ __all__ = [
     "CHECKPOINT_TYPES",
     "Checkpoint",
     "CompactionReport",
+    "Context",
     "Embedder",
     "ExtractiveSummarizer",
     "HipoError",

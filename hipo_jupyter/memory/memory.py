@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import notes
+from . import context_pack, notes
 from . import recall as recall_module
 from .checkpoint import (
     Checkpoint,
@@ -37,7 +37,7 @@ from .nodes import parse_node, read_status
 from .periods import period_start
 from .recall import Hit, RecallResult
 from .redact import redact
-from .requests import CheckpointDraft, RecallQuery, parse_day, storable
+from .requests import DEFAULT_BUDGET, CheckpointDraft, RecallQuery, parse_day, storable
 from .search import Document, SearchIndex, document_id, memory_index, open_index
 from .semantic import (
     BACKLOG_LIMIT,
@@ -758,6 +758,47 @@ class Memory:
                 did_you_mean=[] if hits else ranked.did_you_mean,
                 mode="hybrid",
             )
+
+    def context(
+        self,
+        query: str,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        layer1: bool = True,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        type: str | None = None,
+        mode: str | None = None,
+    ) -> context_pack.Context:
+        """The text a model is sent for `query`, within `budget` tokens: Layer 1 (at most a
+        quarter; `layer1=False` leaves it out, as `%%ask` does, which sends it as its own
+        block), then the recalled memory fenced as quoted data, in time order with each
+        piece's date and source (see `context_pack`). One call for every front end and the
+        benchmarks, so what is measured is what users get. `mode` as for `recall`, None
+        meaning "auto" (hybrid when semantic recall is on)."""
+
+        def recall(k: int) -> RecallResult:
+            return self.recall(
+                query,
+                k=k,
+                since=since,
+                until=until,
+                type=type,
+                neighbours=True,
+                mode=mode or "auto",
+            )
+
+        def documents(ids: Sequence[str]) -> dict[str, Document]:
+            with self._lock:
+                return self._ensure_index().documents_by_id(list(ids))
+
+        return context_pack.build(
+            query,
+            budget=budget,
+            layer1=(lambda: self.layer1().text) if layer1 else None,
+            recall=recall,
+            documents=documents,
+        )
 
     def _recall_mode(self, mode: str | None) -> str:
         """The mode a recall runs in: "auto" and "hybrid" become keyword when semantic recall is

@@ -16,8 +16,9 @@ never a hit (it is in Layer 1 already). To the relevance are added:
 
 With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
 relevance), read from the raw log through a per-file cache (`LogNeighbours`): in a conversation
-the answer is often the reply to the turn that matches the words. Hits with the same title and
-text are shown once.
+the answer is often the reply to the turn that matches the words. Only neighbours that add are
+lifted: another speaker's (or task's) checkpoint, not the same author's next words. Hits with
+the same title and text are shown once.
 
 Every hit carries its drill-down path, ROOT -> monthly -> weekly -> daily -> raw line, listing
 the nodes that exist, so a reader (or a model) can walk the tree from coarse to fine.
@@ -464,7 +465,7 @@ def _lift_neighbours(
             continue
         lifted = hit.score / best
         for offset, weight in ((1, NEXT_WEIGHT), (2, AFTER_NEXT_WEIGHT), (-1, PREVIOUS_WEIGHT)):
-            if not 0 <= at + offset < len(docs):
+            if not 0 <= at + offset < len(docs) or not _adds(docs, at, offset):
                 continue
             doc = docs[at + offset]
             if (type and doc.type != type) or (since and doc.date < since):
@@ -474,6 +475,17 @@ def _lift_neighbours(
             if weight * lifted > relevance.get(doc.id, 0.0):
                 relevance[doc.id] = weight * lifted
                 candidates.setdefault(doc.id, (doc, ""))  # its snippet is cut if shown
+
+
+def _adds(docs: Sequence[Document], at: int, offset: int) -> bool:
+    """Does the checkpoint at `at + offset` add to the hit at `at`? It does when it answers or
+    prompts it: another speaker or task (a different title) next to it, or, two after it, the
+    turn after a reply. The same author's next words (a log of one person's requests, where the
+    replies are not kept) are only another thing they said, and would take budget from a hit."""
+    title = docs[at].title.casefold()
+    if offset == 2:
+        return docs[at + 1].title.casefold() != title
+    return docs[at + offset].title.casefold() != title
 
 
 # --- query handling: names and periods ---------------------------------------------------------

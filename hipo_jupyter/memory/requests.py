@@ -33,6 +33,9 @@ MAX_BODY_CHARS = 100_000
 MAX_QUERY_CHARS = 1_000
 MAX_TAGS = 50
 MAX_K = 1_000
+MIN_BUDGET = 100  # tokens of a context: the fence and its preamble take about 40
+MAX_BUDGET = 32_000  # far more than any prompt wants from memory
+DEFAULT_BUDGET = 2_000
 RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
 
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -96,6 +99,20 @@ def parse_count(value: str | int | None, name: str = "-k", default: int = 5) -> 
             f"{name} must be a whole number of at least 1 and at most {MAX_K:,}, not {value}"
         )
     return value
+
+
+def parse_budget(value: str | int | None, name: str = "--budget") -> int | None:
+    """A context's token budget: a whole number from MIN_BUDGET to MAX_BUDGET (None: none)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or (isinstance(value, str) and not value.strip().isdigit()):
+        raise RequestError(f"{name} must be a whole number of tokens, not {value!r}")
+    budget = int(value)
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise RequestError(
+            f"{name} must be at least {MIN_BUDGET} and at most {MAX_BUDGET:,} tokens, not {budget}"
+        )
+    return budget
 
 
 def storable(text: str) -> str:
@@ -192,7 +209,8 @@ class CheckpointDraft:
 
 @dataclass(frozen=True)
 class RecallQuery:
-    """A recall as asked for, checked: query, how many hits, dates, type and ranking mode."""
+    """A recall as asked for, checked: query, how many hits, dates, type, ranking mode, and
+    the token budget when the answer is a context (`Memory.context`) rather than hits."""
 
     query: str
     k: int = 5
@@ -200,6 +218,7 @@ class RecallQuery:
     until: date | None = None
     type: str | None = None
     mode: str | None = None  # None: keyword, the engine's own default; front ends send "auto"
+    budget: int | None = None
 
     @classmethod
     def parse(
@@ -211,6 +230,7 @@ class RecallQuery:
         until: str | date | None = None,
         type: str | None = None,
         mode: str | None = None,
+        budget: str | int | None = None,
         default_k: int = 5,
     ) -> RecallQuery:
         text = " ".join(query.split() if isinstance(query, str) else query).strip()
@@ -236,4 +256,5 @@ class RecallQuery:
             until=end,
             type=check_type(type, "--type"),
             mode=chosen,
+            budget=parse_budget(budget),
         )

@@ -205,7 +205,9 @@ class NodeHandler(HipoHandler):
 class RecallHandler(HipoHandler):
     """Search: `q`, and optionally `k`, `since`, `until`, `type` and `mode` (keyword, semantic,
     hybrid; by default hybrid when the semantic extra is installed, else keyword), checked by
-    the engine's one request parser."""
+    the engine's one request parser. With `budget=N` the answer is instead the context a model
+    is sent (`Memory.context`: text, tokens, budget, layer1_tokens, mode and the hits it
+    holds), within N tokens."""
 
     def answer(self) -> dict[str, Any]:
         query = self.param("q")
@@ -218,7 +220,17 @@ class RecallHandler(HipoHandler):
             until=self.optional("until"),
             type=self.optional("type"),
             mode=self.optional("mode") or "auto",
+            budget=self.optional("budget"),
         )
+        if request.budget is not None:  # the context a model is sent: Memory.context
+            return self.memory().context(
+                request.query,
+                budget=request.budget,
+                since=request.since,
+                until=request.until,
+                type=request.type,
+                mode=request.mode,
+            ).to_json()
         return self.memory().recall_query(request).to_json()
 
 

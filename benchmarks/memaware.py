@@ -1,0 +1,396 @@
+"""Implicit recall on MemAware: is a turn of the right session in the context at a token budget?
+
+    python benchmarks/memaware.py DIR --questions DIR/questions-dev.json --json out.json
+    python benchmarks/memaware.py DIR --questions FILE --semantic   # adds hipo_semantic
+
+MemAware (kevin-hs-sohn/memaware, MIT; the benchmark Hipocampus reports on) is 92 days of one
+user's sessions with an assistant and questions whose useful memory shares few words with them
+("help me position my formal training in my cover letter" needs "I graduated in Business
+Administration"). DIR holds `sessions/YYYY-MM-DD.md` or `sessions.tar.gz` (read in memory,
+never extracted); the data is never committed here, so its path is an argument.
+
+Every user turn of every session becomes a checkpoint on its session's date through the engine
+call `hipo import` makes (`Memory.import_records`, then the compaction chain), with "today" the
+day after the last session. For each question and budget (500, 1,000, 2,000, 4,000 o200k tokens,
+Layer 1 included) the benchmark builds the context a model would get:
+
+- `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` with keyword recall
+  (JSON: `"via": "Memory.context"`);
+- `bm25`: plain BM25 over the user turns (`SearchIndex.search` on the same index, raw
+  checkpoints only), packed best first in time order under one line per date, as
+  `benchmarks/locomo.py` packs it;
+- `hipo_semantic` (`--semantic`, the `[semantic]` extra): `Memory.context` in hybrid mode on a
+  memory whose turns were embedded at import.
+
+A question counts when a user turn of one of its answer sessions is in the context: twelve
+consecutive words of it (all of it when shorter; words are runs of letters and digits, compared
+in lower case), so a context may show just the relevant part of a long turn (PROVENANCE.md of the
+data). Scores per difficulty (easy, medium, hard) and overall, and mean tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import re
+import sqlite3
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+for folder in (REPO, REPO / "benchmarks"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from locomo import Turn, pack  # noqa: E402
+
+from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
+
+BUDGETS = (500, 1000, 2000, 4000)
+DIFFICULTIES = ("easy", "medium", "hard")
+SYSTEMS = ("hipo", "bm25")
+SEMANTIC_SYSTEM = "hipo_semantic"
+KNOWN_SYSTEMS = (*SYSTEMS, SEMANTIC_SYSTEM)
+VIA = {"bm25": "SearchIndex.search"}  # the others: Memory.context
+SPAN = 12  # consecutive words of a user turn that count as the turn being in the context
+CANDIDATES = 150  # bm25: hits asked per question, more turns than the largest budget holds
+TARGET_AT_2000 = 0.60  # issue 13: hipo over all questions at a 2,000-token budget
+
+_TURN = re.compile(r"^(User|Assistant):[ \t]?", re.MULTILINE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+# ---------------------------------------------------------------------------------------------
+# The data.
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    day: date
+    user_turns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    difficulty: str
+    text: str
+    sessions: tuple[str, ...]  # answer_session_ids
+
+
+def session_files(folder: Path) -> Iterator[tuple[str, str]]:
+    """(name, text) of each `sessions/YYYY-MM-DD.md`, from the folder or from the tarball."""
+    plain = folder / "sessions"
+    if plain.is_dir():
+        for path in sorted(plain.glob("*.md")):
+            yield path.name, path.read_text(encoding="utf-8")
+        return
+    archive = folder / "sessions.tar.gz"
+    if not archive.is_file():
+        raise SystemExit(f"memaware: no sessions/ or sessions.tar.gz in {folder}")
+    with tarfile.open(archive) as tar:
+        members = sorted(
+            (m for m in tar.getmembers() if m.isfile() and m.name.endswith(".md")),
+            key=lambda m: m.name,
+        )
+        for member in members:
+            handle = tar.extractfile(member)
+            if handle is not None:
+                yield Path(member.name).name, io.TextIOWrapper(handle, encoding="utf-8").read()
+
+
+def parse_sessions(name: str, text: str) -> list[Session]:
+    """The sessions of one day's file: `## Session <id>`, `Session Date:`, then turns that
+    start with `User:` or `Assistant:` and run until the next such line."""
+    sessions = []
+    for block in re.split(r"^## Session[ \t]+", text, flags=re.MULTILINE)[1:]:
+        head, _, body = block.partition("\n")
+        when = re.search(r"^Session Date:\s*(\d{4}-\d{2}-\d{2})", body, re.MULTILINE)
+        day = date.fromisoformat(when.group(1) if when else Path(name).stem)
+        pieces = _TURN.split(body)
+        turns = [
+            pieces[i + 1].strip()
+            for i in range(1, len(pieces) - 1, 2)
+            if pieces[i] == "User" and pieces[i + 1].strip()
+        ]
+        sessions.append(Session(head.strip(), day, tuple(turns)))
+    return sessions
+
+
+def load_sessions(folder: Path) -> list[Session]:
+    return [s for name, text in session_files(folder) for s in parse_sessions(name, text)]
+
+
+def load_questions(path: Path) -> list[Question]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return [
+        Question(
+            str(q["question_id"]),
+            str(q["difficulty"]),
+            str(q["question"]),
+            tuple(q["answer_session_ids"]),
+        )
+        for q in data
+    ]
+
+
+def records(sessions: Sequence[Session]) -> list[ImportRecord]:
+    """One checkpoint per user turn, on its session's date, its id naming the session."""
+    return [
+        ImportRecord(session.day, "User", text, f"{session.id}:{number}")
+        for session in sessions
+        for number, text in enumerate(session.user_turns, start=1)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The score.
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+class Spans:
+    """The user turns of each session as the word runs that count as "in the context"."""
+
+    def __init__(self, sessions: Sequence[Session]) -> None:
+        self.by_session: dict[str, list[tuple[str, ...]]] = {}
+        for session in sessions:
+            runs = self.by_session.setdefault(session.id, [])
+            for turn in session.user_turns:
+                w = words(turn)
+                if len(w) <= SPAN:
+                    runs.append(tuple(w))
+                else:
+                    runs.extend(tuple(w[i : i + SPAN]) for i in range(len(w) - SPAN + 1))
+
+    def found(self, context: str, session_ids: Sequence[str]) -> bool:
+        flat = words(context)
+        grams = {tuple(flat[i : i + SPAN]) for i in range(max(0, len(flat) - SPAN + 1))}
+        joined = f" {' '.join(flat)} "
+        for session in session_ids:
+            for run in self.by_session.get(session, ()):
+                if len(run) == SPAN and run in grams:
+                    return True
+                if len(run) < SPAN and run and f" {' '.join(run)} " in joined:
+                    return True
+        return False
+
+
+@dataclass
+class Tally:
+    hits: dict[str, list[bool]] = field(default_factory=dict)
+    tokens: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, difficulty: str, found: bool, tokens: int) -> None:
+        for key in (difficulty, "all"):
+            self.hits.setdefault(key, []).append(found)
+            self.tokens.setdefault(key, []).append(tokens)
+
+    def summary(self, key: str = "all") -> dict:
+        if key not in self.hits:
+            return {"questions": 0, "score": 0.0, "mean_tokens": 0}
+        return {
+            "questions": len(self.hits[key]),
+            "score": round(statistics.fmean(self.hits[key]), 4),
+            "mean_tokens": round(statistics.fmean(self.tokens[key]), 1),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Systems.
+
+
+class UserMemory:
+    """The user's sessions imported into a fresh memory folder."""
+
+    def __init__(self, sessions: Sequence[Session], folder: Path, semantic: bool = False) -> None:
+        last = max(session.day for session in sessions)
+        self.memory = Memory(
+            folder,
+            config=MemoryConfig(semantic=semantic),
+            today=lambda: last + timedelta(days=1),
+        )
+        started = time.perf_counter()
+        self.memory.import_records(records(sessions))
+        self.setup_seconds = time.perf_counter() - started
+        self.turns: dict[tuple[str, int], Turn] = {}
+        order = 0
+        for day in self.memory.store.raw_days():
+            relative = f"memory/{day.isoformat()}.md"
+            for checkpoint in parse_log(self.memory.read(relative), date=day.isoformat()):
+                order += 1
+                self.turns[(relative, checkpoint.line)] = Turn(
+                    day.isoformat(), order, checkpoint.title, checkpoint.text
+                )
+        self._index: SearchIndex | None = None
+
+    def hipo(self, question: str, budget: int) -> tuple[str, int]:
+        context = self.memory.context(question, budget=budget, mode="keyword")
+        return context.text, context.tokens
+
+    def hipo_semantic(self, question: str, budget: int) -> tuple[str, int]:
+        context = self.memory.context(question, budget=budget, mode="hybrid")
+        if context.mode != "hybrid":
+            raise SystemExit(f"memaware: semantic recall is off: {self.memory.semantic.status()}")
+        return context.text, context.tokens
+
+    def bm25(self, question: str, budget: int) -> tuple[str, int]:
+        if self._index is None:  # the same index, opened again and searched directly
+            self._index = open_index(self.memory.store.index_dir, "fts5")
+        hits = self._index.search(question, limit=CANDIDATES, kinds={"raw"})
+        ranked = [self.turns[(h.doc.path, h.doc.line)] for h in hits]
+        return pack(ranked, budget)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        self.memory.close()
+
+
+def run(
+    folder: Path,
+    questions_file: Path,
+    systems: Sequence[str] = SYSTEMS,
+    workdir: Path | None = None,
+    limit: int | None = None,
+) -> dict:
+    sessions = load_sessions(folder)
+    questions = load_questions(questions_file)[:limit]
+    spans = Spans(sessions)
+    tallies = {name: {budget: Tally() for budget in BUDGETS} for name in systems}
+    seconds: dict[str, float] = {}
+    setup: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="hipo-memaware-") as temporary:
+        base = Path(workdir or temporary)
+        memories: dict[str, UserMemory] = {}
+        if set(SYSTEMS) & set(systems):
+            memories["fts5"] = UserMemory(sessions, base / "fts5")
+        if SEMANTIC_SYSTEM in systems:
+            memories["semantic"] = UserMemory(sessions, base / "semantic", semantic=True)
+        for name in systems:
+            memory = memories["semantic" if name == SEMANTIC_SYSTEM else "fts5"]
+            context_of: Callable[[str, int], tuple[str, int]] = getattr(memory, name)
+            setup[name] = memory.setup_seconds
+            started = time.perf_counter()
+            for question in questions:
+                for budget in BUDGETS:
+                    text, tokens = context_of(question.text, budget)
+                    found = spans.found(text, question.sessions)
+                    tallies[name][budget].add(question.difficulty, found, tokens)
+            seconds[name] = time.perf_counter() - started
+        for memory in memories.values():
+            memory.close()
+    return {
+        "dataset": Path(questions_file).name,
+        "sessions": len(sessions),
+        "user_turns": sum(len(s.user_turns) for s in sessions),
+        "questions": len(questions),
+        "budgets": list(BUDGETS),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+        },
+        "systems": {
+            name: {
+                "via": VIA.get(name, "Memory.context"),
+                "budgets": {
+                    str(budget): {
+                        **tallies[name][budget].summary(),
+                        "by_difficulty": {
+                            key: tallies[name][budget].summary(key) for key in DIFFICULTIES
+                        },
+                    }
+                    for budget in BUDGETS
+                },
+                "setup_seconds": round(setup[name], 2),
+                "query_seconds": round(seconds[name], 2),
+            }
+            for name in systems
+        },
+    }
+
+
+def table(result: dict) -> str:
+    """The README table: one row per system and budget."""
+    head = "| system | budget | score | tokens | " + " | ".join(DIFFICULTIES) + " |"
+    lines = [head, "|" + "---|" * (4 + len(DIFFICULTIES))]
+    for name, system in result["systems"].items():
+        for budget, cell in system["budgets"].items():
+            parts = " | ".join(f"{cell['by_difficulty'][d]['score']:.2f}" for d in DIFFICULTIES)
+            lines.append(
+                f"| {name} | {budget} | {cell['score']:.3f} | {cell['mean_tokens']:,.0f} | "
+                f"{parts} |"
+            )
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "data", type=Path, help="the MemAware folder (sessions/ or sessions.tar.gz)"
+    )
+    parser.add_argument("--questions", type=Path, required=True, metavar="FILE")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON")
+    parser.add_argument(
+        "--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {KNOWN_SYSTEMS}"
+    )
+    parser.add_argument(
+        "--semantic", action="store_true", help=f"also run {SEMANTIC_SYSTEM} (the extra)"
+    )
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    if args.semantic and SEMANTIC_SYSTEM not in systems:
+        systems.append(SEMANTIC_SYSTEM)
+    unknown = set(systems) - set(KNOWN_SYSTEMS)
+    problem = None
+    if unknown:
+        problem = f"unknown systems {sorted(unknown)}"
+    elif not args.data.is_dir():
+        problem = f"no folder {args.data}"
+    elif not args.questions.is_file():
+        problem = f"no file {args.questions}"
+    if problem:
+        print(f"memaware: {problem}", file=sys.stderr)
+        return 2
+    if SEMANTIC_SYSTEM in systems:
+        from hipo_jupyter.memory.embed import semantic_available
+
+        on, message = semantic_available()
+        if not on:
+            print(f"memaware: {SEMANTIC_SYSTEM} needs the extra: {message}", file=sys.stderr)
+            return 2
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    result = run(args.data, args.questions, systems, args.keep, args.limit)
+    print(table(result))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

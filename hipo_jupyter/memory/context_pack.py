@@ -1,0 +1,186 @@
+"""The context a model is sent for a question, within a token budget (`Memory.context`).
+
+Every front end that hands memory to a model (`%%ask --recall`, `hipo recall --context`, the
+server's `budget=`) sends this text, and the benchmarks score this text, so what is measured is
+what users get. In order:
+
+1. Layer 1 (ROOT.md and the working files), cut to at most `LAYER1_SHARE` of the budget; left
+   out with `layer1=False` (`%%ask` already sends it as its own cached system block);
+2. the recalled memory, fenced as quoted data exactly as `%%ask` fences it (`fence.py`: stored
+   text can neither close the fence nor open a fake one). Recall runs with the neighbouring
+   checkpoints lifted (in a conversation the answer is often the reply to the turn that matches)
+   and asks for enough hits to fill the budget; they are packed best first while they fit (a
+   piece that does not fit is skipped and the next tried), then shown in time order, one line
+   per source file with its date, each piece with its line, title and type, so a model (or a
+   person) can cite and open it.
+
+The budget is counted with `count_tokens` (o200k) on the final text and is never exceeded: the
+packing estimates each piece's cost, then the rendered text is counted and the last-packed
+pieces are dropped until it fits (token counts of joined lines are not quite additive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .errors import QueryError
+from .fence import RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute
+from .recall import Hit, RecallResult
+from .requests import MIN_BUDGET
+from .search import Document, document_id
+from .tokens import count_tokens, truncate_to_tokens
+
+LAYER1_SHARE = 0.25  # Layer 1 takes at most this share of the budget; recall gets the rest
+PIECE_SHARE = 0.25  # one piece takes at most this share of the recall budget (cut beyond it)
+MIN_PIECE_TOKENS = 60  # ... but never less than this: a cut piece must still say something
+TOKENS_PER_HIT = 12  # hits asked of recall per budget token: more than the budget can hold
+MIN_CANDIDATES, MAX_CANDIDATES = 10, 200
+QUERY_CHARS = 160  # the query as the fence's attribute: enough to recognise, not a second copy
+NOTHING = "(nothing found)"
+
+
+@dataclass(frozen=True)
+class Context:
+    """The text sent to a model for `query`, and what it holds."""
+
+    query: str
+    text: str
+    tokens: int  # count_tokens(text), never over `budget`
+    budget: int
+    hits: list[Hit] = field(default_factory=list)  # the pieces in the text, best first
+    layer1_tokens: int = 0  # tokens of the Layer 1 part (0 with layer1=False)
+    mode: str = "keyword"  # how recall ranked: keyword | semantic | hybrid
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict[str, object]:
+        """The context as `hipo recall --context --json` and the server's `budget=` give it."""
+        return {
+            "query": self.query,
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "layer1_tokens": self.layer1_tokens,
+            "mode": self.mode,
+            "hits": [hit.to_json() for hit in self.hits],
+        }
+
+
+def check_budget(budget: object) -> int:
+    """The budget as an int, or a one-line QueryError saying what is accepted."""
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise QueryError(f"budget must be a whole number of tokens, not {budget!r}")
+    if budget < MIN_BUDGET:
+        raise QueryError(f"budget must be at least {MIN_BUDGET} tokens, not {budget}")
+    return budget
+
+
+def candidates(budget: int) -> int:
+    """How many hits to ask recall for: about one per TOKENS_PER_HIT tokens of budget, so the
+    packing has more than fits even when pieces are short (a conversation's turns)."""
+    return max(MIN_CANDIDATES, min(MAX_CANDIDATES, budget // TOKENS_PER_HIT))
+
+
+def build(
+    query: str,
+    *,
+    budget: int,
+    layer1: Callable[[], str] | None,
+    recall: Callable[[int], RecallResult],
+    documents: Callable[[Sequence[str]], Mapping[str, Document]],
+) -> Context:
+    """The context for `query` (see the module docstring). `recall(k)` runs the recall (its
+    arguments checked there), `documents(ids)` reads the full text of hits from the index,
+    `layer1()` gives Layer 1's text (None: left out); each is called after the arguments
+    were checked, so bad input costs nothing."""
+    budget = check_budget(budget)
+    result = recall(candidates(budget))
+    prefix = ""
+    text = layer1().strip() if layer1 is not None else ""
+    if text:
+        prefix = truncate_to_tokens(escape_fence(text), int(budget * LAYER1_SHARE)).rstrip()
+    layer1_tokens = count_tokens(prefix)
+    found = documents([document_id(hit.file, hit.line) for hit in result.hits])
+    head = _fence_open(result.query or query)
+    used = count_tokens(_join(prefix, head, []))
+    room = budget - used
+    cap = max(MIN_PIECE_TOKENS, int(room * PIECE_SHARE))
+    chosen: list[tuple[Hit, str]] = []
+    groups: set[tuple[str, str]] = set()
+    for hit in result.hits:
+        if room < 8:  # nothing of use fits in what is left
+            break
+        line = piece_line(hit, found.get(document_id(hit.file, hit.line)), cap)
+        cost = count_tokens(line) + 1
+        group = (hit.date, hit.file)
+        if group not in groups:
+            cost += count_tokens(group_line(hit)) + 1
+        if cost > room:
+            continue
+        room -= cost
+        groups.add(group)
+        chosen.append((hit, line))
+    text = _join(prefix, head, chosen)
+    tokens = count_tokens(text)
+    while tokens > budget and chosen:
+        chosen.pop()
+        text = _join(prefix, head, chosen)
+        tokens = count_tokens(text)
+    return Context(
+        query=result.query or query.strip(),
+        text=text,
+        tokens=tokens,
+        budget=budget,
+        hits=[hit for hit, _ in chosen],
+        layer1_tokens=layer1_tokens,
+        mode=result.mode,
+    )
+
+
+def piece_line(hit: Hit, doc: Document | None, cap: int) -> str:
+    """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
+    checkpoint's fields and words (the search snippet when the index no longer has it), its
+    later lines indented, cut to `cap` tokens."""
+    text = doc.text if doc is not None else hit.snippet
+    lines = [" ".join(part.split()) for part in text.splitlines()]
+    body = "\n  ".join(part for part in lines if part)
+    label = hit.type if hit.kind == "raw" else hit.kind
+    tag = f" [{label}]" if label and label != "project" else ""
+    line = escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
+    if count_tokens(line) > cap:
+        line = truncate_to_tokens(line, cap - 2).rstrip() + " ..."
+    return line
+
+
+def group_line(hit: Hit) -> str:
+    """The line over a source file's pieces: where it is and its date, once: a raw log's or a
+    node's path holds its date (`memory/2026-03-12.md`), other files get it after the path.
+    About 6 tokens less per source than date and path both, which at small budgets is a turn."""
+    if hit.date and hit.date in hit.file:
+        return escape_fence(hit.file)
+    return escape_fence(f"{hit.file} ({hit.date})" if hit.date else hit.file)
+
+
+def _fence_open(query: str) -> str:
+    shown = " ".join(query.split())
+    if len(shown) > QUERY_CHARS:
+        shown = shown[: QUERY_CHARS - 3].rstrip() + "..."
+    return f'<{RECALL_TAG} query="{quote_attribute(shown)}">\n{RECALL_PREAMBLE}'
+
+
+def _join(prefix: str, head: str, chosen: Sequence[tuple[Hit, str]]) -> str:
+    """Layer 1, then the fence with the chosen pieces in time order, grouped by source file."""
+    lines = [head, ""]
+    if not chosen:
+        lines.append(NOTHING)
+    group = None
+    for hit, line in sorted(chosen, key=lambda item: (item[0].date, item[0].file, item[0].line)):
+        if (hit.date, hit.file) != group:
+            group = (hit.date, hit.file)
+            lines.append(group_line(hit))
+        lines.append(line)
+    lines.append(f"</{RECALL_TAG}>")
+    fenced = "\n".join(lines)
+    return f"{prefix}\n\n{fenced}" if prefix else fenced

@@ -1,0 +1,87 @@
+"""benchmarks/memaware.py: session parsing, the twelve-word score, and a smoke run on a tiny
+hand-made data set in MemAware's layout (tests/data/memaware-tiny, ours). The real data stays
+in ../shared and is only read by the one test that skips without it."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from benchmark_helpers import load_benchmark
+
+TINY = Path(__file__).parent / "data" / "memaware-tiny"
+REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "memaware"
+
+
+@pytest.fixture(scope="module")
+def memaware():
+    return load_benchmark("memaware.py", "memaware_benchmark")
+
+
+def test_sessions_keep_only_user_turns_each_until_the_next_speaker(memaware) -> None:
+    sessions = {s.id: s for s in memaware.load_sessions(TINY)}
+    assert set(sessions) == {"s_degree", "s_garden", "s_bike"}
+    degree = sessions["s_degree"]
+    assert str(degree.day) == "2023-04-01"
+    assert len(degree.user_turns) == 2
+    assert degree.user_turns[0].startswith("I finally framed my diploma")
+    assert "Congratulations" not in " ".join(degree.user_turns)
+    assert sessions["s_bike"].user_turns[-1] == "ok"
+
+
+def test_sessions_read_from_the_tarball_without_extracting(memaware, tmp_path: Path) -> None:
+    with tarfile.open(tmp_path / "sessions.tar.gz", "w:gz") as tar:
+        for path in sorted((TINY / "sessions").glob("*.md")):
+            data = path.read_bytes()
+            info = tarfile.TarInfo(f"sessions/{path.name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    from_tar = memaware.load_sessions(tmp_path)
+    assert from_tar == memaware.load_sessions(TINY)
+    assert not (tmp_path / "sessions").exists()
+
+
+def test_a_session_counts_with_twelve_consecutive_words_or_a_whole_short_turn(memaware) -> None:
+    spans = memaware.Spans(memaware.load_sessions(TINY))
+    eleven = "I graduated in Business Administration from a state university back in"
+    assert not spans.found(f"User: {eleven}", ["s_degree"])
+    assert spans.found(f"L3 User: ... {eleven} 2015, ...", ["s_degree"])  # 12 words, any case
+    assert spans.found("- OK -", ["s_bike"])  # the whole of a short turn
+    assert not spans.found("ok then", ["s_degree"])  # not a turn of that session
+    assert not spans.found("looked", ["s_bike"])  # whole words only
+
+
+def test_smoke_run_scores_the_systems_through_memory_context(memaware, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    questions = TINY / "questions.json"
+    assert memaware.main([str(TINY), "--questions", str(questions), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert (result["sessions"], result["user_turns"], result["questions"]) == (3, 5, 3)
+    assert result["systems"]["hipo"]["via"] == "Memory.context"
+    assert result["systems"]["bm25"]["via"] == "SearchIndex.search"
+    for system in result["systems"].values():
+        assert set(system["budgets"]) == {"500", "1000", "2000", "4000"}
+        for budget, cell in system["budgets"].items():
+            assert set(cell["by_difficulty"]) == {"easy", "medium", "hard"}
+            assert cell["mean_tokens"] <= int(budget)
+    # five user turns fit any budget: every question has its session in the context
+    assert result["systems"]["hipo"]["budgets"]["500"]["score"] == 1.0
+
+
+def test_bad_arguments_exit_2(memaware, tmp_path: Path, capsys) -> None:
+    questions = str(TINY / "questions.json")
+    assert memaware.main([str(tmp_path / "none"), "--questions", questions]) == 2
+    assert memaware.main([str(TINY), "--questions", questions, "--systems", "gpt"]) == 2
+    assert "unknown systems" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not (REAL / "questions-dev.json").is_file(), reason="MemAware is not here")
+def test_the_real_sessions_parse(memaware) -> None:
+    sessions = memaware.load_sessions(REAL)
+    assert len(sessions) == 1307
+    questions = memaware.load_questions(REAL / "questions-dev.json")
+    known = {s.id for s in sessions}
+    assert len(questions) == 300 and all(set(q.sessions) <= known for q in questions)
