@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from hipo_jupyter import llm
 from hipo_jupyter.ipython import current
+from hipo_jupyter.llm import summarizer as llm_summarizer
 from hipo_jupyter.memory import Memory, MemoryConfig
 
 MARK = "INJECTED-7e2"  # in every hostile text, to find where it went
@@ -170,7 +171,7 @@ def test_no_stored_text_can_close_or_open_a_fence(heading: str, text: str) -> No
     assert [name for _, name in fences(fenced)] == [llm.RECALL_TAG, llm.RECALL_TAG]
     layer1 = llm.layer1_block(text)["text"]
     assert fences(layer1) == [("", "hipo-layer1"), ("/", "hipo-layer1")]
-    sources = llm._quoted_sources([(heading, text), (text, heading)])
+    sources = llm_summarizer._quoted_sources([(heading, text), (text, heading)])
     assert fences(sources) == [("", "hipo-source"), ("/", "hipo-source")] * 2
 
 

@@ -1,0 +1,106 @@
+"""Claude calls with memory: the prompt blocks, Layer 1 injection, and the Claude summarizers.
+
+One job a module: `prompt` (the blocks and %%ask's request), `injection` (Layer 1 in the user's
+own SDK calls, and the import hook that patches the SDK when it arrives), `client` (the client
+and its errors as one line), `summarizer` (Claude writing summaries).
+
+Everything that knows the anthropic SDK lives here; the engine (`hipo_jupyter.memory`) never
+imports it and the IPython front end only calls these functions.
+
+The prompt of a call made with hipo loaded, in order, stable parts first:
+1. Layer 1 as one system block. It opens with `LAYER1_OPEN`: that marker is how injection
+   knows a call already carries it and leaves the call alone.
+2. The caller's own system text, or (%%ask, once turns were folded) the conversation's anchor
+   and rolling summary.
+3. (%%ask) the context-status note: live tokens against the window.
+4. (%%ask --recall) recalled memory, fenced as quoted data and escaped so stored text cannot
+   close the fence (`fence_quoted`).
+Prompt-cache breakpoints end 1 and 2 where their prefix reaches the model's minimum cacheable
+length, within the API's four (`hipo_jupyter.caching`); 3 and 4 change every call, after them.
+
+Injection patches the SDK's resource classes (`Messages`, `AsyncMessages` and their beta twins:
+create, stream, parse, count_tokens) at class level, so every client in the kernel, made before
+or after loading, gets Layer 1 prepended to `system`, with the user's own system text kept after
+it. The wrappers never mutate the caller's arguments, inject at most once per call (a call that
+already carries the block, or a nested call, passes through) and are removed on uninstall.
+"""
+
+from hipo_jupyter.memory.fence import RECALL_PREAMBLE, RECALL_TAG, escape_fence, fence_quoted
+
+from .client import ClaudeUnavailable, credentials_in_env, error_line, has_credentials, make_client
+from .injection import (
+    Injector,
+    LLMCall,
+    carries_layer1,
+    inject_layer1,
+    inject_layer1_and_plan,
+    internal_call,
+    reply_text,
+    without_memory,
+)
+from .prompt import (
+    CONVERSATION_TAG,
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    LAYER1_CLOSE,
+    LAYER1_OPEN,
+    LAYER1_PREAMBLE,
+    MAX_CACHE_BREAKPOINTS,
+    NO_KEY_MESSAGE,
+    ask_request,
+    ask_request_and_plan,
+    conversation_block,
+    layer1_block,
+    status_note,
+    tokens_of_block,
+)
+from .summarizer import (
+    FOLD_SYSTEM,
+    SECTIONS,
+    SUMMARIZER_SYSTEM,
+    ClaudeFolder,
+    ClaudeSummarizer,
+    SummaryError,
+)
+
+__all__ = [
+    "CONVERSATION_TAG",
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODEL",
+    "FOLD_SYSTEM",
+    "LAYER1_CLOSE",
+    "LAYER1_OPEN",
+    "LAYER1_PREAMBLE",
+    "MAX_CACHE_BREAKPOINTS",
+    "NO_KEY_MESSAGE",
+    "RECALL_PREAMBLE",
+    "RECALL_TAG",
+    "SECTIONS",
+    "SUMMARIZER_SYSTEM",
+    "ClaudeFolder",
+    "ClaudeSummarizer",
+    "ClaudeUnavailable",
+    "Injector",
+    "LLMCall",
+    "SummaryError",
+    "ask_request",
+    "ask_request_and_plan",
+    "carries_layer1",
+    "conversation_block",
+    "credentials_in_env",
+    "error_line",
+    "escape_fence",
+    "fence_quoted",
+    "has_credentials",
+    "inject_layer1",
+    "inject_layer1_and_plan",
+    "internal_call",
+    "layer1_block",
+    "make_client",
+    "reply_text",
+    "status_note",
+    "tokens_of_block",
+    "without_memory",
+]

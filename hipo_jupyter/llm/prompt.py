@@ -1,0 +1,146 @@
+"""The prompt blocks of a Claude call made with hipo: Layer 1, the context-status note, the
+conversation's anchor and summary, and `%%ask`'s request, in the order of the package doc.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hipo_jupyter import caching
+from hipo_jupyter.memory.fence import escape_fence
+from hipo_jupyter.memory.tokens import count_tokens
+
+if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
+    pass
+
+log = logging.getLogger(__name__)
+
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MAX_TOKENS = 4096
+DEFAULT_CONTEXT_WINDOW = 200_000
+MAX_CACHE_BREAKPOINTS = caching.MAX_CACHE_BREAKPOINTS
+
+LAYER1_OPEN = "<hipo-layer1>"
+LAYER1_CLOSE = "</hipo-layer1>"
+LAYER1_PREAMBLE = (
+    "Persistent memory of this notebook, kept by hipo (Layer 1): memory/ROOT.md indexes "
+    "everything remembered by topic; SCRATCHPAD.md, WORKING.md and TASK-QUEUE.md are the "
+    "working notes. Use it as background knowledge."
+)
+CONVERSATION_TAG = "hipo-conversation"
+
+NO_KEY_MESSAGE = (
+    "no Anthropic API key: set ANTHROPIC_API_KEY in the kernel's environment "
+    "(or run %env ANTHROPIC_API_KEY=sk-ant-... in a cell), then run this cell again"
+)
+
+
+# --- the prompt blocks ----------------------------------------------------------------------------
+def layer1_block(text: str, *, cache: bool = True) -> dict[str, Any]:
+    """Layer 1 as the first system block, recognisable by its opening marker."""
+    body = escape_fence(text).strip() or "(nothing remembered yet)"
+    block: dict[str, Any] = {
+        "type": "text",
+        "text": f"{LAYER1_OPEN}\n{LAYER1_PREAMBLE}\n\n{body}\n{LAYER1_CLOSE}",
+    }
+    if cache:
+        block["cache_control"] = {"type": "ephemeral"}
+    return block
+
+
+def _thousands(tokens: int) -> str:
+    return f"{tokens / 1000:.0f}k" if tokens >= 1000 else str(tokens)
+
+
+def status_note(live_tokens: int, window: int) -> str:
+    """The context-status note of DESIGN.md: "[context status] live: 41k / 200k tokens (~20%)."."""
+    share = live_tokens / window if window else 1.0
+    if share < 0.5:
+        verdict = "Budget healthy."
+    elif share < 0.8:
+        verdict = "Budget filling: older turns are being summarized."
+    else:
+        verdict = "Budget tight: keep replies short; older turns are being summarized."
+    return (
+        f"[context status] live: {_thousands(live_tokens)} / {_thousands(window)} tokens "
+        f"(~{share:.0%}). {verdict}"
+    )
+
+
+def conversation_block(anchor: str, anchor_hash: str, summary: str) -> str:
+    """The ANCHOR and SUMMARY zones of a folded conversation, as one system block."""
+    parts = [f"<{CONVERSATION_TAG}>"]
+    parts.append(
+        f"## Anchor (goal, constraints, key ids; never rewritten; sha256 {anchor_hash})\n"
+        + escape_fence(anchor.strip())
+    )
+    if summary.strip():
+        parts.append("## Summary of earlier turns\n" + escape_fence(summary.strip()))
+    parts.append(f"</{CONVERSATION_TAG}>")
+    return "\n\n".join(parts)
+
+
+def ask_request(
+    *,
+    model: str,
+    max_tokens: int,
+    messages: list[dict[str, Any]],
+    layer1: str | None,
+    status: str,
+    recalled: str | None = None,
+    conversation: str | None = None,
+    tools: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """The keyword arguments of a %%ask call (see `ask_request_and_plan`)."""
+    return ask_request_and_plan(
+        model=model,
+        max_tokens=max_tokens,
+        messages=messages,
+        layer1=layer1,
+        status=status,
+        recalled=recalled,
+        conversation=conversation,
+        tools=tools,
+    )[0]
+
+
+def ask_request_and_plan(
+    *,
+    model: str,
+    max_tokens: int,
+    messages: list[dict[str, Any]],
+    layer1: str | None,
+    status: str,
+    recalled: str | None = None,
+    conversation: str | None = None,
+    tools: Sequence[Any] = (),
+) -> tuple[dict[str, Any], caching.CachePlan]:
+    """The keyword arguments of a %%ask call, and where its cache breakpoints went.
+
+    System blocks, stable first: Layer 1, then the conversation's anchor and summary (stable
+    between folds); then what changes every call: the context-status note, recalled memory.
+    The active turns and the new question are the messages. Breakpoints end the stable blocks
+    whose prefix (the tools' definitions included) reaches the model's minimum (`caching`).
+    """
+    system: list[dict[str, Any]] = []
+    if layer1 is not None:
+        system.append(layer1_block(layer1, cache=False))
+    if conversation:
+        system.append({"type": "text", "text": conversation})
+    stable = list(range(len(system)))
+    system.append({"type": "text", "text": status})
+    if recalled:
+        system.append({"type": "text", "text": recalled})
+    request = {"model": model, "max_tokens": max_tokens, "system": system, "messages": messages}
+    placed, plan = caching.place_breakpoints({**request, "tools": list(tools)}, stable)
+    placed.pop("tools")
+    return placed, plan
+
+
+
+
+def tokens_of_block(text: str | None) -> int:
+    return count_tokens(text) if text else 0
