@@ -32,15 +32,14 @@ from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
 from .files import MAX_STATE_BYTES
 from .importers import ImportRecord, ImportReport, blocks_by_day
+from .indexing import IndexKeeper, lookup
 from .layer1 import Layer1, assemble_layer1, write_templates
-from .nodes import parse_node, read_status
-from .periods import period_start
-from .recall import Hit, RecallResult
+from .nodes import read_status
+from .recall import RecallResult
 from .redact import redact
 from .requests import DEFAULT_BUDGET, CheckpointDraft, RecallQuery, parse_day, storable
-from .search import Document, SearchIndex, document_id, memory_index, open_index
+from .search import Document, SearchIndex
 from .semantic import (
-    BACKLOG_LIMIT,
     FUSIONS,
     MODES,
     FusionWeights,
@@ -49,14 +48,14 @@ from .semantic import (
     fuse,
     vector_hits_as_hits,
 )
-from .store import Appended, Store, sha256
+from .store import Appended, Store
 from .summarize import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCountCache
 from .topic_index import Topic, add_to_topics, collect_topics, topics_from_json
 from .tree import CompactionReport, Compactor, stamp_key
 
 if TYPE_CHECKING:
-    from .vectors import VectorHit  # numpy: imported only with the extra
+    pass  # numpy: imported only with the extra
 
 log = logging.getLogger(__name__)
 
@@ -127,14 +126,10 @@ class Memory:
         self.config = config or MemoryConfig()
         self.summarizer = summarizer or ExtractiveSummarizer()
         self._today = today or _today_from_env
-        self._index: SearchIndex | None = None
-        self._index_backend = ""
-        self._synced = False
         self._topics: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
         self._token_cache = TokenCountCache(self.store.index_dir / "token-counts.json")
         self._listeners: list[Callable[[str], None]] = []
         self._lock = threading.RLock()
-        self._neighbours = recall_module.LogNeighbours(self.root, self._documents)  # issue 5
         self.semantic = SemanticIndex(
             self.store.index_dir,
             setting=self.config.semantic,
@@ -142,6 +137,8 @@ class Memory:
             tokenizer_path=self.config.embedding_tokenizer or None,
             embedder=embedder,
         )
+        self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
+        self._neighbours = recall_module.LogNeighbours(self.root, self._indexer.documents)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -215,64 +212,16 @@ class Memory:
             written = self.store.append_raw(day, render(checkpoint))
             checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
             try:
-                self._index_raw_append(day, written, checkpoint)
+                self._indexer.add_raw_append(day, written, checkpoint)
             except (HipoError, sqlite3.Error, OSError) as exc:
                 # The checkpoint is safe in the raw log; the index catches up at the next sync.
                 # Raising here would invite the user to write it a second time.
-                self._synced = False
+                self._indexer.stale()
                 log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
-            self._embed_raw_append(day, written, checkpoint)
+            self._indexer.embed_raw_append(day, written, checkpoint)
             self._topics_after_append(day, written, checkpoint)
         self._notify("remember")
         return checkpoint
-
-    def _index_raw_append(self, day: date, written, checkpoint: Checkpoint) -> None:
-        index = self._open_index()
-        relative = self.store.relative(self.store.raw_path(day))
-        held = index.file_hashes().get(relative)
-        if held == written.hash_before or (held is None and written.line == 1):
-            index.add(relative, written.hash_after, [_raw_document(relative, checkpoint)])
-        else:  # the index missed an earlier write (another tool, a crash): re-read the file
-            docs = [
-                _raw_document(relative, c)
-                for c in parse_log(written.text_after, date=day.isoformat())
-            ]
-            index.replace_file(relative, written.hash_after, docs)
-
-    def _embed_raw_append(self, day: date, written, checkpoint: Checkpoint) -> None:
-        """The vector side of `_index_raw_append`, when semantic recall is on."""
-        relative = self.store.relative(self.store.raw_path(day))
-
-        def write(vectors) -> None:
-            held = vectors.file_hash(relative)
-            if held == written.hash_before or (held is None and written.line == 1):
-                vectors.add(relative, written.hash_after, [_raw_document(relative, checkpoint)])
-            elif held != written.hash_after:  # missed a write: the file again, as the truth
-                found = self._file_documents(relative)
-                if found is not None:
-                    vectors.replace_file(relative, *found)
-
-        self._vectors_in_step(write)
-
-    def _vectors_in_step(self, write: Callable[..., object]) -> None:
-        """Mirror a text-index write into the vectors in the same call (no indexing lag), when
-        semantic recall is on; a failure turns semantic recall off, never the write."""
-        if not self.semantic.enabled:
-            return
-        self.semantic.guarded(
-            lambda: write(self.semantic.ready(self._open_index(), self._file_documents))
-        )
-
-    def _file_documents(self, relative: str) -> tuple[str, list[Document]] | None:
-        """(sha256, documents) of a file as it is now, for the vectors to catch up from."""
-        try:
-            data = self._read_searchable(relative, self.root / relative)
-        except (OSError, ParseError):
-            return None
-        try:
-            return sha256(data), self._documents(relative, data)
-        except ParseError:
-            return sha256(data), []
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.
@@ -294,12 +243,7 @@ class Memory:
         with self._lock:
             self.store.write_atomic(path, body)
             relative = self.store.relative(path)
-            data = self.store.read_file(path)
-            docs = self._documents(relative, data)
-            self._open_index().replace_file(relative, sha256(data), docs)
-            self._vectors_in_step(
-                lambda vectors: vectors.replace_file(relative, sha256(data), docs)
-            )
+            self._indexer.refresh_file(relative)
         self._notify("remember")
         return relative
 
@@ -358,17 +302,8 @@ class Memory:
 
     def _index_note(self, relative: str) -> None:
         """Bring the index (and vectors) in step with a knowledge note as it is now on disk."""
-        if not relative.startswith("knowledge/"):
-            return
-        index = self._open_index()
-        found = self._file_documents(relative)
-        if found is None:
-            index.remove_file(relative)
-            self._vectors_in_step(lambda vectors: vectors.remove_file(relative))
-            return
-        digest, docs = found
-        index.replace_file(relative, digest, docs)
-        self._vectors_in_step(lambda vectors: vectors.replace_file(relative, digest, docs))
+        if relative.startswith("knowledge/"):
+            self._indexer.refresh_file(relative)
 
     # --- import (issue 5: `hipo import`; parsing lives in importers.py) -----------------------
     def import_records(
@@ -389,7 +324,7 @@ class Memory:
         compaction = self.compact(progress=progress) if blocks else None
         if blocks and self.semantic.enabled:  # every turn embedded now, with the progress bar
             with self._lock:
-                self._sync_index(progress, backlog=True)
+                self._indexer.sync(progress, backlog=True)
         return ImportReport(
             written=sum(counts.values()),
             skipped=skipped,
@@ -408,7 +343,7 @@ class Memory:
         write_templates(self.root)
         with self._lock, self.store.compaction_lock():
             report = self._compactor().run(progress)
-            self._sync_index()
+            self._indexer.sync()
             self._topics = None
         if report.built:
             self._notify("compact")
@@ -493,156 +428,23 @@ class Memory:
         return found[:n]
 
     # --- search ------------------------------------------------------------------------------
-    def _open_index(self) -> SearchIndex:
-        if self._index is None or self._index_backend != self.config.search_backend:
-            if self._index is not None:
-                self._index.close()
-            self._index = self._open_saved_or_memory_index()
-            self._index_backend = self.config.search_backend
-            self._synced = False
-        return self._index
-
-    def _open_saved_or_memory_index(self) -> SearchIndex:
-        """The index under memory/.index; in a folder this process cannot write, one built in
-        memory instead, so recall and status still answer (and say, once, why it is not kept)."""
-        self.store.check_root()
-        try:
-            self.store.confined(self.store.memory_dir)
-            self.store.index_dir.mkdir(parents=True, exist_ok=True)
-            return open_index(self.store.index_dir, self.config.search_backend)
-        except (OSError, HipoError, sqlite3.Error) as error:
-            if isinstance(error, PathOutsideRootError) or os.access(self.store.memory_dir, os.W_OK):
-                raise
-            reason = getattr(error, "strerror", None) or str(error)
-            log.warning(
-                "hipo: the search index could not be saved in memory/.index (%s); recall uses "
-                "one built in memory for this process",
-                reason,
-            )
-            return memory_index()
-
-    def _searchable_files(self) -> dict[str, Path]:
-        files = {
-            self.store.relative(self.store.raw_path(d)): self.store.raw_path(d)
-            for d in self.store.raw_days()
-        }
-        for level in NODE_KINDS:
-            for path in self.store.node_files(level).values():
-                files[self.store.relative(path)] = path
-        knowledge = self.root / "knowledge"
-        if knowledge.is_dir():
-            for path in sorted(knowledge.rglob("*.md")):
-                if path.is_file() and not path.is_symlink():
-                    files[self.store.relative(path)] = path
-        return files
-
-    def _read_searchable(self, relative: str, path: Path) -> bytes:
-        """A raw log (under its lock, repaired), or a node or knowledge file: bounded reads of
-        regular files only."""
-        if self.store.is_raw(path):
-            return self.store.read_bytes(path)
-        return self.store.read_file(path)
-
-    def _sync_index(self, progress: Progress | None = None, *, backlog: bool = False) -> int:
-        """Make the index match the files: re-send changed files, drop deleted ones. With
-        `backlog` (reindex, import) the vectors catch up however many texts wait."""
-        index = self._open_index()
-        held = index.file_hashes()
-        files = self._searchable_files()
-        changed = 0
-        total = len(files)
-        for done, (relative, path) in enumerate(sorted(files.items()), start=1):
-            try:
-                data = self._read_searchable(relative, path)
-            except (OSError, ParseError):
-                continue  # gone, or not a regular file: the store warned
-            digest = sha256(data)
-            if held.get(relative) != digest:
-                try:
-                    docs = self._documents(relative, data)
-                except ParseError:
-                    docs = []
-                # Only over what was recorded when this sync began: another process that
-                # appended and indexed since then holds a newer version than the one read here.
-                changed += index.replace_file(relative, digest, docs, if_hash=held.get(relative))
-            if progress and (done % 25 == 0 or done == total):
-                progress(done, total, relative)
-        for relative in set(held) - set(files):
-            index.remove_file(relative)
-            changed += 1
-        self._synced = True
-        # The vectors follow: at once when they are in use (the model is loaded) or for a
-        # rebuild or an import (in batches, with progress); otherwise before their first use,
-        # so `%load_ext hipo` never waits for the model, even on a day whose nodes it rebuilt.
-        if self.semantic.is_open or (backlog and self.semantic.enabled):
-            self.semantic.guarded(
-                lambda: self.semantic.catch_up(
-                    index,
-                    self._file_documents,
-                    progress=progress,
-                    limit=None if backlog else BACKLOG_LIMIT,
-                )
-            )
-        return changed
-
-    def _documents(self, relative: str, data: bytes) -> list[Document]:
-        from .store import decode_markdown
-
-        text = decode_markdown(data, relative)
-        parts = relative.split("/")
-        if parts[0] == "knowledge":
-            title = parse_node(text).meta.get("title") or Path(relative).stem.replace("-", " ")
-            return [
-                Document(
-                    f"{relative}#L1",
-                    relative,
-                    1,
-                    "knowledge",
-                    self.today.isoformat(),
-                    "",
-                    title,
-                    text,
-                )
-            ]
-        if len(parts) == 2:  # memory/YYYY-MM-DD.md
-            day = parts[1][:-3]
-            return [_raw_document(relative, c) for c in parse_log(text, date=day)]
-        level, period = parts[1], parts[2][:-3]
-        node = parse_node(text)
-        try:
-            start = period_start(level, period).isoformat()
-        except ValueError:
-            return []
-        return [
-            Document(
-                f"{relative}#L1",
-                relative,
-                1,
-                level,
-                start,
-                "",
-                f"{level} {period}",
-                node.body,
-                tuple(node.topics),
-            )
-        ]
-
-    def _ensure_index(self) -> SearchIndex:
-        index = self._open_index()
-        if not self._synced:
-            self._sync_index()
-        return index
-
     def reindex(self, *, progress: Progress | None = None) -> int:
         """Drop the index and build it again from the Markdown files. Vectors whose text did not
         change are kept (they are keyed by a hash of the text); the rest are embedded again."""
         with self._lock:
-            index = self._open_index()
-            index.clear()
-            self._sync_index(progress, backlog=True)
-            count = index.count()
+            count = self._indexer.rebuild(progress)
         self._notify("reindex")
         return count
+
+    # The index, for the engine's own tests and tools (the keeper is `indexing.IndexKeeper`).
+    def _open_index(self) -> SearchIndex:
+        return self._indexer.open()
+
+    def _ensure_index(self) -> SearchIndex:
+        return self._indexer.ensure()
+
+    def _documents(self, relative: str, data: bytes) -> list[Document]:
+        return self._indexer.documents(relative, data)
 
     def recall(
         self,
@@ -712,7 +514,7 @@ class Memory:
             try:
                 found = self.semantic.search(
                     index,
-                    self._file_documents,
+                    self._indexer.file_documents,
                     query,
                     limit=limit,
                     kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
@@ -735,7 +537,7 @@ class Memory:
             if mode == "semantic":
                 return RecallResult(
                     query=query.strip(),
-                    hits=vector_hits_as_hits(found, _lookup(index, found), nodes),
+                    hits=vector_hits_as_hits(found, lookup(index, found), nodes),
                     mode="semantic",
                 )
             if not rrf:
@@ -748,7 +550,7 @@ class Memory:
                 found,
                 k=k,
                 topic_names=ranked.topic_matches,
-                lookup=_lookup(index, found, ranked.hits),
+                lookup=lookup(index, found, ranked.hits),
                 nodes=nodes,
                 weights=self._fusion_weights(),
             )
@@ -870,38 +672,6 @@ class Memory:
                 continue
 
     def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        self._indexer.close()
         self.semantic.close()
 
-
-def _lookup(
-    index: SearchIndex, found: Sequence[VectorHit], hits: Sequence[Hit] = ()
-) -> Callable[[str, int], Document | None]:
-    """(path, line) -> the Document there, for these vector and keyword hits, read at once."""
-    ids = [hit.id for hit in found] + [document_id(hit.file, hit.line) for hit in hits]
-    by_place = {(doc.path, doc.line): doc for doc in index.documents_by_id(ids).values()}
-    return lambda path, line: by_place.get((path, line))
-
-
-def _body_text(checkpoint: Checkpoint) -> str:
-    """Fields and free text; the title and tags have columns of their own in the index."""
-    parts = [f"{key}: {value}" for key, value in checkpoint.fields]
-    if checkpoint.text:
-        parts.append(checkpoint.text)
-    return "\n".join(parts)
-
-
-def _raw_document(relative: str, checkpoint: Checkpoint) -> Document:
-    return Document(
-        id=f"{relative}#L{checkpoint.line}",
-        path=relative,
-        line=checkpoint.line,
-        kind="raw",
-        date=checkpoint.date or relative[len("memory/") : -len(".md")],
-        type=checkpoint.type,
-        title=checkpoint.title,
-        text=_body_text(checkpoint),
-        tags=checkpoint.tags,
-    )
