@@ -69,6 +69,8 @@ class Hit:
     score: float
     path: tuple[str, ...] = ()  # drill-down: ROOT -> monthly -> weekly -> daily -> raw
     topics: tuple[str, ...] = ()  # Topics Index entries that matched the query
+    author: str = ""  # team recall (hipo_jupyter/team): who wrote it; "" for one's own memory
+    notebook: str = ""  # team recall: the notebook (memory folder) it was written in
 
     @property
     def location(self) -> str:
