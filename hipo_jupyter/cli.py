@@ -23,7 +23,8 @@ compaction node; `score` is higher for better hits (comparable within one answer
 the drill-down from ROOT.md to the hit. `recall --mode keyword|semantic|hybrid` chooses the
 ranking (default: hybrid when the `[semantic]` extra is installed, else keyword). `status --json`
 prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
-layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done,
+layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. `recall --team`
+hits also carry `author` and `notebook` (the team database's, `hipo team sync`). Exit codes: 0 done,
 1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
 interrupted.
 """
@@ -46,8 +47,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
-from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
+from hipo_jupyter.memory import (
+    CHECKPOINT_TYPES,
+    HipoError,
+    Memory,
+    MemoryConfig,
+    RecallResult,
+    resolve_root,
+)
 from hipo_jupyter.memory.check import check_folder, results_text
+from hipo_jupyter.memory.config import resolve_team_url
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.requests import (
@@ -102,7 +111,8 @@ def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
         raise HipoError(f"the memory root {root} does not exist (create it with `hipo init`)")
     if not root.is_dir():
         raise HipoError(f"the memory root {root} is not a folder")
-    memory = Memory(root, today=today_from_env())
+    team = MemoryConfig(team_url=resolve_team_url(getattr(args, "team_url", None)))
+    memory = Memory(root, today=today_from_env(), config=team)
     if reading and not memory.has_memory():
         raise HipoError(
             f"no memory in {root} yet: `hipo init` makes one, or `hipo remember` writes the "
@@ -180,6 +190,7 @@ def recall_to_json(result: RecallResult) -> dict[str, Any]:
                 "score": round(float(hit.score), 6),
                 "path": list(hit.path),
                 "topics": list(hit.topics),
+                **({"author": hit.author, "notebook": hit.notebook} if hit.author else {}),
             }
             for hit in result.hits
         ],
@@ -199,7 +210,8 @@ def format_recall(result: RecallResult) -> str:
         lines.append("Topics: " + ", ".join(result.topic_matches))
     for number, hit in enumerate(result.hits, 1):
         kind = f"{hit.kind}/{hit.type}" if hit.type else hit.kind
-        lines.append(f"{number}. {hit.title}  [{kind}, {hit.date}]  {hit.file}:{hit.line}")
+        by = f"  by {hit.author} in {hit.notebook}" if hit.author else ""
+        lines.append(f"{number}. {hit.title}  [{kind}, {hit.date}]  {hit.file}:{hit.line}{by}")
         for snippet_line in hit.snippet.strip().splitlines():
             lines.append(f"     {snippet_line}")
         if hit.path:
@@ -290,15 +302,31 @@ def cmd_recall(args: argparse.Namespace) -> int:
     request = RecallQuery.parse(
         args.query, k=args.k, since=args.since, until=args.until, type=args.type, mode=args.mode
     )  # checked before the folder is looked at, as everywhere
-    memory = open_memory(args, reading=True)
+    memory = open_memory(args, reading=not args.team)
     try:
-        result = memory.recall_query(request)
+        result = memory.team_recall(request) if args.team else memory.recall_query(request)
     finally:
         memory.close()
     if args.json:
         print(json.dumps(recall_to_json(result), indent=2, ensure_ascii=False))
     else:
         print(format_recall(result))
+    return 0
+
+
+def cmd_team(args: argparse.Namespace) -> int:
+    """`hipo team sync`: this folder's raw checkpoints to the team database (issue 16)."""
+    memory = open_memory(args, reading=True)
+    try:
+        report = memory.team_sync(full=args.full)
+    finally:
+        memory.close()
+    print(
+        f"Team sync: {report.rows} checkpoints from {report.sent_files} changed of "
+        f"{report.files} raw logs, {report.written} new or updated in the team database"
+        + (f"; {report.excluded} kept local (team_exclude)" if report.excluded else "")
+        + "."
+    )
     return 0
 
 
@@ -458,6 +486,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "layer1": (cmd_layer1, "print Layer 1 (ROOT.md and the working files) as a prompt sees it"),
     "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
     "import": (cmd_import, "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl"),
+    "team": (cmd_team, "team memory on PostgreSQL: `team sync` sends this folder's checkpoints"),
     "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
 }
@@ -474,11 +503,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--root", metavar="DIR", help="memory root folder (default: $HIPO_ROOT or the cwd)"
     )
+    parser.add_argument(
+        "--team-url", metavar="URL", help="the team's PostgreSQL database (default: $HIPO_TEAM)"
+    )
     parser.add_argument("--version", action="version", version=f"hipo {package_version()}")
     # Global options are also accepted after the command; SUPPRESS keeps a value given before.
     global_options = _Parser(add_help=False)
     global_options.add_argument(
         "--root", default=argparse.SUPPRESS, metavar="DIR", help="memory root folder"
+    )
+    global_options.add_argument(
+        "--team-url", default=argparse.SUPPRESS, metavar="URL", help="team database URL"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     sub = {
@@ -514,6 +549,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
     )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
+    recall.add_argument(
+        "--team", action="store_true", help="search the team database (--team-url, $HIPO_TEAM)"
+    )
+
+    team = sub["team"]
+    team.add_argument("action", choices=("sync",), help="sync: push new raw checkpoints")
+    team.add_argument(
+        "--full", action="store_true", help="re-send every raw log (adds nothing twice)"
+    )
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
 

@@ -7,10 +7,11 @@ session turns these traits back into a `MemoryConfig` whenever it opens the memo
 
 from __future__ import annotations
 
-from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
+from hipo_jupyter.memory.config import resolve_team_url
 
 _DEFAULTS = MemoryConfig()
 
@@ -186,6 +187,33 @@ class Hipo(Configurable):
         help="Hybrid recall: cosine under which a vector hit is not a candidate.",
     ).tag(config=True)
 
+    # --- team memory (issue 16) -------------------------------------------------------------
+    team_url = Unicode(
+        help=(
+            "A PostgreSQL URL of the team's memory (pip install 'hipo-jupyter[team]'): raw "
+            "checkpoints are sent there in the background after %%remember, and "
+            "`%recall --team` searches it. Empty (default: $HIPO_TEAM): nothing leaves."
+        ),
+    ).tag(config=True)
+
+    @default("team_url")
+    def _team_url_from_env(self) -> str:
+        return resolve_team_url()
+
+    team_exclude = List(
+        Unicode(),
+        default_value=list(_DEFAULTS.team_exclude),
+        help=(
+            "Checkpoint types (user, project, ...) or tags (#private) kept out of the team "
+            "database. Default: the 'user' type (notes about you) stays local."
+        ),
+    ).tag(config=True)
+
+    team_author = Unicode(
+        _DEFAULTS.team_author,
+        help="The author name the team sees. Empty: $HIPO_AUTHOR, $JUPYTERHUB_USER, the login.",
+    ).tag(config=True)
+
     # --- Claude calls -------------------------------------------------------------------
     model = Unicode(
         DEFAULT_MODEL,
@@ -286,6 +314,9 @@ class Hipo(Configurable):
             recency_weight=self.recency_weight,
             rrf_k=self.rrf_k,
             min_similarity=self.min_similarity,
+            team_url=self.team_url,
+            team_exclude=tuple(self.team_exclude),
+            team_author=self.team_author,
         )
 
 

@@ -54,6 +54,8 @@ class NoMemoryError(LookupError):
 
 def status_for(error: Exception) -> int | None:
     """The HTTP status of an error a user can fix, or None for a real server fault (500)."""
+    if isinstance(getattr(error, "http_status", None), int):
+        return error.http_status  # the team database being down is 503 (hipo_jupyter/team)
     if isinstance(error, PathOutsideRootError):
         return 403
     if isinstance(error, BadParameterError | BadPathError | QueryError):
@@ -205,7 +207,8 @@ class NodeHandler(HipoHandler):
 class RecallHandler(HipoHandler):
     """Search: `q`, and optionally `k`, `since`, `until`, `type` and `mode` (keyword, semantic,
     hybrid; by default hybrid when the semantic extra is installed, else keyword), checked by
-    the engine's one request parser."""
+    the engine's one request parser. `team=1` searches the team database ($HIPO_TEAM of the
+    server) instead; its hits carry `author` and `notebook`."""
 
     def answer(self) -> dict[str, Any]:
         query = self.param("q")
@@ -219,7 +222,13 @@ class RecallHandler(HipoHandler):
             type=self.optional("type"),
             mode=self.optional("mode") or "auto",
         )
-        return jsonable(self.memory().recall_query(request))
+        team = self.optional("team")
+        if team not in (None, "0", "1", "true", "false"):
+            raise BadParameterError(f"team must be 1 or 0, not {team!r}")
+        memory = self.memory()
+        if team in ("1", "true"):
+            return jsonable(memory.team_recall(request))
+        return jsonable(memory.recall_query(request))
 
 
 class BudgetHandler(HipoHandler):

@@ -24,11 +24,14 @@ from hipo_jupyter.memory.errors import HipoError
 from .schema import migrate
 
 CONNECT_TIMEOUT_S = 5  # a server that does not answer is reported after this, not waited for
+POOL_TIMEOUT_S = 5.0  # how long a caller waits for a pooled connection before "not reachable"
 POOL_MAX_SIZE = 4
 
 
 class TeamUnavailable(HipoError):
     """The team database cannot be reached or refused the work: one line for the user."""
+
+    http_status = 503  # the server answers 503: the memory is fine, the team database is not
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ def _pool(url: str) -> ConnectionPool:
                     min_size=1,
                     max_size=POOL_MAX_SIZE,
                     kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
-                    timeout=CONNECT_TIMEOUT_S * 2,
+                    timeout=POOL_TIMEOUT_S,
                     open=False,
                     name="hipo-team",
                 )
@@ -174,7 +177,7 @@ class TeamDatabase:
         except PoolTimeout:
             raise TeamUnavailable(
                 f"the team database {self.where} is not reachable (no connection within "
-                f"{CONNECT_TIMEOUT_S * 2}s)"
+                f"{POOL_TIMEOUT_S:g}s)"
             ) from None
         except psycopg.Error as error:
             raise TeamUnavailable(f"the team database {self.where}: {_reason(error)}") from None
