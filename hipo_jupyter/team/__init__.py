@@ -2,13 +2,12 @@
 database. Loaded only when a team URL is set; needs the `team` extra (psycopg 3)."""
 
 from .database import TeamDatabase, TeamRow, TeamUnavailable, describe
-from .recall import KEYWORD_ONLY, TeamIndex, team_recall, websearch_query
+from .recall import TeamIndex, team_recall, websearch_query
 from .rows import author_name, is_excluded, rows_of_log
 from .schema import MIGRATIONS, migrate
 from .sync import SyncReport, TeamSync, sync_in_background, wait_for_background
 
 __all__ = [
-    "KEYWORD_ONLY",
     "MIGRATIONS",
     "SyncReport",
     "TeamDatabase",

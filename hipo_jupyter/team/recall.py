@@ -20,8 +20,6 @@ from hipo_jupyter.memory.search import Document, SearchHit, plain_snippet, query
 
 from .database import TeamDatabase, TeamRow
 
-KEYWORD_ONLY = "team recall is keyword only (PostgreSQL full-text search; no pgvector yet)"
-
 
 def websearch_query(text: str) -> str:
     """User text -> `websearch_to_tsquery` input: the same terms local recall searches
