@@ -87,3 +87,52 @@ def test_the_queue_is_bounded_and_falls_back_to_a_full_sync(memory_root: Path, t
     assert size < 100
     queue.flush_queue()
     assert queue.queued() == {}
+
+
+def test_hipo_remember_queues_for_the_team_and_exits_cleanly(memory_root, team_url):
+    """A short-lived `hipo remember` may exit before its push: the day stays queued, and the
+    next `hipo team sync` sends it; nothing is printed but the checkpoint line."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HIPO_TEAM": team_url, "HIPO_AUTHOR": "eve"}
+    command = [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(memory_root)]
+    for n in range(3):
+        done = subprocess.run(
+            [*command, "remember", f"Note {n} [project]"],
+            input="- outcome: noted",
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    synced = subprocess.run([*command, "team", "sync"], env=env, capture_output=True, text=True)
+    assert synced.returncode == 0, synced.stderr
+    assert TeamDatabase(team_url).count() == 3
+
+
+def test_load_ext_resumes_what_a_past_session_queued(memory_root, team_url, tmp_path, monkeypatch):
+    from claude_helpers import RaisingShell
+    from traitlets.config import Config
+
+    import hipo_jupyter.ipython as hipo_ipython
+
+    memory = Memory(memory_root)
+    memory.remember("Queued while down [project]", "- outcome: waits", on="2026-03-12")
+    config = MemoryConfig(team_url=team_url)
+    TeamSync(memory.store, config, TeamDatabase(team_url)).enqueue(date(2026, 3, 12))
+    monkeypatch.setenv("HIPO_TODAY", TODAY)
+    monkeypatch.chdir(tmp_path)
+    shell_config = Config()
+    shell_config.HistoryAccessor.enabled = False
+    shell = RaisingShell(config=shell_config)
+    try:
+        shell.run_cell(f"%config Hipo.root = {str(memory_root)!r}")
+        shell.run_cell(f"%config Hipo.team_url = {team_url!r}")
+        shell.run_cell("%load_ext hipo")
+        assert wait_for_background(str(memory_root.absolute()))
+    finally:
+        hipo_ipython.unload_ipython_extension(shell)
+    assert TeamDatabase(team_url).count() == 1
+    assert TeamSync(memory.store, config, TeamDatabase(team_url)).queued() == {}

@@ -645,7 +645,13 @@ class Memory:
             half_life_days=self.config.recency_half_life_days,
         )
 
-    def _team_after_write(self, day: date) -> None:
+    def team_resume(self) -> None:
+        """Push in the background what a past session queued for the team (`%load_ext hipo`);
+        nothing without a team URL, and nothing but a warning if it cannot."""
+        if self.config.team_url:
+            self._team_after_write(None)
+
+    def _team_after_write(self, day: date | None) -> None:
         """Queue the day for the team and return at once; a thread pushes it (never raises)."""
         try:
             from hipo_jupyter.team import sync_in_background
