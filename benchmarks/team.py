@@ -8,10 +8,11 @@ Without `--url` a throwaway cluster of the machine's PostgreSQL is started in a 
 tests' helper, `tests/postgres_helpers.py`) and stopped at the end.
 
 The team table is filled with synthetic checkpoints (100 authors, 5 notebooks each, dates over
-three years, words drawn from a fixed vocabulary with a Zipf-like skew, so common words match
-many rows and rare ones few) by COPY, growing from one size to the next, then analysed. Local
-recall runs on one person's year (365 days x 20 checkpoints, written as raw logs and indexed by
-the engine). The same queries (one to three words of the vocabulary) go to both:
+three years, words drawn from a 5,000-word vocabulary with Zipf weights, so the commonest words
+are in a large share of the rows and most words in few) by COPY, growing from one size to the
+next, then analysed. Local recall runs on one person's year (365 days x 20 checkpoints, written
+as raw logs and indexed by the engine). The same queries (one to three words drawn as the
+text's words are) go to both:
 
 - `team`: `Memory.recall(q, team=True)` end to end (query building, PostgreSQL's
   `websearch_to_tsquery` over the GIN index, `ts_rank_cd` over every matching row, then local
@@ -78,13 +79,32 @@ def timed(call: Callable[[], object], queries: list[str]) -> dict[str, float]:
     }
 
 
+def _vocabulary(size: int = 5000) -> tuple[list[str], list[float]]:
+    """The themed words first, then made-up words of two or three syllables, with Zipf weights
+    (the word of rank r is drawn in proportion to 1/r), as words are in real notes: a few in
+    most checkpoints, most in very few."""
+    rng = random.Random(0)
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    vocabulary = list(VOCABULARY)
+    seen = set(vocabulary)
+    while len(vocabulary) < size:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3)))
+        if word not in seen:
+            seen.add(word)
+            vocabulary.append(word)
+    rng.shuffle(vocabulary)
+    cumulative, total = [], 0.0
+    for rank in range(1, len(vocabulary) + 1):
+        total += 1.0 / rank
+        cumulative.append(total)
+    return vocabulary, cumulative
+
+
+_WORDS, _CUMULATIVE = _vocabulary()
+
+
 def words(rng: random.Random, n: int) -> list[str]:
-    """Zipf-like: the first words of the vocabulary are far commoner than the last."""
-    picks = []
-    for _ in range(n):
-        rank = min(int(rng.paretovariate(1.1)) - 1, len(VOCABULARY) - 1)
-        picks.append(VOCABULARY[rank] if rng.random() < 0.8 else rng.choice(VOCABULARY))
-    return picks
+    return rng.choices(_WORDS, cum_weights=_CUMULATIVE, k=n)
 
 
 def text(rng: random.Random, n: int) -> str:
@@ -97,7 +117,8 @@ def text(rng: random.Random, n: int) -> str:
 
 
 def fill_team(url: str, start: int, stop: int, authors: int, rng: random.Random) -> float:
-    """Rows start..stop-1 into team_checkpoints by COPY; seconds taken (with ANALYZE)."""
+    """Rows start..stop-1 into team_checkpoints by COPY (from the rows already there, so a
+    database filled by an earlier run grows on); seconds taken (with ANALYZE)."""
     import psycopg
 
     from hipo_jupyter.team import migrate
@@ -105,6 +126,7 @@ def fill_team(url: str, start: int, stop: int, authors: int, rng: random.Random)
     began = time.perf_counter()
     with psycopg.connect(url) as conn:
         migrate(conn)
+        start = max(start, conn.execute("SELECT count(*) FROM team_checkpoints").fetchone()[0])
         with (
             conn.cursor() as cursor,
             cursor.copy(

@@ -134,11 +134,17 @@ _COLUMNS = (
 )
 
 
+MAX_RANKED = 2000  # matches ranked per query, the most recent first: bounds a common word's cost
+
+
 def search_sql(*, types: bool, since: bool, until: bool, authors: bool) -> str:
     """The search statement for the filters given (a pure function: tested without a server).
 
     `websearch_to_tsquery` never fails on user text; the terms are OR-ed as in local recall, and
-    `ts_rank_cd` ranks rows that match more of them, closer together, higher."""
+    `ts_rank_cd` ranks rows that match more of them, closer together, higher. A word most of a
+    million checkpoints contain would have every one of them ranked; instead the GIN index
+    finds the matches, the newest MAX_RANKED of them (by day, the order recall's recency factor
+    favours anyway) are ranked, and the best `limit` come back."""
     where = ["search @@ q.query"]
     if types:
         where.append("type = ANY(%(types)s)")
@@ -148,10 +154,17 @@ def search_sql(*, types: bool, since: bool, until: bool, authors: bool) -> str:
         where.append("day <= %(until)s")
     if authors:
         where.append("author = ANY(%(authors)s)")
+    columns = ", ".join(f"t.{name.strip()}" for name in _COLUMNS.split(","))
+    # Narrow rows (id, day, tsvector) are sorted and ranked; the text is read for `limit` only.
     return (
-        f"SELECT {_COLUMNS}, ts_rank_cd(search, q.query) AS rank "
-        "FROM team_checkpoints, websearch_to_tsquery('english', %(query)s) AS q(query) "
-        f"WHERE {' AND '.join(where)} ORDER BY rank DESC, day DESC, id LIMIT %(limit)s"
+        f"SELECT {columns}, best.rank FROM ("
+        "SELECT id, day, ts_rank_cd(search, query) AS rank FROM ("
+        "SELECT id, day, search, q.query FROM team_checkpoints, "
+        "websearch_to_tsquery('english', %(query)s) AS q(query) "
+        f"WHERE {' AND '.join(where)} ORDER BY day DESC LIMIT %(ranked)s) AS recent "
+        "ORDER BY rank DESC, day DESC, id LIMIT %(limit)s) AS best "
+        "JOIN team_checkpoints AS t ON t.id = best.id "
+        "ORDER BY best.rank DESC, best.day DESC, best.id"
     )
 
 
@@ -232,6 +245,7 @@ class TeamDatabase:
         params = {
             "query": query,
             "limit": limit,
+            "ranked": max(MAX_RANKED, limit),
             "types": list(types or ()),
             "since": since,
             "until": until,
