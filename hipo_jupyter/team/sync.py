@@ -202,17 +202,27 @@ def sync_in_background(sync: TeamSync, day: date | None) -> None:
     key = str(sync.store.root)
     with _workers_lock:
         _wake.setdefault(key, threading.Event()).set()
-        worker = _workers.get(key)
-        if worker is not None and worker.is_alive():
+        if key in _workers:  # a worker is on it; it sees the wake-up before it leaves
             return
         worker = threading.Thread(
-            target=_work, args=(sync, _wake[key]), name="hipo-team-sync", daemon=True
+            target=_work, args=(sync, key, _wake[key]), name="hipo-team-sync", daemon=True
         )
         _workers[key] = worker
         worker.start()
 
 
-def _work(sync: TeamSync, wake: threading.Event) -> None:
+def _work(sync: TeamSync, key: str, wake: threading.Event) -> None:
+    try:
+        _push_until_idle(sync, key, wake)
+    finally:  # however it ended, the next checkpoint starts a new worker
+        with _workers_lock:
+            if _workers.get(key) is threading.current_thread():
+                del _workers[key]
+
+
+def _push_until_idle(sync: TeamSync, key: str, wake: threading.Event) -> None:
+    """Push the queue until nothing new came in while pushing; after a failure wait and retry
+    (RETRY_DELAYS), then leave the queue on disk."""
     failures = 0
     warned = False
     while True:
@@ -220,8 +230,10 @@ def _work(sync: TeamSync, wake: threading.Event) -> None:
         try:
             sync.flush_queue()
             failures = 0
-            if not wake.is_set():
-                return
+            with _workers_lock:  # a checkpoint queued from here on starts a new worker
+                if not wake.is_set():
+                    _workers.pop(key, None)
+                    return
         except TeamUnavailable as error:
             if not warned:  # said once per worker, never a traceback
                 log.warning("hipo: team sync waits for the database (%s); retried", error)
@@ -237,7 +249,8 @@ def _work(sync: TeamSync, wake: threading.Event) -> None:
 
 def wait_for_background(root: str, timeout: float = 30.0) -> bool:
     """Block until the worker of `root` is done (tests, `hipo` before it exits)."""
-    worker = _workers.get(root)
+    with _workers_lock:
+        worker = _workers.get(root)
     if worker is None:
         return True
     worker.join(timeout)
