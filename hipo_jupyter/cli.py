@@ -28,7 +28,8 @@ Layer 1, then the recalled memory fenced as data, within N tokens, 2,000 by defa
 `--json`, one object: query, text, tokens, budget, layer1_tokens, mode and the hits it holds
 (in the form above). `status --json`
 prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
-layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done,
+layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. `recall --team`
+hits also carry `author` and `notebook` (the team database's, `hipo team sync`). Exit codes: 0 done,
 1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
 interrupted.
 """
@@ -51,8 +52,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
-from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
+from hipo_jupyter.memory import (
+    CHECKPOINT_TYPES,
+    HipoError,
+    Memory,
+    MemoryConfig,
+    RecallResult,
+    resolve_root,
+)
 from hipo_jupyter.memory.check import check_folder, results_text
+from hipo_jupyter.memory.config import resolve_team_url
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.requests import (
@@ -108,7 +117,8 @@ def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
         raise HipoError(f"the memory root {root} does not exist (create it with `hipo init`)")
     if not root.is_dir():
         raise HipoError(f"the memory root {root} is not a folder")
-    memory = Memory(root, today=today_from_env())
+    team = MemoryConfig(team_url=resolve_team_url(getattr(args, "team_url", None)))
+    memory = Memory(root, today=today_from_env(), config=team)
     if reading and not memory.has_memory():
         raise HipoError(
             f"no memory in {root} yet: `hipo init` makes one, or `hipo remember` writes the "
@@ -181,7 +191,8 @@ def format_recall(result: RecallResult) -> str:
         lines.append("Topics: " + ", ".join(result.topic_matches))
     for number, hit in enumerate(result.hits, 1):
         kind = f"{hit.kind}/{hit.type}" if hit.type else hit.kind
-        lines.append(f"{number}. {hit.title}  [{kind}, {hit.date}]  {hit.file}:{hit.line}")
+        by = f"  by {hit.author} in {hit.notebook}" if hit.author else ""
+        lines.append(f"{number}. {hit.title}  [{kind}, {hit.date}]  {hit.file}:{hit.line}{by}")
         for snippet_line in hit.snippet.strip().splitlines():
             lines.append(f"     {snippet_line}")
         if hit.path:
@@ -280,7 +291,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
     )  # checked before the folder is looked at, as everywhere
     if request.budget is not None and not args.context:
         raise UsageError("--budget goes with --context (the token budget of the context)")
-    memory = open_memory(args, reading=True)
+    if args.team and args.context:
+        raise UsageError("--team searches the team's hits; --context is for this memory only")
+    memory = open_memory(args, reading=not args.team)
     try:
         if args.context:  # the text a model would be sent: Memory.context
             answer: Any = memory.context(
@@ -291,6 +304,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 type=request.type,
                 mode=request.mode,
             )
+        elif args.team:
+            answer = memory.team_recall(request)
         else:
             answer = memory.recall_query(request)
     finally:
@@ -299,6 +314,22 @@ def cmd_recall(args: argparse.Namespace) -> int:
         print(json.dumps(answer.to_json(), indent=2, ensure_ascii=False))
     else:
         print(answer.text if args.context else format_recall(answer))
+    return 0
+
+
+def cmd_team(args: argparse.Namespace) -> int:
+    """`hipo team sync`: this folder's raw checkpoints to the team database (issue 16)."""
+    memory = open_memory(args, reading=True)
+    try:
+        report = memory.team_sync(full=args.full)
+    finally:
+        memory.close()
+    print(
+        f"Team sync: {report.rows} checkpoints from {report.sent_files} changed of "
+        f"{report.files} raw logs, {report.written} new or updated in the team database"
+        + (f"; {report.excluded} kept local (team_exclude)" if report.excluded else "")
+        + "."
+    )
     return 0
 
 
@@ -477,6 +508,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "layer1": (cmd_layer1, "print Layer 1 (ROOT.md and the working files) as a prompt sees it"),
     "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
     "import": (cmd_import, "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl"),
+    "team": (cmd_team, "team memory on PostgreSQL: `team sync` sends this folder's checkpoints"),
     "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
     "mcp": (cmd_mcp, "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
@@ -494,11 +526,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--root", metavar="DIR", help="memory root folder (default: $HIPO_ROOT or the cwd)"
     )
+    parser.add_argument(
+        "--team-url", metavar="URL", help="the team's PostgreSQL database (default: $HIPO_TEAM)"
+    )
     parser.add_argument("--version", action="version", version=f"hipo {package_version()}")
     # Global options are also accepted after the command; SUPPRESS keeps a value given before.
     global_options = _Parser(add_help=False)
     global_options.add_argument(
         "--root", default=argparse.SUPPRESS, metavar="DIR", help="memory root folder"
+    )
+    global_options.add_argument(
+        "--team-url", default=argparse.SUPPRESS, metavar="URL", help="team database URL"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     sub = {
@@ -543,6 +581,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget",
         metavar="N",
         help=f"with --context: its size in tokens (default {DEFAULT_BUDGET:,})",
+    )
+    recall.add_argument(
+        "--team", action="store_true", help="search the team database (--team-url, $HIPO_TEAM)"
+    )
+
+    team = sub["team"]
+    team.add_argument("action", choices=("sync",), help="sync: push new raw checkpoints")
+    team.add_argument(
+        "--full", action="store_true", help="re-send every raw log (adds nothing twice)"
     )
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")

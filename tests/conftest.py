@@ -14,7 +14,7 @@ if str(REPO) not in sys.path:
 
 SHARED = REPO.parent / "shared"
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
+pytest_plugins = ["pytest_jupyter.jupyter_server", "postgres_helpers"]
 
 
 @pytest.fixture
@@ -35,6 +35,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the developer's memory root, API key or IPython profile."""
     monkeypatch.delenv("HIPO_ROOT", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("HIPO_TEAM", raising=False)  # no test reaches a real team database
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
     # Keyword recall unless a test asks for vectors: the same results whether or not the

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
+from hipo_jupyter.memory.config import resolve_team_url
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, MIN_BUDGET
 
 _DEFAULTS = MemoryConfig()
@@ -195,6 +196,33 @@ class Hipo(Configurable):
         help="Hybrid recall: cosine under which a vector hit is not a candidate.",
     ).tag(config=True)
 
+    # --- team memory (issue 16) -------------------------------------------------------------
+    team_url = Unicode(
+        help=(
+            "A PostgreSQL URL of the team's memory (pip install 'hipo-jupyter[team]'): raw "
+            "checkpoints are sent there in the background after %%remember, and "
+            "`%recall --team` searches it. Empty (default: $HIPO_TEAM): nothing leaves."
+        ),
+    ).tag(config=True)
+
+    @default("team_url")
+    def _team_url_from_env(self) -> str:
+        return resolve_team_url()
+
+    team_exclude = List(
+        Unicode(),
+        default_value=list(_DEFAULTS.team_exclude),
+        help=(
+            "Checkpoint types (user, project, ...) or tags (#private) kept out of the team "
+            "database. Default: the 'user' type (notes about you) stays local."
+        ),
+    ).tag(config=True)
+
+    team_author = Unicode(
+        _DEFAULTS.team_author,
+        help="The author name the team sees. Empty: $HIPO_AUTHOR, $JUPYTERHUB_USER, the login.",
+    ).tag(config=True)
+
     # --- Claude calls -------------------------------------------------------------------
     model = Unicode(
         DEFAULT_MODEL,
@@ -289,6 +317,7 @@ class Hipo(Configurable):
         names = [field.name for field in dataclasses.fields(MemoryConfig)]
         values = {name: getattr(self, name) for name in names}
         values["layer1_budgets"] = {**_DEFAULTS.layer1_budgets, **self.layer1_budgets}
+        values["team_exclude"] = tuple(self.team_exclude)
         return MemoryConfig(**values)
 
 

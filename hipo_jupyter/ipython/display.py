@@ -57,7 +57,13 @@ def drill_down(hit: Hit) -> str:
 
 def _hit_heading(hit: Hit) -> str:
     kind = hit.type or hit.kind
-    return f"{hit.date} [{kind}] {hit.title}"
+    return f"{hit.date} [{kind}] {hit.title}" + _author_note(hit)
+
+
+def _author_note(hit: Hit) -> str:
+    """Team recall: who wrote it, in which notebook."""
+    author = getattr(hit, "author", "")
+    return f" (by {author} in {hit.notebook})" if author else ""
 
 
 def _no_hits(result: RecallResult) -> str:
@@ -101,7 +107,7 @@ def recall_html(result: RecallResult) -> str:
             "<tr>"
             f"<td style='white-space:nowrap'>{esc(hit.date)}</td>"
             f"<td>{esc(hit.type or hit.kind)}</td>"
-            f"<td><b>{esc(hit.title)}</b><br>{esc(hit.snippet)}<br>"
+            f"<td><b>{esc(hit.title)}</b>{esc(_author_note(hit))}<br>{esc(hit.snippet)}<br>"
             f"<small><code>{esc(drill_down(hit))}</code></small></td>"
             "</tr>"
         )

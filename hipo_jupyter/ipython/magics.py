@@ -133,6 +133,11 @@ class HipoMagics(Magics):
             "(both fused). Default: Hipo.recall_mode (hybrid when the extra is installed)."
         ),
     )
+    @argument(
+        "--team",
+        action="store_true",
+        help="Search the team's memory (Hipo.team_url): every author's checkpoints.",
+    )
     def recall(self, line: str) -> display.RecallView:
         """Search memory: Topics Index, compaction nodes and raw checkpoints, newest favoured.
 
@@ -152,7 +157,8 @@ class HipoMagics(Magics):
                 mode=args.mode or self.session.settings.recall_mode,
                 default_k=self.session.settings.recall_k,
             )
-            result = self.session.memory.recall_query(request)
+            memory = self.session.memory
+            result = memory.team_recall(request) if args.team else memory.recall_query(request)
         return display.RecallView.of(result)
 
     # --- %hipo ------------------------------------------------------------------------

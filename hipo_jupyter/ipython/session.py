@@ -182,6 +182,7 @@ class HipoSession:
             startup.report = memory.compact(progress=progress)
             startup.layer1 = memory.layer1()
             startup.topics = len(memory.topics())
+            memory.team_resume()  # what waited for the team database since the last session
         except HipoError as error:
             startup.error = str(error)
         self.startup = startup

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+
+TEAM_ENV = "HIPO_TEAM"
+
+
+def resolve_team_url(explicit: str | None = None) -> str:
+    """The team database URL, decided in one place: an explicit value (`c.Hipo.team_url`,
+    `hipo --team-url`), else $HIPO_TEAM, else "" (no team: nothing of it is loaded)."""
+    return (explicit or os.environ.get(TEAM_ENV, "")).strip()
 
 
 def _default_layer1_budgets() -> dict[str, int]:
@@ -42,3 +51,8 @@ class MemoryConfig:
     # Cosine under which a vector hit is no candidate: MiniLM puts unrelated texts at 0.0-0.2
     # and related ones from about 0.35, so a query about nothing in memory finds nothing.
     min_similarity: float = 0.3
+    # Team memory (issue 16, `hipo_jupyter/team/`): a PostgreSQL URL; "" keeps everything local.
+    # `team_exclude` names checkpoint types or tags ("#tag" for a tag only) never sent.
+    team_url: str = ""
+    team_exclude: tuple[str, ...] = ("user",)
+    team_author: str = ""  # "" : $HIPO_AUTHOR, $JUPYTERHUB_USER, else the login name

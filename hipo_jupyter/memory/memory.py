@@ -130,6 +130,7 @@ class Memory:
         self._token_cache = TokenCountCache(self.store.index_dir / "token-counts.json")
         self._listeners: list[Callable[[str], None]] = []
         self._lock = threading.RLock()
+        self._team_sync = None  # hipo_jupyter.team.TeamSync, built when first needed
         self.semantic = SemanticIndex(
             self.store.index_dir,
             setting=self.config.semantic,
@@ -221,6 +222,8 @@ class Memory:
             self._indexer.embed_raw_append(day, written, checkpoint)
             self._topics_after_append(day, written, checkpoint)
         self._notify("remember")
+        if self.config.team_url:
+            self._team_after_write(day)
         return checkpoint
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
@@ -456,8 +459,10 @@ class Memory:
         type: str | None = None,
         neighbours: bool = False,
         mode: str | None = None,
+        team: bool = False,
     ) -> RecallResult:
-        """Ranked hits for `query`; `neighbours=True` also lifts the checkpoints just before and
+        """Ranked hits for `query`; `team=True` searches the team database instead (see
+        `team_recall`); `neighbours=True` also lifts the checkpoints just before and
         after each raw hit (a conversation's reply, a task's next step): what a model's context
         wants, where a person searching wants only the matches.
 
@@ -469,7 +474,62 @@ class Memory:
         on: what the front ends ask for by default). Hybrid without the extra answers by
         keyword, and says so in the result's `mode`."""
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
+        if team:
+            return self.team_recall(request)
         return self.recall_query(request, neighbours=neighbours)
+
+    # --- team memory (issue 16): hipo_jupyter/team, imported only when a team URL is set ----
+    def _team(self):
+        """The team package's sync for this root, built on first use. psycopg is imported
+        here, lazily: without a team URL nothing of it is ever loaded."""
+        if not self.config.team_url:
+            raise HipoError("no team database: set Hipo.team_url, $HIPO_TEAM or --team-url URL")
+        if self._team_sync is None:
+            try:
+                from hipo_jupyter.team import TeamDatabase, TeamSync
+            except ImportError as error:
+                raise HipoError(
+                    f"team memory needs the team extra (pip install 'hipo-jupyter[team]'): "
+                    f"{error}"
+                ) from None
+            self._team_sync = TeamSync(self.store, self.config, TeamDatabase(self.config.team_url))
+        return self._team_sync
+
+    def team_sync(self, *, full: bool = False):
+        """Push the raw checkpoints to the team database (`hipo team sync`): idempotent by
+        checkpoint id; types and tags in `config.team_exclude` stay local; redacted first."""
+        sync = self._team()
+        report = sync.sync(full=full)
+        sync.flush_queue()  # whatever waited is in now
+        return report
+
+    def team_recall(self, request: RecallQuery) -> RecallResult:
+        """`recall` over the team database: ranked with local recall's recency and dates,
+        each hit naming its author and notebook. (`Memory.context(..., team=True)` should
+        build its recalled part from this.)"""
+        from hipo_jupyter.team import team_recall
+
+        return team_recall(
+            self._team().database,
+            request,
+            today=self.today,
+            half_life_days=self.config.recency_half_life_days,
+        )
+
+    def team_resume(self) -> None:
+        """Push in the background what a past session queued for the team (`%load_ext hipo`);
+        nothing without a team URL, and nothing but a warning if it cannot."""
+        if self.config.team_url:
+            self._team_after_write(None)
+
+    def _team_after_write(self, day: date | None) -> None:
+        """Queue the day for the team and return at once; a thread pushes it (never raises)."""
+        try:
+            from hipo_jupyter.team import sync_in_background
+
+            sync_in_background(self._team(), day)
+        except HipoError as error:
+            log.warning("hipo: checkpoint saved, not sent to the team: %s", error)
 
     def recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
         """`recall` for a request already parsed (the front ends parse it first)."""

@@ -71,6 +71,8 @@ class Hit:
     score: float
     path: tuple[str, ...] = ()  # drill-down: ROOT -> monthly -> weekly -> daily -> raw
     topics: tuple[str, ...] = ()  # Topics Index entries that matched the query
+    author: str = ""  # team recall (hipo_jupyter/team): who wrote it; "" for one's own memory
+    notebook: str = ""  # team recall: the notebook (memory folder) it was written in
 
     @property
     def location(self) -> str:
@@ -89,6 +91,7 @@ class Hit:
             "score": round(float(self.score), 6),
             "path": list(self.path),
             "topics": list(self.topics),
+            **({"author": self.author, "notebook": self.notebook} if self.author else {}),
         }
 
     @classmethod

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from pathlib import Path
 
-from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory import Memory, MemoryConfig
+from hipo_jupyter.memory.config import resolve_team_url
 
 
 class MemoryCache:
@@ -17,7 +18,9 @@ class MemoryCache:
 
     def get(self, folder: Path) -> Memory:
         folder = folder.resolve()
-        memory = self._memories.pop(folder, None) or Memory(folder)
+        memory = self._memories.pop(folder, None) or Memory(
+            folder, config=MemoryConfig(team_url=resolve_team_url())  # $HIPO_TEAM: team=1
+        )
         self._memories[folder] = memory
         while len(self._memories) > self.size:
             _, oldest = self._memories.popitem(last=False)

@@ -54,6 +54,8 @@ class NoMemoryError(LookupError):
 
 def status_for(error: Exception) -> int | None:
     """The HTTP status of an error a user can fix, or None for a real server fault (500)."""
+    if isinstance(getattr(error, "http_status", None), int):
+        return error.http_status  # the team database being down is 503 (hipo_jupyter/team)
     if isinstance(error, PathOutsideRootError):
         return 403
     if isinstance(error, BadParameterError | BadPathError | QueryError):
@@ -207,7 +209,8 @@ class RecallHandler(HipoHandler):
     hybrid; by default hybrid when the semantic extra is installed, else keyword), checked by
     the engine's one request parser. With `budget=N` the answer is instead the context a model
     is sent (`Memory.context`: text, tokens, budget, layer1_tokens, mode and the hits it
-    holds), within N tokens."""
+    holds), within N tokens. `team=1` searches the team database ($HIPO_TEAM of the server)
+    instead; its hits carry `author` and `notebook`."""
 
     def answer(self) -> dict[str, Any]:
         query = self.param("q")
@@ -222,8 +225,14 @@ class RecallHandler(HipoHandler):
             mode=self.optional("mode") or "auto",
             budget=self.optional("budget"),
         )
+        team = self.optional("team")
+        if team not in (None, "0", "1", "true", "false"):
+            raise BadParameterError(f"team must be 1 or 0, not {team!r}")
+        memory = self.memory()
+        if team in ("1", "true"):
+            return memory.team_recall(request).to_json()
         if request.budget is not None:  # the context a model is sent: Memory.context
-            return self.memory().context(
+            return memory.context(
                 request.query,
                 budget=request.budget,
                 since=request.since,
@@ -231,7 +240,7 @@ class RecallHandler(HipoHandler):
                 type=request.type,
                 mode=request.mode,
             ).to_json()
-        return self.memory().recall_query(request).to_json()
+        return memory.recall_query(request).to_json()
 
 
 class BudgetHandler(HipoHandler):

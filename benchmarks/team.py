@@ -1,0 +1,304 @@
+"""Team recall latency on PostgreSQL at 100k and 1M checkpoints, beside local FTS5 recall on one
+person's year, in one run.
+
+    python benchmarks/team.py --sizes 100000,1000000 --authors 100 --json out.json
+    python benchmarks/team.py --url postgresql://localhost/teambench   # an existing server
+
+Without `--url` a throwaway cluster of the machine's PostgreSQL is started in a temp folder (the
+tests' helper, `tests/postgres_helpers.py`) and stopped at the end.
+
+The team table is filled with synthetic checkpoints (100 authors, 5 notebooks each, dates over
+three years, words drawn from a 5,000-word vocabulary with Zipf weights, so the commonest words
+are in a large share of the rows and most words in few) by COPY, growing from one size to the
+next, then analysed. Local recall runs on one person's year (365 days x 20 checkpoints, written
+as raw logs and indexed by the engine). The same queries (one to three words drawn as the
+text's words are) go to both:
+
+- `team`: `Memory.recall(q, team=True)` end to end (query building, PostgreSQL's
+  `websearch_to_tsquery` over the GIN index, `ts_rank_cd` over every matching row, then local
+  recall's recency and date ranking in Python);
+- `team_sql`: the SQL statement alone, for where the time goes;
+- `local`: `Memory.recall(q, mode="keyword")` on FTS5.
+
+Timings are wall-clock on a shared machine: compare the columns of one run, not runs of
+different days. Nothing here is asserted; `tests/test_team_benchmark.py` runs it at a tiny size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import date, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+for folder in (REPO, REPO / "tests"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory.checkpoint import Checkpoint, render  # noqa: E402
+
+TODAY = date(2026, 3, 12)
+_VOCABULARY_TEXT = (
+    "churn pricing onboarding forecast retention cohort dashboard funnel revenue margin "
+    "latency outage migration schema backfill experiment uplift variance anomaly seasonality "
+    "segment campaign signup trial upgrade downgrade refund invoice quota capacity pipeline "
+    "feature model drift recall precision label dataset warehouse partition index query "
+    "budget roadmap hiring vendor contract renewal discount tier starter enterprise region "
+    "europe asia payments fraud chargeback webhook sdk api mobile desktop cache queue"
+)
+VOCABULARY = tuple(_VOCABULARY_TEXT.split())
+_FILLER_TEXT = "the and with for from into over after before while then also"
+FILLER = tuple(_FILLER_TEXT.split())
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    at = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[at]
+
+
+def timed(call: Callable[[], object], queries: list[str]) -> dict[str, float]:
+    times = []
+    for query in queries:
+        start = time.perf_counter()
+        call(query)
+        times.append((time.perf_counter() - start) * 1000)
+    return {
+        "p50_ms": round(statistics.median(times), 2),
+        "p95_ms": round(percentile(times, 0.95), 2),
+    }
+
+
+def _vocabulary(size: int = 5000) -> tuple[list[str], list[float]]:
+    """The themed words first, then made-up words of two or three syllables, with Zipf weights
+    (the word of rank r is drawn in proportion to 1/r), as words are in real notes: a few in
+    most checkpoints, most in very few."""
+    rng = random.Random(0)
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    vocabulary = list(VOCABULARY)
+    seen = set(vocabulary)
+    while len(vocabulary) < size:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3)))
+        if word not in seen:
+            seen.add(word)
+            vocabulary.append(word)
+    rng.shuffle(vocabulary)
+    cumulative, total = [], 0.0
+    for rank in range(1, len(vocabulary) + 1):
+        total += 1.0 / rank
+        cumulative.append(total)
+    return vocabulary, cumulative
+
+
+_WORDS, _CUMULATIVE = _vocabulary()
+
+
+def words(rng: random.Random, n: int) -> list[str]:
+    return rng.choices(_WORDS, cum_weights=_CUMULATIVE, k=n)
+
+
+def text(rng: random.Random, n: int) -> str:
+    out = []
+    for word in words(rng, n):
+        out.append(word)
+        if rng.random() < 0.3:
+            out.append(rng.choice(FILLER))
+    return " ".join(out)
+
+
+def fill_team(url: str, start: int, stop: int, authors: int, rng: random.Random) -> float:
+    """Rows start..stop-1 into team_checkpoints by COPY (from the rows already there, so a
+    database filled by an earlier run grows on); seconds taken (with ANALYZE)."""
+    import psycopg
+
+    from hipo_jupyter.team import migrate
+
+    began = time.perf_counter()
+    with psycopg.connect(url) as conn:
+        migrate(conn)
+        start = max(start, conn.execute("SELECT count(*) FROM team_checkpoints").fetchone()[0])
+        with (
+            conn.cursor() as cursor,
+            cursor.copy(
+                "COPY team_checkpoints (id, author, notebook, day, type, title, body, tags, "
+                "source_file, source_line, content_hash) FROM STDIN"
+            ) as copy,
+        ):
+            for n in range(start, stop):
+                author = f"person{n % authors:03d}"
+                day = TODAY - timedelta(days=rng.randrange(3 * 365))
+                title = text(rng, 4)
+                copy.write_row(
+                    (
+                        f"bench-{n:08d}",
+                        author,
+                        f"notebook{rng.randrange(5)}",
+                        day,
+                        "project",
+                        title,
+                        f"analysis: {text(rng, 14)}\ndecisions: {text(rng, 8)}",
+                        ",".join(words(rng, 2)),
+                        f"memory/{day.isoformat()}.md",
+                        1 + 7 * rng.randrange(20),
+                        f"{n:064x}",
+                    )
+                )
+        conn.commit()
+        conn.execute("ANALYZE team_checkpoints")
+        conn.commit()
+    return round(time.perf_counter() - began, 1)
+
+
+def local_year(root: Path, days: int, per_day: int, rng: random.Random) -> Memory:
+    """One person's year as raw logs, indexed by the engine (FTS5), keyword recall."""
+    folder = root / "memory"
+    folder.mkdir(parents=True)
+    for d in range(days):
+        day = TODAY - timedelta(days=d)
+        blocks = [
+            render(
+                Checkpoint(
+                    title=text(rng, 4),
+                    fields=(("analysis", text(rng, 14)), ("decisions", text(rng, 8))),
+                    id=f"{day.isoformat()}T09:00:00Z-{d:04x}{n:04x}",
+                    tags=tuple(words(rng, 2)),
+                )
+            )
+            for n in range(per_day)
+        ]
+        (folder / f"{day.isoformat()}.md").write_text("\n".join(blocks), encoding="utf-8")
+    memory = Memory(root, config=MemoryConfig(semantic=False), today=lambda: TODAY)
+    memory.reindex()
+    return memory
+
+
+def sql_search(url: str) -> Callable[[str], object]:
+    from hipo_jupyter.team import TeamDatabase, websearch_query
+
+    database = TeamDatabase(url)
+    return lambda query: database.search(websearch_query(query), limit=30)
+
+
+def table_bytes(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("SELECT pg_total_relation_size('team_checkpoints')").fetchone()[0])
+
+
+def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
+    rng = random.Random(args.seed)
+    queries = [" ".join(words(rng, rng.randint(1, 3))) for _ in range(args.samples)]
+    began = time.perf_counter()
+    local = local_year(workdir / "me", args.year_days, args.per_day, random.Random(args.seed))
+    local_build = round(time.perf_counter() - began, 1)
+    local.recall(queries[0], mode="keyword")  # warm
+    result: dict = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "queries": args.samples,
+        "local": {
+            "checkpoints": args.year_days * args.per_day,
+            "build_s": local_build,
+            **timed(lambda q: local.recall(q, mode="keyword"), queries),
+        },
+        "team": [],
+    }
+    team = Memory(
+        workdir / "me", config=MemoryConfig(semantic=False, team_url=url), today=lambda: TODAY
+    )
+    loaded = 0
+    fill_rng = random.Random(args.seed + 1)
+    for size in args.sizes:
+        fill_s = fill_team(url, loaded, size, args.authors, fill_rng)
+        loaded = size
+        team.recall(queries[0], team=True)  # warm the pool and the cache
+        search = sql_search(url)
+        result["team"].append(
+            {
+                "checkpoints": size,
+                "authors": args.authors,
+                "fill_s": fill_s,
+                "table_mb": round(table_bytes(url) / 2**20, 1),
+                "team": timed(lambda q: team.recall(q, team=True), queries),
+                "team_sql": timed(search, queries),
+            }
+        )
+        print(markdown(result), file=sys.stderr)
+    local.close()
+    team.close()
+    return result
+
+
+def markdown(result: dict) -> str:
+    local = result["local"]
+    lines = [
+        "| memory | checkpoints | recall p50 ms | recall p95 ms | SQL alone p50 / p95 ms |",
+        "|---|---:|---:|---:|---:|",
+        f"| local FTS5, one person's year | {local['checkpoints']:,} | {local['p50_ms']} | "
+        f"{local['p95_ms']} | |",
+    ]
+    for row in result["team"]:
+        lines.append(
+            f"| team PostgreSQL, {row['authors']} authors | {row['checkpoints']:,} | "
+            f"{row['team']['p50_ms']} | {row['team']['p95_ms']} | "
+            f"{row['team_sql']['p50_ms']} / {row['team_sql']['p95_ms']} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="an existing PostgreSQL database (default: a temp cluster)")
+    parser.add_argument("--sizes", default="100000,1000000", help="team sizes, ascending")
+    parser.add_argument("--authors", type=int, default=100)
+    parser.add_argument("--year-days", type=int, default=365, help="days of local memory")
+    parser.add_argument("--per-day", type=int, default=20, help="local checkpoints a day")
+    parser.add_argument("--samples", type=int, default=200, help="queries timed per column")
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--json", dest="json_out", help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    args.sizes = sorted(int(size) for size in args.sizes.split(","))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="hipo-team-bench-") as work:
+        cluster = None
+        url = args.url
+        if not url:
+            from postgres_helpers import Cluster, postgres_bin
+
+            bin_dir = postgres_bin()
+            if bin_dir is None:
+                print("no PostgreSQL binaries found: pass --url", file=sys.stderr)
+                return 2
+            cluster = Cluster(bin_dir)
+            cluster.start()
+            url = cluster.url()
+        try:
+            result = run(args, url, Path(work))
+        finally:
+            from hipo_jupyter.team.database import close_pools
+
+            close_pools()
+            if cluster is not None:
+                cluster.stop()
+    print(markdown(result))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

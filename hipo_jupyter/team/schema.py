@@ -1,0 +1,77 @@
+"""The team database's schema, as numbered migrations applied in order and never edited.
+
+One table holds the team's raw checkpoints, one row per checkpoint id:
+
+- `team_checkpoints`: `id` (the checkpoint's own stable id, the primary key: a re-sync or two
+  machines syncing the same log at once meet on it and add nothing), `author`, `notebook`, `day`,
+  `type`, `title`, `body`, `tags` (comma-joined), provenance (`host`, `root`, `source_file`,
+  `source_line`, `cell`), `content_hash` (an edited checkpoint is updated, an unchanged one not
+  written again) and `synced_at`; `search`, a generated `tsvector` (title weighted A, tags B,
+  body D, English stemming) with a GIN index, and an index on `day` for the date filters.
+- `team_migrations`: the names of the migrations applied.
+
+Migrations run under a transaction-scoped advisory lock, so eight processes opening a new team
+database at once apply each migration exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_team_checkpoints",
+        """
+        CREATE TABLE team_checkpoints (
+            id text PRIMARY KEY,
+            author text NOT NULL,
+            notebook text NOT NULL,
+            day date NOT NULL,
+            type text NOT NULL,
+            title text NOT NULL,
+            body text NOT NULL,
+            tags text NOT NULL DEFAULT '',
+            host text NOT NULL DEFAULT '',
+            root text NOT NULL DEFAULT '',
+            source_file text NOT NULL,
+            source_line integer NOT NULL,
+            cell text,
+            content_hash text NOT NULL,
+            synced_at timestamptz NOT NULL DEFAULT now(),
+            search tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('english', title), 'A')
+                || setweight(to_tsvector('english', replace(tags, ',', ' ')), 'B')
+                || setweight(to_tsvector('english', body), 'D')
+            ) STORED
+        );
+        CREATE INDEX team_checkpoints_search ON team_checkpoints USING gin (search);
+        CREATE INDEX team_checkpoints_day ON team_checkpoints (day);
+        """,
+    ),
+    (
+        "0002_author_index",
+        "CREATE INDEX team_checkpoints_author ON team_checkpoints (author, notebook);",
+    ),
+]
+
+# Any constant: the advisory lock that serialises migrations across processes.
+MIGRATION_LOCK = 7_316_016
+
+
+def migrate(conn: Any) -> list[str]:
+    """Apply the migrations this database lacks, in order; return their names."""
+    applied: list[str] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS team_migrations ("
+            "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {row[0] for row in conn.execute("SELECT name FROM team_migrations")}
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            conn.execute(sql)
+            conn.execute("INSERT INTO team_migrations (name) VALUES (%s)", (name,))
+            applied.append(name)
+    return applied

@@ -1,0 +1,257 @@
+"""`hipo team sync` and the background sync after `%%remember`: raw logs -> the team database.
+
+Two small files under `memory/.index/` (derived, deletable: the next sync re-sends everything,
+and the database adds nothing twice):
+
+    team-sync.json    {"target": <team + author + exclusions>, "files": {raw log: sha256}}:
+                      the version of each raw log whose rows the database holds. A log is sent
+                      again only when it changed; a sync killed mid-batch re-sends the log it
+                      was on (its transaction was rolled back, or committed and then re-sent
+                      harmlessly: rows are upserted by checkpoint id).
+    team-queue.json   {"days": [...], "attempts": n, "error": "..."}: days written since their
+                      last successful push, kept across restarts while the database is down.
+                      Bounded: past MAX_QUEUED_DAYS it becomes {"all": true}, a full sync,
+                      since the raw logs, not the queue, hold the checkpoints.
+
+The background worker is one daemon thread per process: `%%remember` only appends a day to the
+queue (a small file write) and returns; the thread pushes, and on failure waits (RETRY_DELAYS)
+and tries again, then leaves the queue for the next checkpoint, session or `hipo team sync`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from hipo_jupyter.memory.config import MemoryConfig
+from hipo_jupyter.memory.errors import HipoError, ParseError
+from hipo_jupyter.memory.store import Store, sha256
+
+from .database import TeamDatabase, TeamUnavailable
+from .rows import author_name, rows_of_log
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "team-sync.json"
+QUEUE_FILE = "team-queue.json"
+LOCK_FILE = "team-sync.lock"
+MAX_QUEUED_DAYS = 366
+RETRY_DELAYS = (2.0, 10.0, 60.0)  # seconds between background attempts, then it waits for news
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    files: int  # raw logs looked at
+    sent_files: int  # raw logs whose rows were pushed (new or changed since the last sync)
+    rows: int  # rows pushed
+    written: int  # rows the database did not hold yet, or held with other content
+    excluded: int  # checkpoints kept local by team_exclude
+
+
+class TeamSync:
+    """The sync of one memory root to one team database."""
+
+    def __init__(self, store: Store, config: MemoryConfig, database: TeamDatabase) -> None:
+        self.store = store
+        self.config = config
+        self.database = database
+        self.author = author_name(config.team_author)
+        self.notebook = store.root.name or str(store.root)
+        exclude = sorted(e.strip().casefold() for e in config.team_exclude if e.strip())
+        self.exclude = tuple(exclude)
+        target = json.dumps([database.where, self.author, self.exclude])
+        self.target = hashlib.sha256(target.encode()).hexdigest()[:16]
+
+    # --- files -------------------------------------------------------------------------------
+    @property
+    def _folder(self):
+        return self.store.index_dir
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One sync per root at a time across processes (two kernels on one folder)."""
+        self._folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _read_json(self, name: str) -> dict:
+        try:
+            data = json.loads((self._folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write_json(self, name: str, value: dict) -> None:
+        self.store.write_atomic(self._folder / name, json.dumps(value, sort_keys=True))
+
+    def _sent(self) -> dict[str, str]:
+        state = self._read_json(STATE_FILE)
+        if state.get("target") != self.target or not isinstance(state.get("files"), dict):
+            return {}
+        return dict(state["files"])
+
+    # --- the queue ---------------------------------------------------------------------------
+    def enqueue(self, day: date) -> None:
+        """Note that `day`'s log has news for the team (a small file write, nothing more)."""
+        with self._locked():
+            queue = self._read_json(QUEUE_FILE)
+            days = set(queue.get("days") or [])
+            days.add(day.isoformat())
+            if queue.get("all") or len(days) > MAX_QUEUED_DAYS:
+                queue = {"all": True, "attempts": queue.get("attempts", 0)}
+            else:
+                queue["days"] = sorted(days)
+            self._write_json(QUEUE_FILE, queue)
+
+    def queued(self) -> dict:
+        return self._read_json(QUEUE_FILE)
+
+    def flush_queue(self) -> SyncReport | None:
+        """Push what the queue holds; on success the queue is emptied, else it keeps its days
+        with the error and the attempt counted. None when the queue was empty."""
+        queue = self.queued()
+        if not queue.get("all") and not queue.get("days"):
+            return None
+        days = None if queue.get("all") else [date.fromisoformat(d) for d in queue["days"]]
+        try:
+            report = self.sync(days)
+        except HipoError as error:
+            with self._locked():
+                current = self._read_json(QUEUE_FILE)
+                current["attempts"] = int(current.get("attempts", 0)) + 1
+                current["error"] = str(error)
+                self._write_json(QUEUE_FILE, current)
+            raise
+        with self._locked():  # what was queued while this push ran stays queued
+            current = self._read_json(QUEUE_FILE)
+            left = sorted(set(current.get("days") or []) - set(queue.get("days") or []))
+            if current.get("all") and not queue.get("all"):
+                self._write_json(QUEUE_FILE, {"all": True})
+            else:
+                self._write_json(QUEUE_FILE, {"days": left} if left else {})
+        return report
+
+    # --- the sync ----------------------------------------------------------------------------
+    def sync(self, days: Sequence[date] | None = None, *, full: bool = False) -> SyncReport:
+        """Push the raw logs of `days` (all when None) that changed since they were last sent.
+        `full` re-sends every log (the database still writes only what it lacks)."""
+        with self._locked():
+            sent = {} if full else self._sent()
+            wanted = self.store.raw_days() if days is None else sorted(set(days))
+            files = sent_files = rows = written = excluded = 0
+            for day in wanted:
+                path = self.store.raw_path(day)
+                relative = self.store.relative(path)
+                try:
+                    data = self.store.read_bytes(path)
+                except (OSError, ParseError):
+                    continue  # gone, or not a regular file: the store warned
+                files += 1
+                digest = sha256(data)
+                if sent.get(relative) == digest:
+                    continue
+                batch = rows_of_log(
+                    data,
+                    relative=relative,
+                    day=day.isoformat(),
+                    author=self.author,
+                    notebook=self.notebook,
+                    root=str(self.store.root),
+                    exclude=self.exclude,
+                )
+                excluded += _checkpoint_count(data) - len(batch)
+                written += self.database.push(batch)  # one transaction per log
+                rows += len(batch)
+                sent_files += 1
+                sent[relative] = digest
+                self._write_json(STATE_FILE, {"target": self.target, "files": sent})
+            return SyncReport(files, sent_files, rows, written, max(excluded, 0))
+
+
+def _checkpoint_count(data: bytes) -> int:
+    return sum(1 for line in data.split(b"\n") if line.startswith(b"## "))
+
+
+# --- the background worker (one per process) ------------------------------------------------------
+
+_workers: dict[str, threading.Thread] = {}
+_wake: dict[str, threading.Event] = {}
+_workers_lock = threading.Lock()
+
+
+def sync_in_background(sync: TeamSync, day: date | None) -> None:
+    """Queue `day` (when given) and make sure a worker is pushing the queue; returns at once."""
+    if day is not None:
+        try:
+            sync.enqueue(day)
+        except (OSError, HipoError) as error:
+            log.warning("hipo: team sync could not queue %s: %s", day, error)
+            return
+    key = str(sync.store.root)
+    with _workers_lock:
+        _wake.setdefault(key, threading.Event()).set()
+        if key in _workers:  # a worker is on it; it sees the wake-up before it leaves
+            return
+        worker = threading.Thread(
+            target=_work, args=(sync, key, _wake[key]), name="hipo-team-sync", daemon=True
+        )
+        _workers[key] = worker
+        worker.start()
+
+
+def _work(sync: TeamSync, key: str, wake: threading.Event) -> None:
+    try:
+        _push_until_idle(sync, key, wake)
+    finally:  # however it ended, the next checkpoint starts a new worker
+        with _workers_lock:
+            if _workers.get(key) is threading.current_thread():
+                del _workers[key]
+
+
+def _push_until_idle(sync: TeamSync, key: str, wake: threading.Event) -> None:
+    """Push the queue until nothing new came in while pushing; after a failure wait and retry
+    (RETRY_DELAYS), then leave the queue on disk."""
+    failures = 0
+    warned = False
+    while True:
+        wake.clear()
+        try:
+            sync.flush_queue()
+            failures = 0
+            with _workers_lock:  # a checkpoint queued from here on starts a new worker
+                if not wake.is_set():
+                    _workers.pop(key, None)
+                    return
+        except TeamUnavailable as error:
+            if not warned:  # said once per worker, never a traceback
+                log.warning("hipo: team sync waits for the database (%s); retried", error)
+                warned = True
+            if failures >= len(RETRY_DELAYS):
+                return  # the queue stays on disk for the next checkpoint or `hipo team sync`
+            wake.wait(RETRY_DELAYS[failures])
+            failures += 1
+        except (HipoError, OSError) as error:
+            log.warning("hipo: team sync failed: %s", error)
+            return
+
+
+def wait_for_background(root: str, timeout: float = 30.0) -> bool:
+    """Block until the worker of `root` is done (tests, `hipo` before it exits)."""
+    with _workers_lock:
+        worker = _workers.get(root)
+    if worker is None:
+        return True
+    worker.join(timeout)
+    return not worker.is_alive()

@@ -1,0 +1,26 @@
+"""benchmarks/team.py runs end to end at a tiny size on a real PostgreSQL. No timing asserted:
+only the shape of the table and the JSON, so the benchmark cannot rot between quoted runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from benchmark_helpers import load_benchmark
+
+pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
+
+
+def test_team_benchmark_reports_each_size_beside_local_recall(team_url, tmp_path, capsys):
+    bench = load_benchmark("team.py", "team_benchmark")
+    out = tmp_path / "team.json"
+    args = ["--url", team_url, "--sizes", "300,600", "--year-days", "3", "--per-day", "4"]
+    assert bench.main([*args, "--samples", "5", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["local"]["checkpoints"] == 12
+    assert [row["checkpoints"] for row in result["team"]] == [300, 600]
+    for row in result["team"]:
+        assert row["team"]["p50_ms"] > 0 and row["team"]["p95_ms"] >= row["team"]["p50_ms"]
+        assert row["team_sql"]["p50_ms"] > 0 and row["table_mb"] > 0
+    table = capsys.readouterr().out
+    assert "local FTS5" in table and "| team PostgreSQL, 100 authors | 600 |" in table

@@ -1,0 +1,167 @@
+"""`hipo team sync` on a real PostgreSQL: schema, idempotent pushes, provenance, privacy."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from hipo_jupyter.memory import Memory, MemoryConfig
+
+pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
+
+from hipo_jupyter.team import (  # noqa: E402
+    MIGRATIONS,
+    TeamDatabase,
+    TeamUnavailable,
+    migrate,
+    websearch_query,
+)
+from hipo_jupyter.team.database import search_sql  # noqa: E402
+
+DAY = date(2026, 3, 12)
+
+
+def team_memory(root, url: str, *, author: str = "ana", **config) -> Memory:
+    settings = MemoryConfig(team_url=url, team_author=author, **config)
+    return Memory(root, config=settings, today=lambda: DAY)
+
+
+def write_some(memory: Memory) -> None:
+    memory.remember(
+        "Churn analysis [project] #churn",
+        "- decisions: churn is driven by the onboarding drop-off\n- outcome: shared",
+        on="2026-03-10",
+    )
+    memory.remember("Likes short answers [user]", "- rule: keep replies short", on="2026-03-11")
+    memory.remember(
+        "Salary notes [project] #private", "- analysis: numbers nobody else sees", on="2026-03-11"
+    )
+    memory.remember(
+        "Pricing [project] #pricing",
+        "- analysis: used the key sk-ant-api03-" + "x" * 40 + "\n- decisions: cut 15%",
+        on="2026-03-12",
+    )
+
+
+def rows(url: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "SELECT id, author, notebook, day::text, type, title, body, source_file, source_line,"
+            " host FROM team_checkpoints ORDER BY day, id"
+        ).fetchall()
+
+
+def test_sync_pushes_raw_checkpoints_with_author_notebook_and_provenance(memory_root, team_url):
+    memory = team_memory(memory_root, team_url, team_exclude=("user", "#private"))
+    write_some(memory)
+    from hipo_jupyter.team import wait_for_background
+
+    wait_for_background(str(memory.root))
+    report = memory.team_sync()
+    found = rows(team_url)
+    titles = [row[5] for row in found]
+    assert titles == ["Churn analysis", "Pricing"]
+    churn = found[0]
+    assert churn[1] == "ana" and churn[2] == memory_root.name
+    assert churn[3] == "2026-03-10" and churn[4] == "project"
+    assert churn[7] == "memory/2026-03-10.md" and churn[8] >= 1 and churn[9]
+    assert report.files == 3
+    assert report.excluded == 0 or report.excluded == 2  # background may have sent it already
+
+
+def test_user_type_stays_local_by_default_and_secrets_never_leave(memory_root, team_url):
+    memory = team_memory(memory_root, team_url)
+    write_some(memory)
+    memory.team_sync()
+    found = rows(team_url)
+    assert "Likes short answers" not in [row[5] for row in found]
+    assert "Salary notes" in [row[5] for row in found]  # #private is not excluded by default
+    bodies = "\n".join(row[6] for row in found)
+    assert "sk-ant-api03" not in bodies and "[REDACTED" in bodies
+
+
+def test_redaction_runs_on_logs_written_by_other_tools(memory_root, team_url):
+    """A raw log Hipocampus wrote (no redaction, no comment line) is redacted before it leaves."""
+    (memory_root / "memory").mkdir()
+    (memory_root / "memory" / "2026-03-09.md").write_text(
+        "## Deploy notes\n- analysis: password=hunter2hunter2 for the box\n", encoding="utf-8"
+    )
+    memory = team_memory(memory_root, team_url)
+    memory.team_sync()
+    (row,) = rows(team_url)
+    assert "hunter2" not in row[6]
+    assert row[0].startswith("h-")  # an id derived from where it stands
+
+
+def test_resync_is_idempotent_and_sends_only_changed_logs(memory_root, team_url):
+    memory = team_memory(memory_root, team_url, team_exclude=())
+    write_some(memory)
+    first = memory.team_sync(full=True)
+    again = memory.team_sync()
+    assert again.sent_files == 0 and again.written == 0
+    forced = memory.team_sync(full=True)
+    assert forced.rows == first.rows and forced.written == 0
+    assert len(rows(team_url)) == 4
+    memory.remember("Churn follow-up [project] #churn", "- outcome: fixed", on="2026-03-12")
+    from hipo_jupyter.team import wait_for_background
+
+    assert wait_for_background(str(memory.root))  # the background sync sent the changed log
+    assert len(rows(team_url)) == 5
+    assert memory.team_sync().sent_files == 0
+
+
+def test_two_folders_syncing_the_same_log_meet_on_the_checkpoint_id(tmp_path, team_url):
+    """A copied notebook folder (same ids) adds nothing twice, from another author either."""
+    import shutil
+
+    first = tmp_path / "a"
+    first.mkdir()
+    memory = team_memory(first, team_url, team_exclude=())
+    write_some(memory)
+    memory.team_sync()
+    shutil.copytree(first, tmp_path / "b")
+    shutil.rmtree(tmp_path / "b" / "memory" / ".index")
+    copy = team_memory(tmp_path / "b", team_url, author="bo", team_exclude=())
+    report = copy.team_sync()
+    assert report.rows == 4
+    assert len(rows(team_url)) == 4
+
+
+def test_migrations_are_numbered_and_applied_once(team_url):
+    import psycopg
+
+    names = [name for name, _ in MIGRATIONS]
+    assert names == sorted(names) and names[0].startswith("0001_")
+    with psycopg.connect(team_url) as conn:
+        assert migrate(conn) == names
+        assert migrate(conn) == []
+        applied = [r[0] for r in conn.execute("SELECT name FROM team_migrations ORDER BY name")]
+        indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
+    assert applied == names
+    assert "team_checkpoints_search" in indexes
+
+
+def test_search_sql_filters_are_parameters_never_text():
+    sql = search_sql(types=True, since=True, until=False, authors=True)
+    assert "websearch_to_tsquery('english', %(query)s)" in sql
+    assert "type = ANY(%(types)s)" in sql and "day >= %(since)s" in sql
+    assert "day <=" not in sql and "ts_rank_cd" in sql
+    assert "ORDER BY day DESC LIMIT %(ranked)s" in sql  # a common word ranks a bounded set
+
+
+def test_websearch_query_ors_the_terms_and_drops_stopwords():
+    assert websearch_query("what did anyone conclude about churn?") == (
+        '"anyone" or "conclude" or "churn"'
+    )
+    assert websearch_query('-drop "or" OR x').count('"') % 2 == 0
+
+
+def test_no_team_url_is_a_one_line_error(memory_root):
+    memory = Memory(memory_root)
+    with pytest.raises(Exception, match="no team database"):
+        memory.team_sync()
+    with pytest.raises(TeamUnavailable, match="no team URL"):
+        TeamDatabase("")
