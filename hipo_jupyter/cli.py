@@ -14,18 +14,19 @@ directory. HIPO_TODAY=YYYY-MM-DD pins "today" for reproducible runs (tests, demo
                "path": ["memory/ROOT.md", "memory/monthly/2026-03.md",
                         "memory/weekly/2026-W11.md", "memory/daily/2026-03-12.md",
                         "memory/2026-03-12.md#L14"],
-               "topics": ["pricing"]}],
+               "topics": ["pricing"], "provenance": "analysis.ipynb cell 7 via magic"}],
      "did_you_mean": [], "topic_matches": ["pricing"]}
 
 `file` is relative to the root and `line` 1-based; `kind` is raw, daily, weekly, monthly, root or
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
-the drill-down from ROOT.md to the hit. `recall --mode keyword|semantic|hybrid` chooses the
-ranking (default: hybrid when the `[semantic]` extra is installed, else keyword). `status --json`
-prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
-layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done,
-1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
-interrupted.
+the drill-down from ROOT.md to the hit; `provenance` says where a raw hit came from (notebook,
+cell, front end, model; "" when its checkpoint does not record it).
+`recall --mode keyword|semantic|hybrid` chooses the ranking (default: hybrid when the
+`[semantic]` extra is installed, else keyword). `status --json` prints the fields of `Status`
+(root, raw_days, checkpoints, nodes, topics, layer1_tokens, layer1_budget, backend,
+last_compaction, dirty_nodes, semantic) as one object. Exit codes: 0 done, 1 `check` found a
+rule failing, 2 bad input or a memory error (one line on stderr), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -45,11 +46,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
+from hipo_jupyter import cli_views
 from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, Memory, RecallResult, resolve_root
 from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.provenance import VIA_CLI
 from hipo_jupyter.memory.requests import (
     MAX_BODY_CHARS,
     RECALL_MODES,
@@ -57,6 +60,7 @@ from hipo_jupyter.memory.requests import (
     RecallQuery,
     parse_day,
 )
+from hipo_jupyter.memory.transcript_check import check_transcript
 
 QUICKSTART = "quickstart.ipynb"
 
@@ -180,6 +184,7 @@ def recall_to_json(result: RecallResult) -> dict[str, Any]:
                 "score": round(float(hit.score), 6),
                 "path": list(hit.path),
                 "topics": list(hit.topics),
+                "provenance": hit.provenance,
             }
             for hit in result.hits
         ],
@@ -204,6 +209,8 @@ def format_recall(result: RecallResult) -> str:
             lines.append(f"     {snippet_line}")
         if hit.path:
             lines.append("     via " + " -> ".join(hit.path))
+        if hit.provenance:
+            lines.append(f"     source: {hit.provenance}")
     return "\n".join(lines)
 
 
@@ -275,11 +282,17 @@ def cmd_remember(args: argparse.Namespace) -> int:
     if not title.strip():
         raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
     draft = CheckpointDraft.parse(
-        title, read_stdin_body(), type=args.type, tags=args.tags, on=args.date
+        title,
+        read_stdin_body(),
+        type=args.type,
+        tags=args.tags,
+        on=args.date,
+        trigger=args.trigger,
+        rule=args.rule,
     )
     memory = open_memory(args)
     try:
-        checkpoint = memory.write_checkpoint(draft)
+        checkpoint = memory.write_checkpoint(draft, via=VIA_CLI)
     finally:
         memory.close()
     print(f"memory/{checkpoint.date}.md  {checkpoint.id}")
@@ -371,6 +384,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.transcript is not None:  # a session's transcript, not the memory folder
+        results = check_transcript(args.transcript, strict=args.strict)
+        print(results_text(results))
+        return 0 if all(r.passed for r in results) else 1
+    if args.strict:
+        raise UsageError("--strict goes with --transcript FILE")
     memory = open_memory(args, reading=True)
     try:
         results = check_folder(memory)
@@ -449,6 +468,21 @@ def format_demo(folder: Path, *, today: str | None = None) -> str:
 # --- parser -----------------------------------------------------------------------------------
 
 
+def _with_memory(
+    command: Callable[[argparse.Namespace, Memory], int],
+) -> Callable[[argparse.Namespace], int]:
+    """A command of cli_views run on the memory of the root (read-only: never creates one)."""
+
+    def run(args: argparse.Namespace) -> int:
+        memory = open_memory(args, reading=True)
+        try:
+            return command(args, memory)
+        finally:
+            memory.close()
+
+    return run
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "init": (cmd_init, "create memory/, knowledge/, plans/ and the Layer 1 files"),
     "remember": (cmd_remember, "append one checkpoint (body read from stdin) to a raw daily log"),
@@ -460,6 +494,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "import": (cmd_import, "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl"),
     "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
+    **{name: (_with_memory(getattr(cli_views, f"cmd_{name}")), text)
+       for name, text in cli_views.HELP.items()},  # fmt: skip
 }
 
 
@@ -500,6 +536,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     remember.add_argument("--tags", metavar="A,B", help="comma-separated tags")
     remember.add_argument("--date", metavar="YYYY-MM-DD", help="day of the log (default: today)")
+    remember.add_argument(
+        "--trigger", metavar="WHEN", help="a feedback rule: when it fires (implies feedback)"
+    )
+    remember.add_argument("--rule", metavar="DO", help="a feedback rule: what to do")
 
     recall = sub["recall"]
     recall.add_argument("query", nargs="+", metavar="QUERY", help="words to look for")
@@ -516,6 +556,17 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
+    check = sub["check"]
+    check.add_argument(
+        "--transcript",
+        type=Path,
+        metavar="SESSION.jsonl",
+        help="audit a Claude Code session transcript instead of the folder",
+    )
+    check.add_argument(
+        "--strict", action="store_true", help="with --transcript: fail a read after the answer"
+    )
+    cli_views.add_arguments(sub)
 
     importing = sub["import"]
     importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")

@@ -69,6 +69,7 @@ class Hit:
     score: float
     path: tuple[str, ...] = ()  # drill-down: ROOT -> monthly -> weekly -> daily -> raw
     topics: tuple[str, ...] = ()  # Topics Index entries that matched the query
+    provenance: str = ""  # raw hits: notebook, cell, front end, model ("" if not recorded)
 
     @property
     def location(self) -> str:
