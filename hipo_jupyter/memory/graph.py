@@ -223,6 +223,8 @@ class MemoryGraph:
         finally:
             store.flush()
             del store  # closes the store and releases its lock
+            for old_log in self.store_path.glob("LOG.old.*"):  # RocksDB's log of each opening,
+                old_log.unlink(missing_ok=True)  # not data: one a query would pile up
 
     def _held(self) -> dict[str, list[int]]:
         try:
