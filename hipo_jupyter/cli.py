@@ -15,23 +15,24 @@ answers, stable across versions (fields are only ever added):
                "path": ["memory/ROOT.md", "memory/monthly/2026-03.md",
                         "memory/weekly/2026-W11.md", "memory/daily/2026-03-12.md",
                         "memory/2026-03-12.md#L14"],
-               "topics": ["pricing"]}],
+               "topics": ["pricing"], "provenance": "analysis.ipynb cell 7 via magic"}],
      "mode": "keyword", "did_you_mean": [], "topic_matches": ["pricing"]}
 
 `file` is relative to the root and `line` 1-based; `kind` is raw, daily, weekly, monthly, root or
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
-the drill-down from ROOT.md to the hit. `recall --mode keyword|semantic|hybrid` chooses the
-ranking (default: hybrid when the `[semantic]` extra is installed, else keyword).
+the drill-down from ROOT.md to the hit; `provenance` says where a raw hit came from (notebook,
+cell, front end, model; "" when its checkpoint does not record it).
+`recall --mode keyword|semantic|hybrid` chooses the ranking (default: hybrid when the
+`[semantic]` extra is installed, else keyword).
 `recall --context [--budget N]` prints instead the text a model is sent (`Memory.context`:
 Layer 1, then the recalled memory fenced as data, within N tokens, 2,000 by default); with
 `--json`, one object: query, text, tokens, budget, layer1_tokens, mode and the hits it holds
-(in the form above). `status --json`
-prints the fields of `Status` (root, raw_days, checkpoints, nodes, topics, layer1_tokens,
-layer1_budget, backend, last_compaction, dirty_nodes, semantic) as one object. `recall --team`
-hits also carry `author` and `notebook` (the team database's, `hipo team sync`). Exit codes: 0 done,
-1 `check` found a rule failing, 2 bad input or a memory error (one line on stderr), 130
-interrupted.
+(in the form above). `status --json` prints the fields of `Status` (root, raw_days,
+checkpoints, nodes, topics, layer1_tokens, layer1_budget, backend, last_compaction,
+dirty_nodes, semantic) as one object. `recall --team` hits also carry `author` and `notebook`
+(the team database's, `hipo team sync`). Exit codes: 0 done, 1 `check` found a rule failing,
+2 bad input or a memory error (one line on stderr), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
+from hipo_jupyter import cli_views
 from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
@@ -64,6 +66,7 @@ from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.config import resolve_team_url
 from hipo_jupyter.memory.importers import FORMATS, read_file
 from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.provenance import VIA_CLI
 from hipo_jupyter.memory.requests import (
     DEFAULT_BUDGET,
     MAX_BODY_CHARS,
@@ -72,6 +75,7 @@ from hipo_jupyter.memory.requests import (
     RecallQuery,
     parse_day,
 )
+from hipo_jupyter.memory.transcript_check import check_transcript
 
 QUICKSTART = "quickstart.ipynb"
 
@@ -197,6 +201,8 @@ def format_recall(result: RecallResult) -> str:
             lines.append(f"     {snippet_line}")
         if hit.path:
             lines.append("     via " + " -> ".join(hit.path))
+        if hit.provenance:
+            lines.append(f"     source: {hit.provenance}")
     return "\n".join(lines)
 
 
@@ -268,11 +274,17 @@ def cmd_remember(args: argparse.Namespace) -> int:
     if not title.strip():
         raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
     draft = CheckpointDraft.parse(
-        title, read_stdin_body(), type=args.type, tags=args.tags, on=args.date
+        title,
+        read_stdin_body(),
+        type=args.type,
+        tags=args.tags,
+        on=args.date,
+        trigger=args.trigger,
+        rule=args.rule,
     )
     memory = open_memory(args)
     try:
-        checkpoint = memory.write_checkpoint(draft)
+        checkpoint = memory.write_checkpoint(draft, via=VIA_CLI)
     finally:
         memory.close()
     print(f"memory/{checkpoint.date}.md  {checkpoint.id}")
@@ -402,6 +414,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.transcript is not None:  # a session's transcript, not the memory folder
+        results = check_transcript(args.transcript, strict=args.strict)
+        print(results_text(results))
+        return 0 if all(r.passed for r in results) else 1
+    if args.strict:
+        raise UsageError("--strict goes with --transcript FILE")
     memory = open_memory(args, reading=True)
     try:
         results = check_folder(memory)
@@ -499,6 +517,21 @@ def format_demo(folder: Path, *, today: str | None = None) -> str:
 # --- parser -----------------------------------------------------------------------------------
 
 
+def _with_memory(
+    command: Callable[[argparse.Namespace, Memory], int],
+) -> Callable[[argparse.Namespace], int]:
+    """A command of cli_views run on the memory of the root (read-only: never creates one)."""
+
+    def run(args: argparse.Namespace) -> int:
+        memory = open_memory(args, reading=True)
+        try:
+            return command(args, memory)
+        finally:
+            memory.close()
+
+    return run
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "init": (cmd_init, "create memory/, knowledge/, plans/ and the Layer 1 files"),
     "remember": (cmd_remember, "append one checkpoint (body read from stdin) to a raw daily log"),
@@ -512,6 +545,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
     "mcp": (cmd_mcp, "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop"),
     "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
+    **{name: (_with_memory(getattr(cli_views, f"cmd_{name}")), text)
+       for name, text in cli_views.HELP.items()},  # fmt: skip
 }
 
 
@@ -558,6 +593,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     remember.add_argument("--tags", metavar="A,B", help="comma-separated tags")
     remember.add_argument("--date", metavar="YYYY-MM-DD", help="day of the log (default: today)")
+    remember.add_argument(
+        "--trigger", metavar="WHEN", help="a feedback rule: when it fires (implies feedback)"
+    )
+    remember.add_argument("--rule", metavar="DO", help="a feedback rule: what to do")
 
     recall = sub["recall"]
     recall.add_argument("query", nargs="+", metavar="QUERY", help="words to look for")
@@ -593,6 +632,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
+    check = sub["check"]
+    check.add_argument(
+        "--transcript",
+        type=Path,
+        metavar="SESSION.jsonl",
+        help="audit a Claude Code session transcript instead of the folder",
+    )
+    check.add_argument(
+        "--strict", action="store_true", help="with --transcript: fail a read after the answer"
+    )
+    cli_views.add_arguments(sub)
 
     importing = sub["import"]
     importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")

@@ -194,6 +194,7 @@ def test_recall_prints_hits_and_json(hipo) -> None:
     hit = next(h for h in payload["hits"] if h["kind"] == "raw")
     assert set(hit) == {
         "file", "line", "date", "kind", "type", "title", "snippet", "score", "path", "topics",
+        "provenance",
     }
     assert hit["file"] == "memory/2026-03-05.md"
     assert hit["date"] == "2026-03-05"

@@ -417,7 +417,7 @@ def test_every_magic_and_setting_has_help(shell: RaisingShell) -> None:
     magics = next(m for m in dict(shell.magics_manager.registry).values()
                   if isinstance(m, HipoMagics))
     names = set(magics.magics["line"]) | set(magics.magics["cell"])
-    assert names == {"remember", "recall", "hipo"}
+    assert names == {"remember", "recall", "hipo", "sparql"}
     for name in names:
         function = getattr(magics, name)
         assert function.__doc__ and function.__doc__.strip().startswith("::"), name

@@ -113,3 +113,14 @@ class TestQuickstart:
         assert "ROOT" in budget
         (status,) = cells_with(notebook, "%hipo status")
         assert "checkpoints" in status.lower()
+
+    def test_outputs_show_rules_a_dataframe_and_sparql(self, executed) -> None:
+        _, notebook = executed
+        (rules,) = cells_with(notebook, "%hipo rules")
+        assert "- before a price change -> tell sales a week ahead -> memory/2026-03-11" in rules
+        (layer1,) = cells_with(notebook, "%hipo layer1")
+        assert "before a price change -> tell sales a week ahead" in layer1
+        (frame,) = cells_with(notebook, "%recall --df churn")
+        assert "Churn model" in frame and "score" in frame
+        (sparql,) = cells_with(notebook, "%%sparql")
+        assert "checkpoints" in sparql and "project" in sparql and "feedback" in sparql

@@ -26,6 +26,7 @@ from hipo_jupyter.memory import (
     Status,
     Topic,
 )
+from hipo_jupyter.memory.rules import Rule, rules_index_text
 from hipo_jupyter.memory.tokens import count_tokens
 
 ARROW = " -> "
@@ -84,6 +85,8 @@ def recall_text(result: RecallResult) -> str:
         if snippet:
             lines.append(f"   {snippet}")
         lines.append(f"   {drill_down(hit)}")
+        if getattr(hit, "provenance", ""):
+            lines.append(f"   source: {hit.provenance}")
     return "\n".join(lines)
 
 
@@ -108,7 +111,9 @@ def recall_html(result: RecallResult) -> str:
             f"<td style='white-space:nowrap'>{esc(hit.date)}</td>"
             f"<td>{esc(hit.type or hit.kind)}</td>"
             f"<td><b>{esc(hit.title)}</b>{esc(_author_note(hit))}<br>{esc(hit.snippet)}<br>"
-            f"<small><code>{esc(drill_down(hit))}</code></small></td>"
+            f"<small><code>{esc(drill_down(hit))}</code></small>"
+            + (f"<br><small>source: {esc(hit.provenance)}</small>" if hit.provenance else "")
+            + "</td>"
             "</tr>"
         )
     caption = esc(f"recall {result.query!r}" + _mode_note(result) + _topics_note(result))
@@ -118,6 +123,17 @@ def recall_html(result: RecallResult) -> str:
         "<thead><tr><th>date</th><th>type</th><th>memory</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+# --- rules ----------------------------------------------------------------------------------
+def rules_text(rules: Sequence[Rule]) -> str:
+    """`%hipo rules`: the rules index, active rules first, then the superseded ones."""
+    if not rules:
+        return (
+            "no rules yet: %%remember TITLE --type feedback --trigger \"before a deploy\" "
+            "--rule \"...\" writes one"
+        )
+    return rules_index_text(list(rules)).rstrip()
 
 
 # --- checkpoints ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The magics: %%remember / %remember, %recall and %hipo (%%ask is in ask.py).
+"""The magics: %%remember / %remember, %recall, %%sparql and %hipo (%%ask is in ask.py).
 
 Each magic parses its line, makes one call on the session's Memory and formats what comes back.
 Bad input and engine errors become a one-line UsageError, never a traceback or SystemExit.
@@ -21,7 +21,10 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from hipo_jupyter import caching, llm
 from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError
 from hipo_jupyter.memory.check import results_text
-from hipo_jupyter.memory.requests import RecallQuery
+from hipo_jupyter.memory.frame import hits_frame, to_frame
+from hipo_jupyter.memory.graph import result_frame
+from hipo_jupyter.memory.provenance import VIA_MAGIC
+from hipo_jupyter.memory.requests import RecallQuery, pop_quoted_option
 from hipo_jupyter.memory.tokens import count_tokens
 
 from . import display
@@ -71,6 +74,12 @@ class HipoMagics(Magics):
         metavar="YYYY-MM-DD",
         help="File the checkpoint under this day instead of today (a late entry).",
     )
+    @argument(
+        "--trigger",
+        metavar='"WHEN"',
+        help='A feedback rule: when it fires ("before a deploy", quoted); implies feedback.',
+    )
+    @argument("--rule", metavar='"DO"', help="A feedback rule: what to do (quoted).")
     def remember(self, line: str, cell: str | None = None) -> None:
         """Write a checkpoint to the raw log of the day; it is searchable at once.
 
@@ -93,6 +102,8 @@ class HipoMagics(Magics):
                 )
         else:
             head, body = line, cell
+        head, trigger = pop_quoted_option(head, "trigger")  # quoted values hold spaces
+        head, rule = pop_quoted_option(head, "rule")
         args = parse_line(self.remember, head)
         if not body.strip():
             raise UsageError("nothing to remember: the body is empty")
@@ -105,6 +116,9 @@ class HipoMagics(Magics):
                 on=args.date,
                 notebook=self.session.notebook_name,
                 cell=self._cell_number(),
+                via=VIA_MAGIC,
+                trigger=trigger if trigger is not None else args.trigger,
+                rule=rule if rule is not None else args.rule,
             )
         self.session.note(f"remember {checkpoint.id}")
         print(display.checkpoint_line(checkpoint))
@@ -138,11 +152,13 @@ class HipoMagics(Magics):
         action="store_true",
         help="Search the team's memory (Hipo.team_url): every author's checkpoints.",
     )
-    def recall(self, line: str) -> display.RecallView:
+    @argument("--df", action="store_true", help="Return the hits as a pandas DataFrame.")
+    def recall(self, line: str) -> Any:
         """Search memory: Topics Index, compaction nodes and raw checkpoints, newest favoured.
 
         Returns the hits (`hits = %recall pricing`; `hits[0].file`); each shows its date, type,
-        title, a snippet and the way down the tree: ROOT -> month -> week -> day -> raw log.
+        title, a snippet, the way down the tree (ROOT -> month -> week -> day -> raw log) and
+        where it came from (notebook, cell, front end, model). `--df` returns a DataFrame.
         """
         args = parse_line(self.recall, line)
         if not " ".join(args.query).strip():
@@ -159,7 +175,32 @@ class HipoMagics(Magics):
             )
             memory = self.session.memory
             result = memory.team_recall(request) if args.team else memory.recall_query(request)
+            if args.df:
+                return hits_frame(result.hits)
         return display.RecallView.of(result)
+
+    # --- %sparql ----------------------------------------------------------------------
+    @line_cell_magic
+    @magic_arguments()
+    @argument("query", nargs="*", help="A one-line query; with %%sparql the cell is the query.")
+    def sparql(self, line: str, cell: str | None = None) -> Any:
+        """SPARQL over the memory as RDF; the result is a pandas DataFrame (extras `graph`
+        and `frame`). The prefixes schema:, hipo:, field:, xsd: and rdf: are predefined:
+
+            %%sparql
+            SELECT ?date ?title WHERE {
+              ?c hipo:type "feedback" ; schema:dateCreated ?date ; schema:name ?title }
+            ORDER BY ?date
+
+        A one-line query fits on the line: `%sparql SELECT (COUNT(*) AS ?n) WHERE {...}`.
+        The line is not split into options: SPARQL is passed to the store as typed.
+        """
+        query = line if cell is None else cell
+        if not query.strip():
+            raise UsageError("%%sparql needs a query in the cell (or %sparql QUERY)")
+        with engine_errors():
+            result = self.session.memory.sparql(query)
+            return result_frame(result, to_frame)
 
     # --- %hipo ------------------------------------------------------------------------
     @line_magic
@@ -169,7 +210,7 @@ class HipoMagics(Magics):
         nargs="?",
         default="status",
         help=(
-            "status | compact | layer1 | budget | topics | reindex | check | inject "
+            "status | compact | layer1 | budget | topics | reindex | check | inject | rules "
             "(default: status)."
         ),
     )
@@ -180,13 +221,15 @@ class HipoMagics(Magics):
         help="budget, topics: plain text even where the widgets are available.",
     )
     def hipo(self, line: str) -> None:
-        """Look after the memory: status, compact, layer1, budget, topics, reindex, check, inject.
+        """Look after the memory: status, compact, layer1, budget, topics, rules, reindex, check,
+        inject.
 
         status   where the memory is, how much it holds, what is waiting to be compacted
         compact  run the compaction chain (raw -> daily -> weekly -> monthly -> ROOT)
         layer1   the Layer 1 text that goes into every prompt
         budget   each Layer 1 part's tokens against its budget
         topics   the Topics Index of ROOT.md
+        rules    the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last
         reindex  rebuild the search index from the Markdown files
         check    pass or fail for each rule of the protocol in this kernel session
         inject   on | off: Layer 1 in the anthropic calls made in this kernel
@@ -214,6 +257,7 @@ class HipoMagics(Magics):
             "reindex": self._reindex,
             "check": self._check,
             "inject": self._inject,
+            "rules": self._rules,
         }
 
     def _check(self, text_only: bool) -> None:
@@ -261,6 +305,9 @@ class HipoMagics(Magics):
         memory = self.session.memory
         if text_only or not self._show_widget("show_topics", memory):
             print(display.topics_text(memory.topics()))
+
+    def _rules(self, text_only: bool) -> None:
+        print(display.rules_text(self.session.memory.rules()))
 
     def _reindex(self, text_only: bool) -> None:
         with ProgressBar("indexing", unit="file") as bar:

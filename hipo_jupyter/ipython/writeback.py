@@ -23,6 +23,7 @@ from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.memory import HipoError
 from hipo_jupyter.memory.check import CheckResult, check_folder
+from hipo_jupyter.memory.provenance import VIA_WRITE_BACK
 from hipo_jupyter.memory.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -43,6 +44,13 @@ class CellCalls:
     calls: list[LLMCall] = field(default_factory=list)
     checkpointed: bool = False
     checkpoint_id: str | None = None  # the one written automatically, if any
+
+
+def request_models(calls: list[LLMCall]) -> str | None:
+    """The model ids the calls' requests named (`model=` of messages.create), in first-use
+    order and comma-separated; None when no request named one. Never read from reply text."""
+    models = list(dict.fromkeys(call.model for call in calls if call.model))
+    return ",".join(models) or None
 
 
 class WriteBack:
@@ -170,6 +178,8 @@ class WriteBack:
                 tags=["llm"],
                 notebook=self.session.notebook_name,
                 cell=cell,
+                via=VIA_WRITE_BACK,
+                model=request_models(calls),
             )
         except HipoError as error:
             print(f"hipo: the LLM calls of cell {cell} were not written back: {error}")

@@ -4,7 +4,7 @@ A checkpoint is a level-2 heading with a type tag, our optional comment line, fi
 free text. This is the Hipocampus format plus the comment line, which Hipocampus ignores:
 
     ## Competitor pricing [project]
-    <!-- hipo id=2026-03-12T14:32:05Z-7f3a notebook=analysis.ipynb cell=7 tags=pricing,q1 -->
+    <!-- hipo id=2026-03-12T14:32:05Z-7f3a notebook=analysis.ipynb cell=7 via=magic tags=q1 -->
     - request: Compare our pricing with the top 5 competitors
     - decisions: recommend a 15% cut on the starter tier
       (a continuation line, indented by two spaces)
@@ -21,7 +21,10 @@ Parsing (`parse_log`), line by line:
   means project. Trailing `#tags` are tags. A title wholly in square brackets loses them.
 - Text before the first heading becomes a checkpoint too (titled by its first words), except
   level-1 `# ` lines there, which are the file's header.
-- The line right after a heading may be `<!-- hipo key=value ... -->`.
+- The line right after a heading may be `<!-- hipo key=value ... -->`. Its keys: `id`,
+  `notebook`, `cell`, `via` (the front end that wrote it: magic, cli, import, write-back, mcp),
+  `model` (for a write-back, the model id of the Claude request), `tags`, `title`. Every key is
+  optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
   following lines indented by two spaces continue it (two spaces removed, joined with "\\n").
   A blank line or any other line ends it. Every other line is free text.
@@ -88,6 +91,8 @@ class Checkpoint:
     tags: tuple[str, ...] = ()
     notebook: str | None = None
     cell: str | None = None
+    via: str | None = None  # front end that wrote it: magic, cli, import, write-back, mcp
+    model: str | None = None  # model id of the Claude request a write-back came from
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
     line: int = dataclasses.field(default=0, compare=False)  # 1-based line of its "## " heading
 
@@ -197,6 +202,10 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("notebook", _encode(cp.notebook)))
     if cp.cell is not None:
         pairs.append(("cell", _encode(cp.cell)))
+    if cp.via is not None:
+        pairs.append(("via", _encode(cp.via)))
+    if cp.model is not None:
+        pairs.append(("model", _encode(cp.model)))
     if cp.tags or heading_tags:
         pairs.append(("tags", ",".join(_encode(tag) for tag in cp.tags)))
     if heading_title != cp.title:
@@ -264,6 +273,8 @@ def _collect(
             tags=tags,
             notebook=_decoded(meta, "notebook"),
             cell=_decoded(meta, "cell"),
+            via=_decoded(meta, "via"),
+            model=_decoded(meta, "model"),
             date=date,
             line=start + 1,
         )

@@ -15,8 +15,9 @@ def resolve_team_url(explicit: str | None = None) -> str:
 
 
 def _default_layer1_budgets() -> dict[str, int]:
-    # ROOT is ~100 lines (~3K tokens) in Hipocampus; the working files are kept short.
-    return {"ROOT": 3000, "SCRATCHPAD": 1500, "WORKING": 1000, "TASK-QUEUE": 500}
+    # ROOT is ~100 lines (~3K tokens) in Hipocampus; the working files are kept short. RULES is
+    # the index of feedback rules (rules.py), a part only while there are rules.
+    return {"ROOT": 3000, "SCRATCHPAD": 1500, "WORKING": 1000, "TASK-QUEUE": 500, "RULES": 500}
 
 
 @dataclass

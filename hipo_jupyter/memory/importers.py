@@ -32,7 +32,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from typing import Any
 from .checkpoint import Checkpoint, render
 from .errors import HipoError
 from .files import MAX_IMPORT_BYTES, kind_of
+from .provenance import VIA_IMPORT
 from .redact import redact
 from .requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
 from .tree import CompactionReport
@@ -368,9 +369,10 @@ def locomo_body(turn: dict) -> str:
     return text
 
 
-def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
-    """A Claude Code session transcript: one JSON record per line."""
-    records: list[ImportRecord] = []
+def claude_code_records(text: str, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of each JSON object of a Claude Code transcript; a line that is
+    not one is an ImportFormatError naming it. `hipo import` and `hipo check --transcript`
+    read transcripts through this."""
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -384,6 +386,14 @@ def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
             ) from None
         if not isinstance(record, dict):
             raise ImportFormatError(f"{where}: expected a JSON object, got {_kind(record)}")
+        yield number, record
+
+
+def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
+    """A Claude Code session transcript: one JSON record per line."""
+    records: list[ImportRecord] = []
+    for number, record in claude_code_records(text, name):
+        where = f"{name} line {number}"
         kind = record.get("type")
         if kind not in ("user", "assistant"):
             if kind is None:
@@ -424,7 +434,7 @@ def to_checkpoint(record: ImportRecord) -> Checkpoint:
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + CUT_NOTE.format(limit=MAX_BODY_CHARS, chars=len(body))
     title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
-    return Checkpoint(title=title, text=body, id=storable(record.source))
+    return Checkpoint(title=title, text=body, id=storable(record.source), via=VIA_IMPORT)
 
 
 def blocks_by_day(

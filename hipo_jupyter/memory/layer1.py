@@ -158,6 +158,20 @@ def _read_part(
             log.warning("hipo: cannot read %s, left out of Layer 1: %s", relative, error)
     if name == "ROOT" and text.startswith("---"):
         text = parse_node(text).body + "\n"
+    return generated_part(name, relative, text, budget, count, exists=exists)
+
+
+def generated_part(
+    name: str,
+    relative: str,
+    text: str,
+    budget: int,
+    count: Callable[[str], int] = count_tokens,
+    *,
+    exists: bool = True,
+) -> Layer1Part:
+    """A part from text held to its budget like a file: how derived parts (the rules index)
+    enter Layer 1 with a budget of their own."""
     tokens = count(text)
     truncated = tokens > budget
     prompt_text = _fit(text, relative, tokens, budget) if truncated else text

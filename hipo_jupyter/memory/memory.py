@@ -7,6 +7,7 @@ up to date from the Markdown files (which stay the truth), and answers recall.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -16,10 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from . import context_pack, notes
 from . import recall as recall_module
+from .catalog import CheckpointCatalog
 from .checkpoint import (
     Checkpoint,
     new_id,
@@ -31,13 +33,16 @@ from .config import MemoryConfig
 from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
 from .files import MAX_STATE_BYTES
+from .frame import EXPORT_FORMATS, checkpoint_rows, export_table, to_frame, write_jsonl
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .indexing import IndexKeeper, lookup
-from .layer1 import Layer1, assemble_layer1, write_templates
+from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
 from .nodes import read_status
-from .recall import RecallResult
+from .provenance import provenance_text
+from .recall import Hit, RecallResult
 from .redact import redact
 from .requests import DEFAULT_BUDGET, CheckpointDraft, RecallQuery, parse_day, storable
+from .rules import Rule, collect_rules, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
     FUSIONS,
@@ -55,7 +60,9 @@ from .topic_index import Topic, add_to_topics, collect_topics, topics_from_json
 from .tree import CompactionReport, Compactor, stamp_key
 
 if TYPE_CHECKING:
-    pass  # numpy: imported only with the extra
+    import pandas
+
+    from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +138,8 @@ class Memory:
         self._listeners: list[Callable[[str], None]] = []
         self._lock = threading.RLock()
         self._team_sync = None  # hipo_jupyter.team.TeamSync, built when first needed
+        self.catalog = CheckpointCatalog(self.store)  # issue 15: rules, frame, graph
+        self._graph: MemoryGraph | None = None
         self.semantic = SemanticIndex(
             self.store.index_dir,
             setting=self.config.semantic,
@@ -177,16 +186,30 @@ class Memory:
         on: str | date | None = None,
         notebook: str | None = None,
         cell: str | None = None,
+        via: str | None = None,
+        model: str | None = None,
+        trigger: str | None = None,
+        rule: str | None = None,
     ) -> Checkpoint:
         """Append one checkpoint to the raw log of `on` (default today) and index it at once.
 
         `title` is a title line as `%%remember` reads it (`[type]` and `#tags` at its end);
-        an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`."""
-        draft = CheckpointDraft.parse(title, body, type=type, tags=tags, on=on)
-        return self.write_checkpoint(draft, notebook=notebook, cell=cell)
+        an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`.
+        `via` names the front end and `model` the Claude model a write-back came from
+        (provenance, in the comment line); `trigger` and `rule` make a feedback rule."""
+        draft = CheckpointDraft.parse(
+            title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
+        )
+        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
 
     def write_checkpoint(
-        self, draft: CheckpointDraft, *, notebook: str | None = None, cell: str | None = None
+        self,
+        draft: CheckpointDraft,
+        *,
+        notebook: str | None = None,
+        cell: str | None = None,
+        via: str | None = None,
+        model: str | None = None,
     ) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
         fields, text = parse_body(redact(draft.body))
@@ -205,6 +228,8 @@ class Memory:
                 tags=draft.tags,
                 notebook=redact(storable(notebook)) if notebook else None,
                 cell=storable(cell) if cell else None,
+                via=storable(via) if via else None,
+                model=storable(model) if model else None,
             )
         except ValueError as exc:  # the dataclass validates keys and type
             raise HipoError(f"not a valid checkpoint: {exc}") from None
@@ -356,9 +381,72 @@ class Memory:
         """Layer 1 measured; counts are remembered by content, so an unchanged Layer 1 is
         measured without building the tokenizer."""
         layer1 = assemble_layer1(self.root, self.config.layer1_budgets, self._token_cache.count)
+        rules = rules_index_text(self.rules())
+        if rules:  # the rules index, right after ROOT.md, within its own budget
+            budget = self.config.layer1_budgets.get("RULES", MemoryConfig().layer1_budgets["RULES"])
+            part = generated_part("RULES", "rules", rules, budget, self._token_cache.count)
+            layer1 = replace(layer1, parts=(layer1.parts[0], part, *layer1.parts[1:]))
         layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
         self._token_cache.save()
         return layer1
+
+    def rules(self) -> list[Rule]:
+        """The feedback rules with triggers, active first, by trigger (see `rules`). Layer 1
+        asks at every prompt, so only the raw logs holding a `- trigger:` line are parsed."""
+        with self._lock:
+            logs = self.catalog.logs_holding(b"\n- trigger:")
+            return collect_rules(c for log in logs for c in self.catalog.of_log(log))
+
+    # --- structured views (issue 15): a table and a graph, derived from the raw logs ----------
+    def frame(self) -> pandas.DataFrame:
+        """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""
+        with self._lock:
+            return to_frame(checkpoint_rows(self.catalog.checkpoints()))
+
+    def graph(self) -> MemoryGraph:
+        """The memory as RDF (the `graph` extra), brought up to date with the raw logs."""
+        with self._lock:
+            if self._graph is None:
+                from .graph import MemoryGraph
+
+                self._graph = MemoryGraph(
+                    self.store.index_dir, self.store.raw_stamps, self.catalog.of_log
+                )
+            self._graph.sync()
+            return self._graph
+
+    def sparql(self, query: str) -> SparqlResult:
+        """SPARQL over `graph()`; a query it cannot read raises SparqlError (line:column)."""
+        graph = self.graph()
+        with self._lock:
+            return graph.query(query)
+
+    def export(self, format: str, out: Path | BinaryIO) -> int:
+        """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
+        graph) to a path or a binary stream; returns rows written (triples for turtle)."""
+        if format not in EXPORT_FORMATS:
+            raise HipoError(
+                f"export format must be one of {', '.join(EXPORT_FORMATS)}, not {format!r}"
+            )
+        if format == "turtle":
+            graph = self.graph()
+            with self._lock:
+                data, count = graph.turtle()
+            _write_out(out, data)
+            return count
+        with self._lock:
+            rows = checkpoint_rows(self.catalog.checkpoints())
+        if format == "jsonl":
+            text = io.StringIO()
+            write_jsonl(rows, text)
+            _write_out(out, text.getvalue().encode("utf-8"))
+            return len(rows)
+        if isinstance(out, Path):
+            return export_table(rows, format, out)
+        buffer = io.BytesIO()
+        export_table(rows, format, buffer)
+        _write_out(out, buffer.getvalue())
+        return len(rows)
 
     def topics(self) -> list[Topic]:
         """The Topics Index as data (what ROOT.md lists).
@@ -532,7 +620,20 @@ class Memory:
             log.warning("hipo: checkpoint saved, not sent to the team: %s", error)
 
     def recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
-        """`recall` for a request already parsed (the front ends parse it first)."""
+        """`recall` for a request already parsed (the front ends parse it first); raw hits
+        carry their checkpoint's provenance."""
+        result = self._recall_query(request, neighbours=neighbours)
+        with self._lock:
+            hits = [self._with_provenance(hit) for hit in result.hits]
+        return replace(result, hits=hits)
+
+    def _with_provenance(self, hit: Hit) -> Hit:
+        if hit.kind != "raw":
+            return hit
+        checkpoint = self.catalog.at(hit.file, hit.line)
+        return replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit
+
+    def _recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
         query, k, type = request.query, request.k, request.type
         since_day = request.since.isoformat() if request.since else None
         until_day = request.until.isoformat() if request.until else None
@@ -735,3 +836,12 @@ class Memory:
         self._indexer.close()
         self.semantic.close()
 
+
+def _write_out(out: Path | BinaryIO, data: bytes) -> None:
+    """Bytes to a path (atomically, beside it) or a binary stream."""
+    if isinstance(out, Path):
+        temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        temp.write_bytes(data)
+        os.replace(temp, out)
+    else:
+        out.write(data)

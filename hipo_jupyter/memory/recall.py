@@ -73,6 +73,7 @@ class Hit:
     topics: tuple[str, ...] = ()  # Topics Index entries that matched the query
     author: str = ""  # team recall (hipo_jupyter/team): who wrote it; "" for one's own memory
     notebook: str = ""  # team recall: the notebook (memory folder) it was written in
+    provenance: str = ""  # raw hits: notebook, cell, front end, model ("" if not recorded)
 
     @property
     def location(self) -> str:
@@ -91,6 +92,7 @@ class Hit:
             "score": round(float(self.score), 6),
             "path": list(self.path),
             "topics": list(self.topics),
+            "provenance": self.provenance,
             **({"author": self.author, "notebook": self.notebook} if self.author else {}),
         }
 

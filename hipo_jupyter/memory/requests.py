@@ -36,6 +36,7 @@ MAX_K = 1_000
 MIN_BUDGET = 100  # tokens of a context: the fence and its preamble take about 40
 MAX_BUDGET = 32_000  # far more than any prompt wants from memory
 DEFAULT_BUDGET = 2_000
+MAX_TRIGGER_CHARS = 200
 RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
 
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -180,7 +181,20 @@ class CheckpointDraft:
         type: str | None = None,
         tags: str | Sequence[str] | None = None,
         on: str | date | None = None,
+        trigger: str | None = None,
+        rule: str | None = None,
     ) -> CheckpointDraft:
+        """`trigger` and `rule` (`--trigger`, `--rule`) make the checkpoint a feedback rule:
+        they become its first `- trigger:` and `- rule:` fields, which win over any the body
+        repeats. They imply type feedback and refuse any other."""
+        rule_fields = _rule_fields(trigger, rule)
+        if rule_fields:
+            if check_type(type, "--type") not in (None, "feedback"):
+                raise RequestError(
+                    f"--trigger and --rule are for feedback checkpoints, not --type {type}"
+                )
+            type = "feedback"
+            body = "\n".join([*rule_fields, body])
         body = storable(body)
         if len(body) > MAX_BODY_CHARS:
             raise RequestError(
@@ -205,6 +219,38 @@ class CheckpointDraft:
             tags=parse_tags([*title_tags, *parse_tags(tags)]),
             day=parse_day(on, "--date"),
         )
+
+
+def _rule_fields(trigger: str | None, rule: str | None) -> list[str]:
+    """`- trigger: ...` and `- rule: ...` lines for the options given, each one line."""
+    lines = []
+    for name, value in (("trigger", trigger), ("rule", rule)):
+        if value is None:
+            continue
+        text = " ".join(storable(str(value)).split())
+        if not text:
+            raise RequestError(f"--{name} needs a value, e.g. --{name} \"before a deploy\"")
+        if len(text) > MAX_TRIGGER_CHARS:
+            raise RequestError(
+                f"--{name} is {len(text):,} characters; the limit is {MAX_TRIGGER_CHARS}"
+            )
+        lines.append(f"- {name}: {text}")
+    return lines
+
+
+_QUOTED_OPTION_RE = r"(?:^|(?<=\s))--{name}(?:=|\s+)(?:\"([^\"]*)\"|'([^']*)'|(\S+))"
+
+
+def pop_quoted_option(line: str, name: str) -> tuple[str, str | None]:
+    """Take `--name VALUE` out of a magic's line, VALUE in double or single quotes or one word:
+    magic lines are split on whitespace (no shell quoting), so `--trigger "before a deploy"`
+    is read here before the split. Returns (the line without it, VALUE or None)."""
+    match = re.search(_QUOTED_OPTION_RE.format(name=re.escape(name)), line)
+    if match is None:
+        return line, None
+    value = next(group for group in match.groups() if group is not None)
+    rest = (line[: match.start()] + " " + line[match.end() :]).strip()
+    return rest, value
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,73 @@
+"""`hipo rules`, `hipo export` and `hipo sparql`: the structured views of the memory.
+
+Each takes the parsed arguments and the opened Memory (cli.py opens it, so the root is decided
+in one place), makes one engine call and prints. Errors are HipoErrors, which `hipo` reports
+as one line with exit code 2; a SPARQL error names the line and column of the query.
+
+`sparql --json` prints one object: {"variables": [...], "rows": [[...], ...]} for SELECT,
+{"boolean": true} for ASK, {"triples": ["<s> <p> <o> .", ...]} for CONSTRUCT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hipo_jupyter.memory import HipoError, Memory
+from hipo_jupyter.memory.frame import EXPORT_FORMATS
+from hipo_jupyter.memory.rules import rules_index_text
+
+HELP = {
+    "rules": "the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last",
+    "export": "the memory as csv, parquet or jsonl (a row per checkpoint) or turtle (RDF)",
+    "sparql": "run a SPARQL query over the memory as RDF (schema:, hipo:, field: predefined)",
+}
+
+
+def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
+    export = sub["export"]
+    export.add_argument(
+        "--format", choices=EXPORT_FORMATS, default="jsonl", help="output format (default jsonl)"
+    )
+    export.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write here (default: stdout)"
+    )
+    sparql = sub["sparql"]
+    sparql.add_argument("query", metavar="QUERY", help="the query; '-' reads it from stdin")
+    sparql.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def cmd_rules(args: argparse.Namespace, memory: Memory) -> int:
+    text = rules_index_text(memory.rules())
+    print(text.rstrip() if text else "no rules yet: hipo remember TITLE --trigger WHEN --rule DO")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, memory: Memory) -> int:
+    if args.output is None:
+        if args.format == "parquet":
+            raise HipoError("parquet is binary: give a file with -o FILE.parquet")
+        memory.export(args.format, sys.stdout.buffer)
+        return 0
+    count = memory.export(args.format, args.output)
+    unit = "triples" if args.format == "turtle" else "checkpoints"
+    print(f"{args.output}: {count:,} {unit} as {args.format}", file=sys.stderr)
+    return 0
+
+
+def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
+    query = sys.stdin.read() if args.query == "-" else args.query
+    result = memory.sparql(query)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    elif result.boolean is not None:
+        print("true" if result.boolean else "false")
+    elif result.triples:
+        print("\n".join(result.triples))
+    else:
+        print("\t".join(result.variables))
+        for row in result.rows:
+            print("\t".join("" if value is None else str(value) for value in row))
+    return 0

@@ -1,0 +1,102 @@
+"""Provenance: every checkpoint says where it came from (notebook, cell, front end, and for a
+write-back the model id of the request), in the comment line; old checkpoints stay valid; the
+`%recall` hits, `hipo recall` and the server's hits show it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_helpers import (  # noqa: F401
+    FakeMessagesAPI,
+    api_fixture,
+    claude_shell_fixture,
+    run,
+    served_fixture,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hipo_jupyter import cli
+from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.checkpoint import Checkpoint, parse_log, render
+from hipo_jupyter.memory.importers import ImportRecord
+from hipo_jupyter.memory.provenance import FRONT_ENDS, provenance_text
+
+OLD_LOG = """\
+## Competitor pricing [project]
+<!-- hipo id=2026-03-12T14:32:05Z-7f3a notebook=analysis.ipynb cell=7 tags=pricing -->
+- decisions: cut the starter tier by 15%
+"""
+
+
+def test_a_checkpoint_without_provenance_fields_still_parses() -> None:
+    (checkpoint,) = parse_log(OLD_LOG, date="2026-03-12")
+    assert checkpoint.notebook == "analysis.ipynb" and checkpoint.cell == "7"
+    assert checkpoint.via is None and checkpoint.model is None
+    assert render(checkpoint) == OLD_LOG  # rewritten exactly as it was: no new keys appear
+    assert provenance_text(checkpoint) == "analysis.ipynb cell 7"
+
+
+def test_via_and_model_are_written_in_the_comment_line() -> None:
+    checkpoint = Checkpoint(
+        "Churn", text="x", id="i", notebook="a.ipynb", cell="3", via="write-back",
+        model="claude-sonnet-4-5",
+    )  # fmt: skip
+    comment = render(checkpoint).split("\n")[1]
+    assert comment == (
+        "<!-- hipo id=i notebook=a.ipynb cell=3 via=write-back model=claude-sonnet-4-5 -->"
+    )
+    assert provenance_text(checkpoint) == "a.ipynb cell 3 via write-back, model claude-sonnet-4-5"
+
+
+@given(
+    via=st.one_of(st.none(), st.sampled_from(FRONT_ENDS), st.text(min_size=1, max_size=20)),
+    model=st.one_of(st.none(), st.text(min_size=1, max_size=40)),
+)
+def test_provenance_round_trips_for_any_value(via: str | None, model: str | None) -> None:
+    checkpoint = Checkpoint("T", text="body", id="x", via=via, model=model)
+    (parsed,) = parse_log(render(checkpoint))
+    assert (parsed.via, parsed.model) == (checkpoint.via, checkpoint.model)
+
+
+def test_the_magic_records_itself_and_recall_shows_it(claude_shell, memory_root: Path) -> None:
+    run(claude_shell, "%%remember Launch date #launch\n- decisions: launch on April 2")
+    (checkpoint,) = Memory(memory_root).recent_checkpoints(5)
+    assert checkpoint.via == "magic" and checkpoint.cell
+    hits = claude_shell.run_line_magic("recall", "launch")
+    assert hits[0].provenance == f"cell {checkpoint.cell} via magic"
+    assert f"source: cell {checkpoint.cell} via magic" in str(hits)
+    assert "source: cell" in hits._repr_html_()
+
+
+def test_a_write_back_records_the_model_of_the_request(
+    claude_shell, api: FakeMessagesAPI, memory_root: Path
+) -> None:
+    run(
+        claude_shell,
+        "import anthropic\n"
+        "anthropic.Anthropic().messages.create(model='claude-opus-9-1', max_tokens=50,\n"
+        "    messages=[{'role': 'user', 'content': 'Which segment churns most?'}])\n",
+    )
+    (checkpoint,) = Memory(memory_root).recent_checkpoints(5)
+    assert checkpoint.via == "write-back"
+    assert checkpoint.model == "claude-opus-9-1"  # from the request, not from the reply's text
+    hits = claude_shell.run_line_magic("recall", "segment churns")
+    assert "model claude-opus-9-1" in hits[0].provenance
+
+
+def test_cli_and_import_name_themselves(memory_root: Path, monkeypatch, capsys) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("- outcome: shipped the parser"))
+    assert cli.main(["--root", str(memory_root), "remember", "Parser shipped"]) == 0
+    memory = Memory(memory_root)
+    record = ImportRecord(memory.today, "user", "we migrated the warehouse", "turn-1")
+    memory.import_records([record])
+    vias = {c.title: c.via for c in memory.recent_checkpoints(5)}
+    assert vias["Parser shipped"] == "cli"
+    assert [via for title, via in vias.items() if title != "Parser shipped"] == ["import"]
+    capsys.readouterr()
+    assert cli.main(["--root", str(memory_root), "recall", "parser", "--json"]) == 0
+    assert '"provenance": "via cli"' in capsys.readouterr().out
