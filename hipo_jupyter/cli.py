@@ -303,8 +303,6 @@ def cmd_recall(args: argparse.Namespace) -> int:
     )  # checked before the folder is looked at, as everywhere
     if request.budget is not None and not args.context:
         raise UsageError("--budget goes with --context (the token budget of the context)")
-    if args.team and args.context:
-        raise UsageError("--team searches the team's hits; --context is for this memory only")
     memory = open_memory(args, reading=not args.team)
     try:
         if args.context:  # the text a model would be sent: Memory.context
@@ -315,6 +313,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 until=request.until,
                 type=request.type,
                 mode=request.mode,
+                team=args.team,
             )
         elif args.team:
             answer = memory.team_recall(request)

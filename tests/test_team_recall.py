@@ -213,3 +213,18 @@ async def test_server_recall_with_team_1(jp_fetch, jp_root_dir, team_url, monkey
     assert [(h["author"], h["notebook"], h["title"]) for h in hits] == [
         ("ana", "project", "Churn drivers")
     ]
+
+
+def test_context_with_team_is_the_team_s_memory_within_the_budget(team, capsys, monkeypatch):
+    context = team["bo"].context("what did anyone conclude about churn?", budget=600, team=True)
+    assert context.tokens <= 600
+    assert "ana/churn-study: memory/2026-03-10.md" in context.text
+    assert "onboarding drop-off" in context.text
+    assert "I prefer tables" not in context.text  # a `user` checkpoint never left cy's machine
+    assert context.hits and all(hit.author for hit in context.hits)
+    monkeypatch.setenv("HIPO_TODAY", TODAY.isoformat())
+    root, url = team["bo"].root, team["bo"].config.team_url
+    args = ["--root", str(root), "--team-url", url, "recall", "churn", "--team", "--context"]
+    assert cli.main([*args, "--budget", "600", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["tokens"] <= 600 and payload["hits"][0]["author"]

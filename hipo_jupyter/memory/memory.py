@@ -41,7 +41,14 @@ from .nodes import read_status
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
 from .redact import redact
-from .requests import DEFAULT_BUDGET, CheckpointDraft, RecallQuery, parse_day, storable
+from .requests import (
+    DEFAULT_BUDGET,
+    MAX_K,
+    CheckpointDraft,
+    RecallQuery,
+    parse_day,
+    storable,
+)
 from .rules import Rule, collect_rules, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
@@ -732,13 +739,25 @@ class Memory:
         until: str | date | None = None,
         type: str | None = None,
         mode: str | None = None,
+        team: bool = False,
     ) -> context_pack.Context:
         """The text a model is sent for `query`, within `budget` tokens: Layer 1 (at most a
         quarter; `layer1=False` leaves it out, as `%%ask` does, which sends it as its own
         block), then the recalled memory fenced as quoted data, in time order with each
         piece's date and source (see `context_pack`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
-        meaning "auto" (hybrid when semantic recall is on)."""
+        meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
+        database instead (`team_recall`); each piece then names its author and notebook."""
+        if team:
+            return context_pack.build(
+                query,
+                budget=budget,
+                layer1=(lambda: self.layer1().text) if layer1 else None,
+                recall=lambda k: self.team_recall(
+                    RecallQuery.parse(query, k=min(k, MAX_K), since=since, until=until, type=type)
+                ),
+                documents=lambda ids: {},  # the team's text is in its hits, not this index
+            )
 
         def recall(k: int) -> RecallResult:
             return self.recall(

@@ -229,8 +229,7 @@ class RecallHandler(HipoHandler):
         if team not in (None, "0", "1", "true", "false"):
             raise BadParameterError(f"team must be 1 or 0, not {team!r}")
         memory = self.memory()
-        if team in ("1", "true"):
-            return memory.team_recall(request).to_json()
+        team_wanted = team in ("1", "true")
         if request.budget is not None:  # the context a model is sent: Memory.context
             return memory.context(
                 request.query,
@@ -239,7 +238,10 @@ class RecallHandler(HipoHandler):
                 until=request.until,
                 type=request.type,
                 mode=request.mode,
+                team=team_wanted,
             ).to_json()
+        if team_wanted:
+            return memory.team_recall(request).to_json()
         return memory.recall_query(request).to_json()
 
 
