@@ -306,15 +306,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     memory = open_memory(args, reading=not args.team)
     try:
         if args.context:  # the text a model would be sent: Memory.context
-            answer: Any = memory.context(
-                request.query,
-                budget=request.budget or DEFAULT_BUDGET,
-                since=request.since,
-                until=request.until,
-                type=request.type,
-                mode=request.mode,
-                team=args.team,
-            )
+            answer: Any = memory.context_query(request, team=args.team)
         elif args.team:
             answer = memory.team_recall(request)
         else:

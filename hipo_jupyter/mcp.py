@@ -83,15 +83,7 @@ def recall_within_budget(memory: Memory, query: str, budget: int, **filters: Any
     the budget decides how much memory fits)."""
     filters.pop("k", None)
     request = RecallQuery.parse(query, budget=budget, mode="auto", **filters)
-    assert request.budget is not None
-    return memory.context(
-        request.query,
-        budget=request.budget,
-        since=request.since,
-        until=request.until,
-        type=request.type,
-        mode=request.mode,
-    ).text
+    return memory.context_query(request).text
 
 
 def status_text(memory: Memory) -> str:

@@ -173,7 +173,7 @@ def test_a_team_database_that_is_down_is_one_line(
 
 
 def test_remember_with_the_team_down_queues_on_disk_and_a_later_sync_sends_it(
-    memory_root, postgres_cluster, quick_failures
+    memory_root, postgres_cluster, quick_failures, monkeypatch
 ):
     import psycopg
 
@@ -187,6 +187,7 @@ def test_remember_with_the_team_down_queues_on_disk_and_a_later_sync_sends_it(
     with psycopg.connect(postgres_cluster.url(), autocommit=True) as conn:
         conn.execute('CREATE DATABASE "team_later"')
     database.close_pools()  # the pool of the missing database gave up; a new one connects
+    monkeypatch.setattr(database, "POOL_TIMEOUT_S", 30)  # and may take its time on a busy machine
     memory.team_sync()
     hits = memory.recall("churn call", team=True)
     assert [hit.title for hit in hits] == ["Churn call"]

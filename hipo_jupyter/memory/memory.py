@@ -782,6 +782,22 @@ class Memory:
             documents=documents,
         )
 
+    def context_query(
+        self, request: RecallQuery, *, layer1: bool = True, team: bool = False
+    ) -> context_pack.Context:
+        """`context` for a request already parsed: its budget (DEFAULT_BUDGET when it has
+        none), dates, type and mode. What the CLI, the server and MCP call."""
+        return self.context(
+            request.query,
+            budget=request.budget or DEFAULT_BUDGET,
+            layer1=layer1,
+            since=request.since,
+            until=request.until,
+            type=request.type,
+            mode=request.mode,
+            team=team,
+        )
+
     def _recall_mode(self, mode: str | None) -> str:
         """The mode a recall runs in: "auto" and "hybrid" become keyword when semantic recall is
         off; "semantic" then fails with how to turn it on."""

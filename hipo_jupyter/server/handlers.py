@@ -231,15 +231,7 @@ class RecallHandler(HipoHandler):
         memory = self.memory()
         team_wanted = team in ("1", "true")
         if request.budget is not None:  # the context a model is sent: Memory.context
-            return memory.context(
-                request.query,
-                budget=request.budget,
-                since=request.since,
-                until=request.until,
-                type=request.type,
-                mode=request.mode,
-                team=team_wanted,
-            ).to_json()
+            return memory.context_query(request, team=team_wanted).to_json()
         if team_wanted:
             return memory.team_recall(request).to_json()
         return memory.recall_query(request).to_json()
