@@ -229,3 +229,13 @@ def test_context_with_team_is_the_team_s_memory_within_the_budget(team, capsys, 
     assert cli.main([*args, "--budget", "600", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["tokens"] <= 600 and payload["hits"][0]["author"]
+
+
+def test_team_recall_says_once_that_it_is_keyword_only(team, caplog, monkeypatch):
+    monkeypatch.setattr(Memory, "_said_team_keyword_only", False)
+    with caplog.at_level("WARNING"):
+        first = team["bo"].recall("churn", team=True, mode="hybrid")
+        team["bo"].recall("churn", team=True, mode="hybrid")
+    notes = [r.message for r in caplog.records if "keyword only" in r.message]
+    assert len(notes) == 1 and "pgvector" in notes[0]
+    assert first.hits  # and the keyword answer is given

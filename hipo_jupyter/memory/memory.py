@@ -125,6 +125,8 @@ def _today_from_env() -> date:
 class Memory:
     """A memory root. Cheap to construct; files are created on first write (or `init`)."""
 
+    _said_team_keyword_only = False  # once per process: team recall has no vectors
+
     def __init__(
         self,
         root: str | Path,
@@ -604,6 +606,15 @@ class Memory:
         build its recalled part from this.)"""
         from hipo_jupyter.team import team_recall
 
+        wants_meaning = request.mode in ("semantic", "hybrid") or (
+            request.mode == "auto" and self.semantic.enabled
+        )
+        if wants_meaning and not Memory._said_team_keyword_only:
+            Memory._said_team_keyword_only = True
+            log.warning(
+                "hipo: team recall is keyword only (PostgreSQL full-text search): the team's "
+                "vectors would need pgvector, which this team database is not set up with"
+            )
         return team_recall(
             self._team().database,
             request,
