@@ -19,7 +19,7 @@ np = pytest.importorskip("numpy")
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory import memory as memory_module  # noqa: E402
+from hipo_jupyter.memory import indexing as indexing_module  # noqa: E402
 from hipo_jupyter.memory import semantic as semantic_module  # noqa: E402
 from hipo_jupyter.memory.embed import SemanticUnavailable  # noqa: E402
 from hipo_jupyter.memory.errors import HipoError, QueryError  # noqa: E402
@@ -156,7 +156,7 @@ def test_reindex_embeds_a_backlog_in_batches_with_progress(
     memory_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(semantic_module, "BACKLOG_LIMIT", 2)
-    monkeypatch.setattr(memory_module, "BACKLOG_LIMIT", 2)
+    monkeypatch.setattr(indexing_module, "BACKLOG_LIMIT", 2)
     without = make_memory(memory_root, semantic=False)
     fill(without)
     without.close()
