@@ -59,6 +59,24 @@ def test_one_row_per_checkpoint_with_every_column(memory: Memory) -> None:
     assert len(frame[frame.date >= "2026-03-06"]) == 2
 
 
+def test_the_row_cache_follows_the_raw_logs_in_another_process(memory: Memory) -> None:
+    assert len(memory.frame()) == 4
+    cache = memory.root / "memory" / ".index" / "catalog.sqlite"
+    assert cache.is_file()  # a fresh process reads the rows instead of parsing every log
+    log = memory.root / "memory" / "2026-03-05.md"
+    log.write_text(log.read_text(encoding="utf-8").replace("15%", "20%"), encoding="utf-8")
+    memory.remember("Deploys v3", "ok", on="2026-03-08", trigger="before a deploy", rule="Tue")
+    fresh = Memory(memory.root)
+    frame = fresh.frame()
+    pricing = frame[frame.title == "Competitor pricing"].iloc[0]
+    assert pricing.fields == {"decisions": "cut the starter tier by 20%"}  # edited by hand
+    assert [r.rule for r in fresh.rules() if r.active] == ["Tue"]
+    assert frame[frame.title == "Deploys v2"].iloc[0].superseded_by == "memory/2026-03-08.md#L1"
+    cache.write_bytes(b"not a database")  # damaged: rebuilt from the raw logs
+    assert len(Memory(memory.root).frame()) == 5
+    assert [r.rule for r in Memory(memory.root).rules() if r.active] == ["Tue"]
+
+
 def test_recall_df_returns_the_hits_as_a_dataframe(claude_shell) -> None:
     run(claude_shell, "%%remember Launch date #launch\n- decisions: launch on April 2")
     frame = claude_shell.run_line_magic("recall", "launch --df")

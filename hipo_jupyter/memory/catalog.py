@@ -1,18 +1,48 @@
 """Every checkpoint of the raw logs, parsed once and kept while its log is unchanged.
 
-The rules index, `Memory.frame()` and the graph all start from the list of checkpoints. Parsing
-a year of raw logs for each prompt would be most of the cost of Layer 1, so each log's
-checkpoints are kept against its (size, mtime) and only a changed log is read again. The cache
-lives in the process; the raw logs stay the truth.
+The rules index, `Memory.frame()`, `hipo export` and the graph all start from the list of
+checkpoints. Parsing a year of raw logs for each of them costs seconds, so:
+
+- in the process, each log's checkpoints are kept against its (size, mtime) and only a changed
+  log is read again;
+- on disk, `memory/.index/catalog.sqlite` keeps each log's table rows (`frame.checkpoint_row`)
+  and, apart, the rows of its rules, against the same stamp. A fresh process (`hipo export`,
+  a kernel's first Layer 1) reads them instead of parsing every log; a changed log is parsed
+  and its rows replaced alone. The rules column is tiny, so Layer 1 reads only that one.
+
+The raw logs stay the truth: the file is derived, deleted and rebuilt when it cannot be read,
+and a failure to write it costs only speed.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from contextlib import closing
 from datetime import date
+from pathlib import Path
+from typing import Any
 
 from .checkpoint import Checkpoint, parse_log
 from .errors import ParseError
+from .frame import checkpoint_row
 from .store import Store
+
+ROWS_FILE = "catalog.sqlite"
+FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
+ROWS_VERSION = 1  # bump when checkpoint_row's columns change: every log is parsed again
+ROWS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS logs (
+    name TEXT PRIMARY KEY,     -- raw log, YYYY-MM-DD.md
+    size INTEGER NOT NULL,     -- its stamp when the rows were made
+    mtime_ns INTEGER NOT NULL,
+    version INTEGER NOT NULL,  -- ROWS_VERSION they were made with
+    rows TEXT NOT NULL,        -- JSON list of frame.checkpoint_row, file order
+    rules TEXT NOT NULL        -- the same for the rows that state a rule (usually [])
+)
+"""
+Stamp = tuple[int, int]
+Rows = list[dict[str, Any]]
 
 
 class CheckpointCatalog:
@@ -21,7 +51,96 @@ class CheckpointCatalog:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._by_log: dict[str, tuple[tuple[int, int], list[Checkpoint]]] = {}
-        self._holds: dict[tuple[str, bytes], tuple[tuple[int, int], bool]] = {}
+        self._rows: dict[str, dict[str, tuple[Stamp, Rows]]] = {"rows": {}, "rules": {}}
+        self.rows_path: Path = store.index_dir / ROWS_FILE
+
+    def rows(self) -> Rows:
+        """The table row (`frame.checkpoint_row`) of every checkpoint, oldest day first, from
+        the row cache; only the logs whose stamp changed are parsed. Shared: do not mutate."""
+        return self._cached("rows")
+
+    def rule_rows(self) -> Rows:
+        """The rows of the checkpoints that state a rule, oldest first: what Layer 1 needs,
+        read from the small rules column of the row cache."""
+        return self._cached("rules")
+
+    def _cached(self, column: str) -> Rows:
+        stamps = self.store.raw_stamps()
+        held = self._rows[column]
+        for name in set(held) - set(stamps):
+            del held[name]
+        stale = [name for name in stamps if name not in held or held[name][0] != stamps[name]]
+        if stale:
+            disk = self._read_rows(column, stale)
+            made: dict[str, tuple[Rows, Rows]] = {}
+            for name in stale:
+                if disk.get(name, (None,))[0] == stamps[name]:
+                    held[name] = disk[name]
+                    continue
+                rows = [checkpoint_row(c) for c in self.of_log(name, stamps[name])]
+                made[name] = (rows, [row for row in rows if row["trigger"]])
+                held[name] = (stamps[name], made[name][0 if column == "rows" else 1])
+            if made:
+                self._write_rows(made, stamps, gone=set(disk) - set(stamps))
+        return [row for name in sorted(stamps) for row in held[name][1]]
+
+    # --- the row cache on disk -------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        self.rows_path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.rows_path, timeout=5, isolation_level=None)
+        connection.execute(ROWS_SCHEMA)
+        return connection
+
+    def _read_rows(self, column: str, names: list[str]) -> dict[str, tuple[Stamp, Rows]]:
+        """The rows the file holds for `names` (all of its logs when asked for most of them,
+        one scan instead of many look-ups), with their stamps; {} when it cannot be read."""
+        assert column in ("rows", "rules")
+        query = f"SELECT name, size, mtime_ns, {column} FROM logs WHERE version = ?"
+        few = len(names) <= FEW_LOGS
+        if few:  # e.g. today's log after a remember: read it alone
+            query += f" AND name IN ({', '.join('?' * len(names))})"
+        wanted = set(names)
+        try:
+            with closing(self._connect()) as db:
+                found = db.execute(query, (ROWS_VERSION, *(names if few else ()))).fetchall()
+            return {
+                name: ((size, mtime_ns), json.loads(text))
+                for name, size, mtime_ns, text in found
+                if name in wanted
+            }
+        except (sqlite3.OperationalError, OSError):
+            return {}  # busy or not writable: parse this time
+        except (sqlite3.DatabaseError, ValueError):
+            self._discard_rows()
+            return {}
+
+    def _write_rows(
+        self, made: dict[str, tuple[Rows, Rows]], stamps: dict[str, Stamp], gone: set[str]
+    ) -> None:
+        """Replace the rows of the logs just parsed (one transaction); never raises: the cache
+        only saves time."""
+        try:
+            with closing(self._connect()) as db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("DELETE FROM logs WHERE name = ?", [(name,) for name in gone])
+                db.executemany(
+                    "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (name, *stamps[name], ROWS_VERSION,
+                         json.dumps(rows, ensure_ascii=False),
+                         json.dumps(rules, ensure_ascii=False))
+                        for name, (rows, rules) in made.items()
+                    ],
+                )  # fmt: skip
+                db.execute("COMMIT")
+        except (sqlite3.Error, OSError):
+            pass
+
+    def _discard_rows(self) -> None:
+        """A row cache that cannot be read (damaged, not SQLite) is deleted; the next call
+        writes a new one from the raw logs."""
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(f"{self.rows_path}{suffix}").unlink(missing_ok=True)
 
     def checkpoints(self) -> list[Checkpoint]:
         """All checkpoints, oldest day first and in file order within a day."""
@@ -49,24 +168,6 @@ class CheckpointCatalog:
             held = (stamp, self._parse(name))
             self._by_log[name] = held
         return held[1]
-
-    def logs_holding(self, marker: bytes) -> list[str]:
-        """The raw logs whose bytes contain `marker`, oldest first: a byte search, no parsing,
-        remembered per log while its stamp holds. The rules index reads only the logs holding
-        a `- trigger:` line, so Layer 1 stays cheap at a year of memory."""
-        found = []
-        for name, stamp in sorted(self.store.raw_stamps().items()):
-            held = self._holds.get((name, marker))
-            if held is None or held[0] != stamp:
-                try:
-                    data = self.store.read_bytes(self.store.raw_path(date.fromisoformat(name[:-3])))
-                except (OSError, ParseError):
-                    data = b""
-                held = (stamp, marker in data)
-                self._holds[(name, marker)] = held
-            if held[1]:
-                found.append(name)
-        return found
 
     def at(self, relative: str, line: int) -> Checkpoint | None:
         """The checkpoint whose heading is at `line` of the raw log `relative`

@@ -33,7 +33,14 @@ from .config import MemoryConfig
 from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
 from .files import MAX_STATE_BYTES
-from .frame import EXPORT_FORMATS, checkpoint_rows, export_table, to_frame, write_jsonl
+from .frame import (
+    EXPORT_FORMATS,
+    export_table,
+    row_rules,
+    to_frame,
+    with_superseded,
+    write_jsonl,
+)
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .indexing import IndexKeeper, lookup
 from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
@@ -49,7 +56,7 @@ from .requests import (
     parse_day,
     storable,
 )
-from .rules import Rule, collect_rules, rules_index_text
+from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
     FUSIONS,
@@ -401,16 +408,15 @@ class Memory:
 
     def rules(self) -> list[Rule]:
         """The feedback rules with triggers, active first, by trigger (see `rules`). Layer 1
-        asks at every prompt, so only the raw logs holding a `- trigger:` line are parsed."""
+        asks at every prompt, so they come from the catalog's row cache (see `catalog`)."""
         with self._lock:
-            logs = self.catalog.logs_holding(b"\n- trigger:")
-            return collect_rules(c for log in logs for c in self.catalog.of_log(log))
+            return row_rules(self.catalog.rule_rows())
 
     # --- structured views (issue 15): a table and a graph, derived from the raw logs ----------
     def frame(self) -> pandas.DataFrame:
         """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""
         with self._lock:
-            return to_frame(checkpoint_rows(self.catalog.checkpoints()))
+            return to_frame(with_superseded(self.catalog.rows()))
 
     def graph(self) -> MemoryGraph:
         """The memory as RDF (the `graph` extra), brought up to date with the raw logs."""
@@ -444,7 +450,7 @@ class Memory:
             _write_out(out, data)
             return count
         with self._lock:
-            rows = checkpoint_rows(self.catalog.checkpoints())
+            rows = with_superseded(self.catalog.rows())
         if format == "jsonl":
             text = io.StringIO()
             write_jsonl(rows, text)
