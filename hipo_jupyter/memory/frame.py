@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -183,20 +182,17 @@ def _write_csv(rows: list[dict[str, Any]], path: Path | BinaryIO) -> None:
 
 
 def _write_parquet(rows: list[dict[str, Any]], path: Path | BinaryIO) -> None:
+    """Through pyarrow's JSON reader with an explicit schema: building arrays from Python
+    lists would import pandas (pyarrow looks for pandas objects), a second of a year's export."""
     pa = require("pyarrow", "frame", "parquet export")
     parquet = require("pyarrow.parquet", "frame", "parquet export")
+    arrow_json = require("pyarrow.json", "frame", "parquet export")
     types = {"date": pa.timestamp("ns"), "line": pa.int64()}
-    columns = {}
-    for name in COLUMNS:
-        values = [row[name] for row in rows]
-        if name == "date":
-            values = [_day(value) for value in values]
-        columns[name] = pa.array(values, type=types.get(name, pa.string()))
-    parquet.write_table(pa.table(columns), path if not isinstance(path, Path) else str(path))
-
-
-def _day(value: str | None) -> datetime | None:
-    try:
-        return datetime.strptime(value, "%Y-%m-%d") if value else None
-    except ValueError:
-        return None  # as to_frame's errors="coerce"
+    schema = pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
+    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+    options = arrow_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    if rows:
+        table = arrow_json.read_json(io.BytesIO(data), parse_options=options)
+    else:
+        table = schema.empty_table()  # the reader refuses an empty file
+    parquet.write_table(table, path if not isinstance(path, Path) else str(path))
