@@ -72,6 +72,16 @@ def test_the_row_cache_follows_the_raw_logs_in_another_process(memory: Memory) -
     assert pricing.fields == {"decisions": "cut the starter tier by 20%"}  # edited by hand
     assert [r.rule for r in fresh.rules() if r.active] == ["Tue"]
     assert frame[frame.title == "Deploys v2"].iloc[0].superseded_by == "memory/2026-03-08.md#L1"
+    out = io.BytesIO()  # jsonl and parquet join the kept lines: the pointers must be set there too
+    assert Memory(memory.root).export("jsonl", out) == 5
+    by_title = {row["title"]: row for row in map(json.loads, out.getvalue().splitlines())}
+    assert by_title["Deploys"]["superseded_by"] == "memory/2026-03-08.md#L1"
+    assert by_title["Deploys v3"]["superseded_by"] is None
+    parquet = memory.root / "rows.parquet"
+    assert Memory(memory.root).export("parquet", parquet) == 5
+    table = pd.read_parquet(parquet)
+    assert table[table.title == "Deploys v2"].iloc[0].superseded_by == "memory/2026-03-08.md#L1"
+    assert str(table.date.dtype).startswith("datetime64")
     cache.write_bytes(b"not a database")  # damaged: rebuilt from the raw logs
     assert len(Memory(memory.root).frame()) == 5
     assert [r.rule for r in Memory(memory.root).rules() if r.active] == ["Tue"]

@@ -25,24 +25,35 @@ from typing import Any
 
 from .checkpoint import Checkpoint, parse_log
 from .errors import ParseError
-from .frame import checkpoint_row
+from .frame import checkpoint_row, flat_rows, row_rules
 from .store import Store
 
 ROWS_FILE = "catalog.sqlite"
 FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
-ROWS_VERSION = 1  # bump when checkpoint_row's columns change: every log is parsed again
+ROWS_VERSION = 2  # bump when the table or checkpoint_row changes: every log is parsed again
 ROWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs (
     name TEXT PRIMARY KEY,     -- raw log, YYYY-MM-DD.md
     size INTEGER NOT NULL,     -- its stamp when the rows were made
     mtime_ns INTEGER NOT NULL,
     version INTEGER NOT NULL,  -- ROWS_VERSION they were made with
-    rows TEXT NOT NULL,        -- JSON list of frame.checkpoint_row, file order
-    rules TEXT NOT NULL        -- the same for the rows that state a rule (usually [])
+    rows TEXT NOT NULL,        -- frame.checkpoint_row of each checkpoint, a JSON line each
+    rules TEXT NOT NULL,       -- the same for the rows that state a rule (usually empty)
+    flat TEXT NOT NULL         -- frame.flat_row of each row, a JSON line each (parquet)
 )
 """
+COLUMNS = ("rows", "rules", "flat")
 Stamp = tuple[int, int]
 Rows = list[dict[str, Any]]
+
+
+def json_lines(rows: Rows) -> str:
+    """Rows as JSON lines, as `hipo export --format jsonl` writes them."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def parse_lines(text: str) -> Rows:
+    return [json.loads(line) for line in text.splitlines()]
 
 
 class CheckpointCatalog:
@@ -51,50 +62,94 @@ class CheckpointCatalog:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._by_log: dict[str, tuple[tuple[int, int], list[Checkpoint]]] = {}
-        self._rows: dict[str, dict[str, tuple[Stamp, Rows]]] = {"rows": {}, "rules": {}}
+        self._texts: dict[str, dict[str, tuple[Stamp, str]]] = {c: {} for c in COLUMNS}
+        self._parsed: dict[str, tuple[str, Rows]] = {}  # log -> (its rows text, the rows)
         self.rows_path: Path = store.index_dir / ROWS_FILE
 
     def rows(self) -> Rows:
         """The table row (`frame.checkpoint_row`) of every checkpoint, oldest day first, from
         the row cache; only the logs whose stamp changed are parsed. Shared: do not mutate."""
-        return self._cached("rows")
+        return [row for name, text in self._cached("rows") for row in self._rows_of(name, text)]
 
     def rule_rows(self) -> Rows:
         """The rows of the checkpoints that state a rule, oldest first: what Layer 1 needs,
         read from the small rules column of the row cache."""
-        return self._cached("rules")
+        return [row for _, text in self._cached("rules") for row in parse_lines(text)]
 
-    def _cached(self, column: str) -> Rows:
+    def export_lines(self, column: str) -> str:
+        """Every row as a JSON line, `superseded_by` set: the nested rows ("rows", the jsonl
+        export) or the flat ones ("flat", for parquet), joined from the cache as they are.
+        Only the logs holding a superseded rule are rendered again, from their rows."""
+        superseded = {(rule.file, rule.line): rule.superseded_by
+                      for rule in row_rules(self.rule_rows()) if rule.superseded_by}  # fmt: skip
+        touched = {file.removeprefix("memory/") for file, _ in superseded}
+        render = json_lines if column == "rows" else (lambda rows: json_lines(flat_rows(rows)))
+        texts = self._cached(column)
+        rows_texts = dict(self._cached("rows")) if touched else {}
+        out = []
+        for name, text in texts:
+            if name in touched:
+                rows = [dict(row, superseded_by=superseded.get((row["file"], row["line"])))
+                        for row in self._rows_of(name, rows_texts[name])]  # fmt: skip
+                text = render(rows)
+            out.append(text)
+        return "".join(out)
+
+    def _rows_of(self, name: str, text: str) -> Rows:
+        held = self._parsed.get(name)
+        if held is None or held[0] is not text:
+            held = (text, parse_lines(text))
+            self._parsed[name] = held
+        return held[1]
+
+    def _cached(self, column: str) -> list[tuple[str, str]]:
+        """(log, text of `column`) for every raw log, oldest first: kept in the process, else
+        read from the file, else made from the parsed log (and written to the file)."""
         stamps = self.store.raw_stamps()
-        held = self._rows[column]
+        held = self._texts[column]
         for name in set(held) - set(stamps):
             del held[name]
+            self._parsed.pop(name, None)
         stale = [name for name in stamps if name not in held or held[name][0] != stamps[name]]
         if stale:
             disk = self._read_rows(column, stale)
-            made: dict[str, tuple[Rows, Rows]] = {}
+            made: dict[str, dict[str, str]] = {}
             for name in stale:
                 if disk.get(name, (None,))[0] == stamps[name]:
                     held[name] = disk[name]
                     continue
                 rows = [checkpoint_row(c) for c in self.of_log(name, stamps[name])]
-                made[name] = (rows, [row for row in rows if row["trigger"]])
-                held[name] = (stamps[name], made[name][0 if column == "rows" else 1])
+                made[name] = {
+                    "rows": json_lines(rows),
+                    "rules": json_lines([row for row in rows if row["trigger"]]),
+                    "flat": json_lines(flat_rows(rows)),
+                }
+                held[name] = (stamps[name], made[name][column])
             if made:
                 self._write_rows(made, stamps, gone=set(disk) - set(stamps))
-        return [row for name in sorted(stamps) for row in held[name][1]]
+        return [(name, held[name][1]) for name in sorted(stamps)]
 
     # --- the row cache on disk -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         self.rows_path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.rows_path, timeout=5, isolation_level=None)
-        connection.execute(ROWS_SCHEMA)
+        try:
+            if connection.execute("PRAGMA user_version").fetchone()[0] != ROWS_VERSION:
+                # Another layout (an older hipo): its rows are dropped and made again.
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("DROP TABLE IF EXISTS logs")
+                connection.execute(ROWS_SCHEMA)
+                connection.execute(f"PRAGMA user_version = {ROWS_VERSION}")
+                connection.execute("COMMIT")
+        except BaseException:
+            connection.close()
+            raise
         return connection
 
-    def _read_rows(self, column: str, names: list[str]) -> dict[str, tuple[Stamp, Rows]]:
+    def _read_rows(self, column: str, names: list[str]) -> dict[str, tuple[Stamp, str]]:
         """The rows the file holds for `names` (all of its logs when asked for most of them,
         one scan instead of many look-ups), with their stamps; {} when it cannot be read."""
-        assert column in ("rows", "rules")
+        assert column in COLUMNS
         query = f"SELECT name, size, mtime_ns, {column} FROM logs WHERE version = ?"
         few = len(names) <= FEW_LOGS
         if few:  # e.g. today's log after a remember: read it alone
@@ -104,7 +159,7 @@ class CheckpointCatalog:
             with closing(self._connect()) as db:
                 found = db.execute(query, (ROWS_VERSION, *(names if few else ()))).fetchall()
             return {
-                name: ((size, mtime_ns), json.loads(text))
+                name: ((size, mtime_ns), text)
                 for name, size, mtime_ns, text in found
                 if name in wanted
             }
@@ -115,7 +170,7 @@ class CheckpointCatalog:
             return {}
 
     def _write_rows(
-        self, made: dict[str, tuple[Rows, Rows]], stamps: dict[str, Stamp], gone: set[str]
+        self, made: dict[str, dict[str, str]], stamps: dict[str, Stamp], gone: set[str]
     ) -> None:
         """Replace the rows of the logs just parsed (one transaction); never raises: the cache
         only saves time."""
@@ -124,14 +179,12 @@ class CheckpointCatalog:
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany("DELETE FROM logs WHERE name = ?", [(name,) for name in gone])
                 db.executemany(
-                    "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (name, *stamps[name], ROWS_VERSION,
-                         json.dumps(rows, ensure_ascii=False),
-                         json.dumps(rules, ensure_ascii=False))
-                        for name, (rows, rules) in made.items()
+                        (name, *stamps[name], ROWS_VERSION, *(texts[c] for c in COLUMNS))
+                        for name, texts in made.items()
                     ],
-                )  # fmt: skip
+                )
                 db.execute("COMMIT")
         except (sqlite3.Error, OSError):
             pass

@@ -151,17 +151,33 @@ def flat_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return flat
 
 
+def table_export(catalog: Any, format: str) -> tuple[bytes, int]:
+    """csv, parquet or jsonl of every checkpoint, and the row count, from a
+    `catalog.CheckpointCatalog` (not imported: it imports this module). jsonl and parquet are
+    joined from the JSON lines the catalog keeps; csv is written from its rows."""
+    if format == "jsonl":
+        lines = catalog.export_lines("rows")
+        return lines.encode("utf-8"), lines.count("\n")
+    buffer = io.BytesIO()
+    if format == "parquet":
+        count = write_parquet(catalog.export_lines("flat"), buffer)
+    else:
+        count = export_table(with_superseded(catalog.rows()), format, buffer)
+    return buffer.getvalue(), count
+
+
 def export_table(rows: list[dict[str, Any]], format: str, path: Path | BinaryIO) -> int:
     """Write the rows to a path or binary stream as csv or parquet; returns the row count.
 
     Neither goes through pandas: importing it takes longer than a year of memory takes to
     write (about a second of the `hipo export` process). CSV is the standard library's writer,
     with what pandas' `to_csv` writes (header, minimal quoting, None as an empty cell); parquet
-    is pyarrow's, with the columns `Memory.frame()` has (`date` a timestamp, `line` int64)."""
+    is pyarrow's (`write_parquet`)."""
     if format == "csv":
         _write_csv(flat_rows(rows), path)
     elif format == "parquet":
-        _write_parquet(flat_rows(rows), path)
+        flat = flat_rows(rows)
+        write_parquet("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in flat), path)
     else:
         raise HipoError(f"export format must be one of {', '.join(EXPORT_FORMATS)}, not {format!r}")
     return len(rows)
@@ -181,18 +197,22 @@ def _write_csv(rows: list[dict[str, Any]], path: Path | BinaryIO) -> None:
         path.write(data)
 
 
-def _write_parquet(rows: list[dict[str, Any]], path: Path | BinaryIO) -> None:
-    """Through pyarrow's JSON reader with an explicit schema: building arrays from Python
-    lists would import pandas (pyarrow looks for pandas objects), a second of a year's export."""
+def write_parquet(flat_lines: str, path: Path | BinaryIO) -> int:
+    """Parquet from flat rows given as JSON lines (`flat_rows`, one object a line), with the
+    columns `Memory.frame()` has (`date` a timestamp, `line` int64, the rest strings); returns
+    the row count. Read by pyarrow's JSON reader with an explicit schema: building arrays from
+    Python lists would import pandas (pyarrow looks for pandas objects), a second of a year's
+    export, and the catalog keeps the lines ready."""
     pa = require("pyarrow", "frame", "parquet export")
     parquet = require("pyarrow.parquet", "frame", "parquet export")
     arrow_json = require("pyarrow.json", "frame", "parquet export")
     types = {"date": pa.timestamp("ns"), "line": pa.int64()}
     schema = pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
-    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     options = arrow_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    if rows:
-        table = arrow_json.read_json(io.BytesIO(data), parse_options=options)
+    if flat_lines:
+        data = io.BytesIO(flat_lines.encode("utf-8"))
+        table = arrow_json.read_json(data, parse_options=options)
     else:
         table = schema.empty_table()  # the reader refuses an empty file
     parquet.write_table(table, path if not isinstance(path, Path) else str(path))
+    return table.num_rows

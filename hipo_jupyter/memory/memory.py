@@ -7,7 +7,6 @@ up to date from the Markdown files (which stay the truth), and answers recall.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -33,14 +32,7 @@ from .config import MemoryConfig
 from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
 from .files import MAX_STATE_BYTES
-from .frame import (
-    EXPORT_FORMATS,
-    export_table,
-    row_rules,
-    to_frame,
-    with_superseded,
-    write_jsonl,
-)
+from .frame import EXPORT_FORMATS, row_rules, table_export, to_frame, with_superseded
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .indexing import IndexKeeper, lookup
 from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
@@ -450,18 +442,9 @@ class Memory:
             _write_out(out, data)
             return count
         with self._lock:
-            rows = with_superseded(self.catalog.rows())
-        if format == "jsonl":
-            text = io.StringIO()
-            write_jsonl(rows, text)
-            _write_out(out, text.getvalue().encode("utf-8"))
-            return len(rows)
-        if isinstance(out, Path):
-            return export_table(rows, format, out)
-        buffer = io.BytesIO()
-        export_table(rows, format, buffer)
-        _write_out(out, buffer.getvalue())
-        return len(rows)
+            data, count = table_export(self.catalog, format)
+        _write_out(out, data)
+        return count
 
     def topics(self) -> list[Topic]:
         """The Topics Index as data (what ROOT.md lists).
