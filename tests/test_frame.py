@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
@@ -62,7 +64,8 @@ def test_one_row_per_checkpoint_with_every_column(memory: Memory) -> None:
 def test_the_row_cache_follows_the_raw_logs_in_another_process(memory: Memory) -> None:
     assert len(memory.frame()) == 4
     cache = memory.root / "memory" / ".index" / "catalog.sqlite"
-    assert cache.is_file()  # a fresh process reads the rows instead of parsing every log
+    with closing(sqlite3.connect(cache)) as db:  # a fresh process reads them, parsing no log
+        assert db.execute("SELECT count(*) FROM logs").fetchone()[0] == 4  # one row per log
     log = memory.root / "memory" / "2026-03-05.md"
     log.write_text(log.read_text(encoding="utf-8").replace("15%", "20%"), encoding="utf-8")
     memory.remember("Deploys v3", "ok", on="2026-03-08", trigger="before a deploy", rule="Tue")

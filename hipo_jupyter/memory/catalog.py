@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from datetime import date
 from pathlib import Path
@@ -25,12 +26,12 @@ from typing import Any
 
 from .checkpoint import Checkpoint, parse_log
 from .errors import ParseError
-from .frame import checkpoint_row, flat_rows, row_rules
+from .frame import checkpoint_row, csv_lines, flat_rows, row_rules
 from .store import Store
 
 ROWS_FILE = "catalog.sqlite"
 FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
-ROWS_VERSION = 2  # bump when the table or checkpoint_row changes: every log is parsed again
+ROWS_VERSION = 3  # bump when the table or checkpoint_row changes: every log is parsed again
 ROWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs (
     name TEXT PRIMARY KEY,     -- raw log, YYYY-MM-DD.md
@@ -39,10 +40,11 @@ CREATE TABLE IF NOT EXISTS logs (
     version INTEGER NOT NULL,  -- ROWS_VERSION they were made with
     rows TEXT NOT NULL,        -- frame.checkpoint_row of each checkpoint, a JSON line each
     rules TEXT NOT NULL,       -- the same for the rows that state a rule (usually empty)
-    flat TEXT NOT NULL         -- frame.flat_row of each row, a JSON line each (parquet)
+    flat TEXT NOT NULL,        -- frame.flat_rows of them, a JSON line each (for parquet)
+    csv TEXT NOT NULL          -- the same flat rows as CSV lines, no header (for csv)
 )
 """
-COLUMNS = ("rows", "rules", "flat")
+COLUMNS = ("rows", "rules", "flat", "csv")
 Stamp = tuple[int, int]
 Rows = list[dict[str, Any]]
 
@@ -50,6 +52,14 @@ Rows = list[dict[str, Any]]
 def json_lines(rows: Rows) -> str:
     """Rows as JSON lines, as `hipo export --format jsonl` writes them."""
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+RENDER: dict[str, Callable[[Rows], str]] = {
+    "rows": json_lines,
+    "rules": lambda rows: json_lines([row for row in rows if row["trigger"]]),
+    "flat": lambda rows: json_lines(flat_rows(rows)),
+    "csv": lambda rows: csv_lines(flat_rows(rows)),
+}
 
 
 def parse_lines(text: str) -> Rows:
@@ -77,13 +87,14 @@ class CheckpointCatalog:
         return [row for _, text in self._cached("rules") for row in parse_lines(text)]
 
     def export_lines(self, column: str) -> str:
-        """Every row as a JSON line, `superseded_by` set: the nested rows ("rows", the jsonl
-        export) or the flat ones ("flat", for parquet), joined from the cache as they are.
-        Only the logs holding a superseded rule are rendered again, from their rows."""
+        """Every row as the export writes it, `superseded_by` set: a JSON line of the nested
+        row ("rows", the jsonl export) or of the flat one ("flat", for parquet), or a CSV line
+        ("csv"), joined from the cache as they are. Only the logs holding a superseded rule
+        are rendered again, from their rows."""
         superseded = {(rule.file, rule.line): rule.superseded_by
                       for rule in row_rules(self.rule_rows()) if rule.superseded_by}  # fmt: skip
         touched = {file.removeprefix("memory/") for file, _ in superseded}
-        render = json_lines if column == "rows" else (lambda rows: json_lines(flat_rows(rows)))
+        render = RENDER[column]
         texts = self._cached(column)
         rows_texts = dict(self._cached("rows")) if touched else {}
         out = []
@@ -119,11 +130,7 @@ class CheckpointCatalog:
                     held[name] = disk[name]
                     continue
                 rows = [checkpoint_row(c) for c in self.of_log(name, stamps[name])]
-                made[name] = {
-                    "rows": json_lines(rows),
-                    "rules": json_lines([row for row in rows if row["trigger"]]),
-                    "flat": json_lines(flat_rows(rows)),
-                }
+                made[name] = {column: RENDER[column](rows) for column in COLUMNS}
                 held[name] = (stamps[name], made[name][column])
             if made:
                 self._write_rows(made, stamps, gone=set(disk) - set(stamps))
@@ -179,7 +186,7 @@ class CheckpointCatalog:
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany("DELETE FROM logs WHERE name = ?", [(name,) for name in gone])
                 db.executemany(
-                    "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?{', ?' * len(COLUMNS)})",
                     [
                         (name, *stamps[name], ROWS_VERSION, *(texts[c] for c in COLUMNS))
                         for name, texts in made.items()

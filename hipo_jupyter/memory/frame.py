@@ -154,10 +154,13 @@ def flat_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def table_export(catalog: Any, format: str) -> tuple[bytes, int]:
     """csv, parquet or jsonl of every checkpoint, and the row count, from a
     `catalog.CheckpointCatalog` (not imported: it imports this module). jsonl and parquet are
-    joined from the JSON lines the catalog keeps; csv is written from its rows."""
+    joined from the JSON lines the catalog keeps, csv from its CSV lines."""
     if format == "jsonl":
         lines = catalog.export_lines("rows")
         return lines.encode("utf-8"), lines.count("\n")
+    if format == "csv":
+        lines = catalog.export_lines("csv")  # one line a row: no cell holds a line break
+        return (csv_lines([], header=True) + lines).encode("utf-8"), lines.count("\n")
     buffer = io.BytesIO()
     if format == "parquet":
         count = write_parquet(catalog.export_lines("flat"), buffer)
@@ -174,7 +177,11 @@ def export_table(rows: list[dict[str, Any]], format: str, path: Path | BinaryIO)
     with what pandas' `to_csv` writes (header, minimal quoting, None as an empty cell); parquet
     is pyarrow's (`write_parquet`)."""
     if format == "csv":
-        _write_csv(flat_rows(rows), path)
+        data = csv_lines(flat_rows(rows), header=True).encode("utf-8")
+        if isinstance(path, Path):
+            path.write_bytes(data)
+        else:
+            path.write(data)
     elif format == "parquet":
         flat = flat_rows(rows)
         write_parquet("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in flat), path)
@@ -183,18 +190,17 @@ def export_table(rows: list[dict[str, Any]], format: str, path: Path | BinaryIO)
     return len(rows)
 
 
-def _write_csv(rows: list[dict[str, Any]], path: Path | BinaryIO) -> None:
+def csv_lines(rows: list[dict[str, Any]], header: bool = False) -> str:
+    """Flat rows as CSV lines, as pandas' `to_csv` writes them (minimal quoting, None as an
+    empty cell, "\\n" line ends), with the COLUMNS header line first when asked."""
     import csv
 
     text = io.StringIO(newline="")
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    if header:
+        writer.writerow(COLUMNS)
     writer.writerows([row[name] for name in COLUMNS] for row in rows)
-    data = text.getvalue().encode("utf-8")
-    if isinstance(path, Path):
-        path.write_bytes(data)
-    else:
-        path.write(data)
+    return text.getvalue()
 
 
 def write_parquet(flat_lines: str, path: Path | BinaryIO) -> int:
