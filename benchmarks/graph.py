@@ -124,9 +124,9 @@ def run(args: argparse.Namespace, root: Path) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         for name in FORMATS:  # `hipo export`, a fresh process each
             target = Path(folder) / f"memory.{name}"
-            first = export_seconds(root, name, target)
-            after = statistics.median(export_seconds(root, name, target) for _ in range(args.runs))
-            exports[name] = {"first_s": round(first, 3), "seconds": round(after, 3),
+            once = export_seconds(root, name, target)
+            then = statistics.median(export_seconds(root, name, target) for _ in range(args.runs))
+            exports[name] = {"first_s": round(once, 3), "seconds": round(then, 3),
                              "bytes": target.stat().st_size}  # fmt: skip
         memory = Memory(root)
         memory.remember("And one more [project]", "- outcome: measured the incremental export")
