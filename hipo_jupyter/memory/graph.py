@@ -203,7 +203,12 @@ class MemoryGraph:
 
     # --- keeping it in step ------------------------------------------------------------------
     def sync(self) -> int:
-        """Bring the store up to date with the raw logs; returns how many logs changed."""
+        """Bring the store up to date with the raw logs; returns how many logs changed. When
+        the state file already covers every log's stamp the store is not opened at all: the
+        query or export that follows opens it (each opening costs ~0.1 s at a year)."""
+        held = self._held()
+        if held and held == {name: list(stamp) for name, stamp in self._stamps().items()}:
+            return 0
         with self._opened() as store:
             return self._sync(store)
 
