@@ -5,10 +5,12 @@ checkpoints. Parsing a year of raw logs for each of them costs seconds, so:
 
 - in the process, each log's checkpoints are kept against its (size, mtime) and only a changed
   log is read again;
-- on disk, `memory/.index/catalog.sqlite` keeps each log's table rows (`frame.checkpoint_row`)
-  and, apart, the rows of its rules, against the same stamp. A fresh process (`hipo export`,
-  a kernel's first Layer 1) reads them instead of parsing every log; a changed log is parsed
-  and its rows replaced alone. The rules column is tiny, so Layer 1 reads only that one.
+- on disk, `memory/.index/catalog.sqlite` keeps, against the same stamp, each log's table rows
+  (`frame.checkpoint_row`) as JSON lines, the rows of its rules apart, and the rows as the
+  exports write them (flat JSON lines for parquet, CSV lines). A fresh process (`hipo export`,
+  a kernel's first Layer 1) reads them instead of parsing every log, and an export joins them
+  as they are; a changed log is parsed and its entry replaced alone. The rules column is tiny,
+  so Layer 1 reads only that one.
 
 The raw logs stay the truth: the file is derived, deleted and rebuilt when it cannot be read,
 and a failure to write it costs only speed.

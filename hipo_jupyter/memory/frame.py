@@ -129,15 +129,6 @@ def hits_frame(hits: Sequence[Any]) -> pandas.DataFrame:
     return to_frame(rows, columns)
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], out: Any) -> int:
-    """One JSON object per line (no pandas needed); returns the number of rows."""
-    count = 0
-    for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        count += 1
-    return count
-
-
 def flat_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows for CSV and parquet, where every cell is a scalar: lists joined with "," and the
     fields dict as a JSON object in one cell (read back with `json.loads`)."""
