@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 from tornado.httpclient import HTTPClientError
 
 from hipo_jupyter.ipython.extension import unload_ipython_extension
-from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory import Memory, render
 
 TODAY = "2026-03-12"
 NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -124,3 +124,50 @@ async def test_recall_json_is_one_document(jp_fetch, project: Path, monkeypatch)
     assert from_cli == from_server == json.loads(json.dumps(from_engine))
     assert from_cli["hits"] and from_cli["mode"] == "keyword"
     assert all(isinstance(hit["path"], list) for hit in from_cli["hits"])
+
+
+def test_recall_text_is_one_rendering(project: Path, shell) -> None:
+    """`hipo recall`, `%recall` and MCP's recall tool print the engine's one text renderer."""
+    from hipo_jupyter.mcp import recall_text as mcp_recall_text
+
+    code, out, err = hipo(project, "recall", "pricing", "-k", "3")
+    assert code == 0, err
+    in_notebook = str(shell.run_line_magic("recall", "pricing -k 3"))
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    try:
+        from_mcp = mcp_recall_text(memory, "pricing", k=3)
+        from_engine = render.recall_text(memory.recall("pricing", k=3, mode="auto"))
+    finally:
+        memory.close()
+    assert out.rstrip("\n") == in_notebook == from_mcp == from_engine
+    assert from_engine.startswith("recall 'pricing': ")
+    assert " -> memory/2026-03-12.md#L" in from_engine  # the drill-down, joined one way
+
+
+def test_status_text_and_json_are_one_rendering(project: Path, shell, capsys) -> None:
+    code, out, err = hipo(project, "status")
+    assert code == 0, err
+    shell.run_line_magic("hipo", "status")
+    assert capsys.readouterr().out == out
+    code, out, err = hipo(project, "status", "--json")
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    try:
+        assert json.loads(out) == json.loads(json.dumps(memory.status().to_json()))
+    finally:
+        memory.close()
+
+
+async def test_budget_and_topics_json_come_from_the_engine(
+    jp_fetch, project: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HIPO_TODAY", TODAY)  # the server's clock: topic ages are against today
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    try:
+        layer1, topics = memory.layer1().to_json(), memory.topics().to_json()
+    finally:
+        memory.close()
+    response = await jp_fetch("hipo", "api", "budget", params={"path": "project/analysis.ipynb"})
+    assert json.loads(response.body) == json.loads(json.dumps(layer1))
+    response = await jp_fetch("hipo", "api", "tree", params={"path": "project/analysis.ipynb"})
+    served = json.loads(response.body)["topics"]
+    assert [{k: v for k, v in t.items() if k != "periods"} for t in served] == topics["topics"]

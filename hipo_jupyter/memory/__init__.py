@@ -3,6 +3,7 @@
 It imports nothing from IPython, Jupyter or anthropic: every front end adapts it.
 """
 
+from . import render
 from .checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .config import MemoryConfig
 from .context_pack import Context
@@ -12,7 +13,7 @@ from .layer1 import Layer1, Layer1Part
 from .memory import Memory, NodeInfo, Status, resolve_root
 from .recall import Hit, RecallResult
 from .summarize import ExtractiveSummarizer, Summarizer
-from .topic_index import Topic
+from .topic_index import Topic, TopicsIndex
 from .tree import CompactionReport
 
 __all__ = [
@@ -39,5 +40,7 @@ __all__ = [
     "Status",
     "Summarizer",
     "Topic",
+    "TopicsIndex",
+    "render",
     "resolve_root",
 ]

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -60,10 +60,10 @@ from .semantic import (
     fuse,
     vector_hits_as_hits,
 )
-from .store import Appended, Store
+from .store import Appended, Store, raw_log_path
 from .summarize import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCountCache
-from .topic_index import Topic, add_to_topics, collect_topics, topics_from_json
+from .topic_index import Topic, TopicsIndex, add_to_topics, collect_topics, topics_from_json
 from .tree import CompactionReport, Compactor, stamp_key
 
 if TYPE_CHECKING:
@@ -92,6 +92,10 @@ class Status:
     last_compaction: str | None  # ISO timestamp of the last successful pass
     dirty_nodes: int  # nodes a compaction would rebuild now
     semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
+
+    def to_json(self) -> dict[str, object]:
+        """`hipo status --json` and MCP's status: every field, as named here."""
+        return {**asdict(self), "nodes": dict(self.nodes)}
 
 
 @dataclass(frozen=True)
@@ -457,7 +461,7 @@ class Memory:
         _write_out(out, buffer.getvalue())
         return len(rows)
 
-    def topics(self) -> list[Topic]:
+    def topics(self) -> TopicsIndex:
         """The Topics Index as data (what ROOT.md lists).
 
         Cheap when nothing changed: kept in memory against the raw logs' sizes and times, saved
@@ -467,12 +471,12 @@ class Memory:
         stamps, today = self.store.raw_stamps(), self.today
         cached = self._topics
         if cached and cached[0] == stamps and cached[1] == today:
-            return cached[2]
+            return TopicsIndex(tuple(cached[2]))
         topics = self._saved_topics(stamps, today)
         if topics is None:
             topics = collect_topics(self._all_checkpoints(), today)
         self._topics = (stamps, today, topics)
-        return topics
+        return TopicsIndex(tuple(topics))
 
     def _saved_topics(self, stamps: dict, today: date) -> list[Topic] | None:
         try:
@@ -505,6 +509,10 @@ class Memory:
                 continue
             checkpoints.extend(parse_log(text, date=day.isoformat()))
         return checkpoints
+
+    def raw_logs(self) -> list[str]:
+        """The raw daily logs, oldest first, relative to the root (regular files only)."""
+        return [raw_log_path(day) for day in self.store.raw_days()]
 
     def nodes(self) -> list[NodeInfo]:
         """Every compaction node, newest period first within each level (frontmatter only)."""
