@@ -45,6 +45,17 @@ BAD_REQUESTS = [
     (["x", "--mode", "fuzzy"], "x --mode fuzzy", {"q": "x", "mode": "fuzzy"}),
 ]
 
+# (the title line, options as the CLI and the magic both take them, the body)
+BAD_CHECKPOINTS = [
+    ("Pricing", ["--type", "diary"], "- outcome: x"),
+    ("Pricing", ["--date", "20260301"], "- outcome: x"),
+    ("Pricing", ["--date", "2026-02-30"], "- outcome: x"),
+    ("Pricing", ["--date", "2300-01-01"], "- outcome: x"),
+    ("P" * 301, [], "- outcome: x"),
+    ("Pricing", [], "   "),
+    ("Deploys", ["--type", "project", "--trigger", "before"], "- outcome: x"),
+]
+
 
 @pytest.fixture
 def jp_server_config():
@@ -171,3 +182,24 @@ async def test_budget_and_topics_json_come_from_the_engine(
     response = await jp_fetch("hipo", "api", "tree", params={"path": "project/analysis.ipynb"})
     served = json.loads(response.body)["topics"]
     assert [{k: v for k, v in t.items() if k != "periods"} for t in served] == topics["topics"]
+
+
+@pytest.mark.parametrize(("title", "options", "body"), BAD_CHECKPOINTS)
+def test_the_same_bad_checkpoint_gets_the_same_line_everywhere(
+    project: Path, shell, title: str, options: list[str], body: str
+) -> None:
+    """`%%remember`, `hipo remember` and `Memory.remember` refuse a bad checkpoint with the
+    engine's one message, and nothing is written."""
+    before = (project / "memory" / f"{TODAY}.md").read_bytes()
+    with pytest.raises(UsageError) as raised:
+        shell.run_cell(f"%%remember {title} {' '.join(options)}\n{body}")
+    message = str(raised.value)
+    assert "\n" not in message
+    env = {**os.environ, "HIPO_TODAY": TODAY}
+    done = subprocess.run(
+        [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(project), "remember", title,
+         *options],
+        input=body, capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip() == f"hipo: error: {message}"
+    assert (project / "memory" / f"{TODAY}.md").read_bytes() == before
