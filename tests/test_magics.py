@@ -240,7 +240,7 @@ def test_remember_line_form_takes_the_text_after_the_colon(
 @pytest.mark.parametrize(
     ("cell", "message"),
     [
-        ("%%remember Title\n   \n", "body is empty"),
+        ("%%remember Title\n   \n", "needs a body"),
         ("%%remember Title --bogus\nbody", "unrecognized arguments: --bogus"),
         ("%%remember Title --date 12/03/2026\nbody", "--date '12/03/2026' is not a date"),
         ("%%remember Title --type idea\nbody", "feedback, user, reference, not 'idea'"),
