@@ -9,8 +9,10 @@ from .context_pack import Context
 from .embed import Embedder, MiniLMEmbedder, SemanticUnavailable
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
 from .layer1 import Layer1, Layer1Part
-from .memory import Memory, NodeInfo, Status, resolve_root
+from .memory import Memory
 from .recall import Hit, RecallResult
+from .roots import resolve_root
+from .status import NodeInfo, Status
 from .summarize import ExtractiveSummarizer, Summarizer
 from .topic_index import Topic
 from .tree import CompactionReport

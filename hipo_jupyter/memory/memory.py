@@ -28,19 +28,15 @@ from .checkpoint import Checkpoint
 from .config import MemoryConfig
 from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, QueryError
+from .events import Listeners
 from .importers import ImportRecord, ImportReport
 from .indexing import IndexKeeper, lookup
-from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
+from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .note_files import NoteFiles
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
-from .requests import (
-    DEFAULT_BUDGET,
-    MAX_K,
-    CheckpointDraft,
-    RecallQuery,
-    parse_day,
-)
+from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
+from .roots import today_from_env
 from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
@@ -71,28 +67,8 @@ if TYPE_CHECKING:
 
     from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
 
-__all__ = ["Memory", "NodeInfo", "Progress", "Status", "resolve_root"]
-
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
-
-
-def resolve_root(explicit: str | Path | None = None, notebook_path: str | None = None) -> Path:
-    """The memory root, decided in one place: an explicit value (`c.Hipo.root`, `--root`), then
-    the HIPO_ROOT environment variable, then the notebook's folder, then the working directory."""
-    if explicit:
-        return Path(explicit).expanduser().absolute()
-    if os.environ.get("HIPO_ROOT"):
-        return Path(os.environ["HIPO_ROOT"]).expanduser().absolute()
-    if notebook_path:
-        return Path(notebook_path).expanduser().absolute().parent
-    return Path.cwd()
-
-
-def _today_from_env() -> date:
-    """HIPO_TODAY=YYYY-MM-DD pins the clock (tests, demos); otherwise the local date."""
-    pinned = os.environ.get("HIPO_TODAY", "").strip()
-    return parse_day(pinned, "HIPO_TODAY") or date.today() if pinned else date.today()
 
 
 class Memory:
@@ -112,9 +88,9 @@ class Memory:
         self.root = self.store.root
         self.config = config or MemoryConfig()
         self.summarizer = summarizer or ExtractiveSummarizer()
-        self._today = today or _today_from_env
+        self._today = today or today_from_env
         self._token_cache = TokenCountCache(self.store.index_dir / "token-counts.json")
-        self._listeners: list[Callable[[str], None]] = []
+        self._listeners = Listeners()
         self._lock = threading.RLock()
         self.catalog = CheckpointCatalog(self.store)  # issue 15: rules, frame, graph
         self.semantic = SemanticIndex(
@@ -138,6 +114,7 @@ class Memory:
     @property
     def today(self) -> date:
         return self._today()
+
     # --- files -----------------------------------------------------------------------------
     def init(self) -> list[str]:
         """Create memory/, knowledge/, plans/ and the Layer 1 files from their templates."""
@@ -250,13 +227,7 @@ class Memory:
         if written.counts and self.semantic.enabled:  # every turn embedded now, with progress
             with self._lock:
                 self._indexer.sync(progress, backlog=True)
-        return ImportReport(
-            written=sum(written.counts.values()),
-            skipped=written.skipped,
-            days=tuple(day.isoformat() for day in written.counts),
-            compaction=compaction,
-            per_day={day.isoformat(): n for day, n in written.counts.items()},
-        )
+        return written.report(compaction)
 
     # --- the tree ----------------------------------------------------------------------------
     def _compactor(self) -> Compactor:
@@ -277,12 +248,9 @@ class Memory:
     def layer1(self) -> Layer1:
         """Layer 1 measured; counts are remembered by content, so an unchanged Layer 1 is
         measured without building the tokenizer."""
-        layer1 = assemble_layer1(self.root, self.config.layer1_budgets, self._token_cache.count)
-        rules = rules_index_text(self.rules())
-        if rules:  # the rules index, right after ROOT.md, within its own budget
-            budget = self.config.layer1_budgets.get("RULES", MemoryConfig().layer1_budgets["RULES"])
-            part = generated_part("RULES", "rules", rules, budget, self._token_cache.count)
-            layer1 = replace(layer1, parts=(layer1.parts[0], part, *layer1.parts[1:]))
+        budgets, count = self.config.layer1_budgets, self._token_cache.count
+        layer1 = assemble_layer1(self.root, budgets, count)
+        layer1 = with_rules_index(layer1, rules_index_text(self.rules()), budgets, count)
         layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
         self._token_cache.save()
         return layer1
@@ -356,6 +324,7 @@ class Memory:
 
     def _documents(self, relative: str, data: bytes) -> list[Document]:
         return self._indexer.documents(relative, data)
+
     def recall(
         self,
         query: str,
@@ -599,26 +568,14 @@ class Memory:
             k=config.rrf_k,
         )
 
-    # --- events ------------------------------------------------------------------------------
+    # --- events (`events`) ---------------------------------------------------------------------
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(event)` after "remember", "compact" or "reindex"; returns unsubscribe.
-
-        Widgets and the sidebar refresh through this; the engine knows nothing of them.
-        """
-        self._listeners.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._listeners:
-                self._listeners.remove(callback)
-
-        return unsubscribe
+        Widgets and the sidebar refresh through this; the engine knows nothing of them."""
+        return self._listeners.subscribe(callback)
 
     def _notify(self, event: str) -> None:
-        for callback in list(self._listeners):
-            try:
-                callback(event)
-            except Exception:  # a broken widget must never break a checkpoint
-                continue
+        self._listeners.notify(event)
 
     def close(self) -> None:
         self._indexer.close()

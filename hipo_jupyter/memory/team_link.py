@@ -45,8 +45,7 @@ class TeamLink:
                 from hipo_jupyter.team import TeamDatabase, TeamSync
             except ImportError as error:
                 raise HipoError(
-                    f"team memory needs the team extra (pip install 'hipo-jupyter[team]'): "
-                    f"{error}"
+                    f"team memory needs the team extra (pip install 'hipo-jupyter[team]'): {error}"
                 ) from None
             self._sync = TeamSync(self.store, self.config, TeamDatabase(self.config.team_url))
         return self._sync

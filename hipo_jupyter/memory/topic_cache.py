@@ -63,7 +63,13 @@ class TopicsCache:
             if saved.get("topics-stamp") == stamp_key(stamps):
                 return topics_from_json(saved["topics"], today)
         except (
-            OSError, HipoError, ValueError, LookupError, TypeError, AttributeError, RecursionError
+            OSError,
+            HipoError,
+            ValueError,
+            LookupError,
+            TypeError,
+            AttributeError,
+            RecursionError,
         ):
             pass  # no saved topics, or not ours: they are collected from the raw logs
         return None

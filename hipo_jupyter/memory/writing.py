@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .checkpoint import Checkpoint, new_id, parse_body, render
 from .errors import HipoError
-from .importers import ImportRecord, blocks_by_day
+from .importers import ImportRecord, ImportReport, blocks_by_day
 from .indexing import IndexKeeper
 from .redact import redact
 from .requests import CheckpointDraft, storable
@@ -26,6 +26,7 @@ from .status import read_checkpoints
 from .store import Store
 from .topic_cache import TopicsCache
 from .topics import slug
+from .tree import CompactionReport
 
 log = logging.getLogger("hipo_jupyter.memory.memory")  # where these warnings always came from
 
@@ -81,6 +82,16 @@ class ImportWrite:
 
     counts: dict[date, int]
     skipped: int
+
+    def report(self, compaction: CompactionReport | None) -> ImportReport:
+        """What `hipo import` tells the user, with the compaction pass that followed."""
+        return ImportReport(
+            written=sum(self.counts.values()),
+            skipped=self.skipped,
+            days=tuple(day.isoformat() for day in self.counts),
+            compaction=compaction,
+            per_day={day.isoformat(): n for day, n in self.counts.items()},
+        )
 
 
 class Writer:
