@@ -173,13 +173,42 @@ class Compactor:
         return "fixed" if over and inputs_fixed else "tentative"
 
     def plan(self) -> Plan:
-        store, config = self.store, self.config
+        """What exists, what each node is built from, and what a pass would rebuild now."""
+        store = self.store
         state, state_problem = self._read_state()
         recorded = state["hipo"].setdefault("nodes", {})
+        days = store.raw_days()
+        raw_hashes, raw_data, unreadable = self._read_raw(days)
+        existing = {level: store.node_files(level) for level in ("daily", "weekly", "monthly")}
+        notes: list[str] = []
+        if state_problem and any(existing.values()):
+            notes.append(
+                f"memory/.compaction-state.json {state_problem}: rebuilt; tentative nodes "
+                "rebuilt, fixed ones kept where their source-hash matches"
+            )
+        nodes = self._planned_nodes(days, raw_hashes)
+        for node in nodes:
+            node.action = self._action(node, recorded, existing[node.level], notes)
+        monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
+        root_key = _key("root", self.config.root_budget, self.today.isoformat(), *monthly_keys)
+        root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
+        if root_damage is not None:
+            notes.append(f"memory/ROOT.md was {root_damage}: rebuilt")
+        root_dirty = (
+            state["hipo"].get("root-key") != root_key
+            or not store.root_node.exists()
+            or root_damage is not None
+            or any(n.action for n in nodes)
+        )
+        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable, notes, raw_data)
+
+    def _read_raw(self, days: list[date]) -> tuple[dict[str, str], dict[str, bytes], list[str]]:
+        """Each raw log's hash and bytes (read once: the pass builds from these very bytes),
+        and the logs that could not be read, with why."""
+        store = self.store
         raw_hashes: dict[str, str] = {}
         raw_data: dict[str, bytes] = {}
         unreadable: list[str] = []
-        days = store.raw_days()
         for day in days:
             path = store.raw_path(day)
             try:
@@ -189,14 +218,12 @@ class Compactor:
                 continue
             raw_hashes[store.relative(path)] = sha256(data)
             raw_data[store.relative(path)] = data
-        existing = {level: store.node_files(level) for level in ("daily", "weekly", "monthly")}
-        notes: list[str] = []
-        if state_problem and any(existing.values()):
-            notes.append(
-                f"memory/.compaction-state.json {state_problem}: rebuilt; tentative nodes "
-                "rebuilt, fixed ones kept where their source-hash matches"
-            )
+        return raw_hashes, raw_data, unreadable
 
+    def _planned_nodes(self, days: list[date], raw_hashes: dict[str, str]) -> list[PlannedNode]:
+        """Every node the raw logs call for, with its sources, key and status: dailies from the
+        readable raw logs, weeklies from dailies, monthlies from weeklies."""
+        store, config = self.store, self.config
         nodes: list[PlannedNode] = []
         daily_by_week: dict[str, list[PlannedNode]] = {}
         for day in days:
@@ -243,21 +270,7 @@ class Compactor:
                     self._status("monthly", month, all(w.status == "fixed" for w in weeklies)),
                 )
             )
-
-        for node in nodes:
-            node.action = self._action(node, recorded, existing[node.level], notes)
-        monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
-        root_key = _key("root", config.root_budget, self.today.isoformat(), *monthly_keys)
-        root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
-        if root_damage is not None:
-            notes.append(f"memory/ROOT.md was {root_damage}: rebuilt")
-        root_dirty = (
-            state["hipo"].get("root-key") != root_key
-            or not store.root_node.exists()
-            or root_damage is not None
-            or any(n.action for n in nodes)
-        )
-        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable, notes, raw_data)
+        return nodes
 
     def _action(self, node: PlannedNode, recorded: dict, existing: dict, notes: list[str]) -> str:
         period_file = existing.get(node.period)
