@@ -33,19 +33,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from pathlib import Path
 
 from . import root as root_node
 from .checkpoint import parse_log
 from .config import MemoryConfig
 from .errors import ParseError
-from .files import MAX_NODE_BYTES, MAX_STATE_BYTES, UnsafeFileError, open_regular, read_fd
-from .nodes import list_value, parse_node, render_node
+from .files import MAX_STATE_BYTES
+from .nodes import list_value, node_head, parse_node, render_node
 from .periods import month_bounds, week_bounds, week_id, week_month
 from .store import Store, decode_markdown, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
@@ -54,7 +52,6 @@ from .topics import node_topics
 
 STATE_VERSION = 1
 Progress = Callable[[int, int, str], None]
-HEAD_BYTES = 4096
 
 
 @dataclass
@@ -453,56 +450,3 @@ def _verbatim(node: PlannedNode, sources: list[Source]) -> str:
     parts = [f"# {title} {node.period}"]
     parts.extend(f"<!-- from {s.path} -->\n{s.text.strip()}" for s in sources)
     return "\n\n".join(parts)
-
-
-@dataclass(frozen=True)
-class NodeHead:
-    """What the start (and last byte) of a node file tell without reading its body."""
-
-    status: str = ""
-    source_hash: str | None = None
-    damage: str | None = None  # why the file cannot be what a writer meant, or None
-
-
-def node_head(path: Path) -> NodeHead:
-    """Read a node's frontmatter and judge it. Damaged: unreadable, not UTF-8, empty, without
-    frontmatter or with one never closed, or ours (a source-hash) but not ending in a newline,
-    as every node we write does: all signs of a write cut short or a foreign tool's accident."""
-    try:
-        fd = open_regular(path, os.O_RDONLY, path.name)
-    except UnsafeFileError as exc:
-        return NodeHead(damage=f"unreadable ({exc})")
-    except OSError as exc:
-        return NodeHead(damage=f"unreadable ({exc.strerror})")
-    try:
-        size = os.fstat(fd).st_size
-        data = os.pread(fd, HEAD_BYTES, 0)
-        if size > len(data) and b"\n---" not in data[3:]:
-            # a frontmatter this long is rare: read it all (within a node's limit) to judge
-            data = read_fd(fd, MAX_NODE_BYTES, path.name)
-        last = os.pread(fd, 1, max(size - 1, 0))
-    except UnsafeFileError as exc:
-        return NodeHead(damage=f"unreadable ({exc})")
-    except OSError as exc:
-        return NodeHead(damage=f"unreadable ({exc.strerror})")
-    finally:
-        os.close(fd)
-    if b"\x00" in data:
-        return NodeHead(damage="binary (NUL bytes)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if len(data) == size or exc.start < len(data) - 3:  # a head may cut one character
-            return NodeHead(damage="not UTF-8 text")
-        text = data[: exc.start].decode("utf-8")
-    if not text.strip():
-        return NodeHead(damage="empty")
-    if not text.startswith("---"):
-        return NodeHead(damage="without frontmatter")
-    node = parse_node(text)
-    if not node.meta and not any(line.strip() == "---" for line in text.split("\n")[1:]):
-        return NodeHead(damage="cut short (its frontmatter never ends)")
-    source_hash = node.meta.get("source-hash")
-    if source_hash is not None and last != b"\n":
-        return NodeHead(node.status, source_hash, "cut short (it ends mid-line)")
-    return NodeHead(node.status, source_hash)
