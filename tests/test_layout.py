@@ -6,11 +6,13 @@
   ipywidgets or tornado, at any level, and of hipo_jupyter only itself and the team backend.
 - Modules of one job: none over ~500 lines, no function over ~80, except the few still being
   split, listed here so the list can only shrink.
+- The package docstrings tell a new reader where each job lives: every module is named there.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +191,27 @@ def test_modules_and_functions_stay_short():
                 long_functions.add(f"{relative}:{node.name}")
     assert long_modules <= LONG_MODULES
     assert long_functions <= LONG_FUNCTIONS
+
+
+def test_the_package_docstrings_name_every_module():
+    """hipo_jupyter/memory/__init__ names each engine module; hipo_jupyter/__init__ each front
+    end module, the ipython/ modules and each subpackage."""
+    engine = importlib.import_module(ENGINE).__doc__ or ""
+    package = importlib.import_module("hipo_jupyter").__doc__ or ""
+    missing = [
+        f"memory/__init__: {path.name}"
+        for path in sorted((PACKAGE / "memory").glob("*.py"))
+        if path.name != "__init__.py" and f"`{path.name}`" not in engine
+    ]
+    for folder in (PACKAGE, PACKAGE / "ipython"):
+        missing += [
+            f"__init__: {path.name}"
+            for path in sorted(folder.glob("*.py"))
+            if path.name != "__init__.py" and f"`{path.name}`" not in package
+        ]
+    missing += [
+        f"__init__: {path.name}/"
+        for path in sorted(PACKAGE.iterdir())
+        if (path / "__init__.py").exists() and f"`{path.name}/`" not in package
+    ]
+    assert missing == []
