@@ -12,17 +12,17 @@ none of them; one `Memory` object is the way in):
   `store.py` the files on disk; `tree.py` the compaction chain, `summarize.py` and `digest.py`
   the extractive summaries; `indexing.py`, `search.py`, `recall.py` and the `[semantic]`
   modules search and recall; `context_pack.py` the context a model is sent; `layer1.py`
-  Layer 1 and its budget.
+  Layer 1 and its budget; `render.py` the one plain-text rendering of results.
 - front ends: `ipython/` (`extension.py` `%load_ext hipo`, `magics.py` and `ask.py` the
   magics and `%%ask`, `session.py` the kernel's session, `startup.py` what it found at start,
   `writeback.py` LLM calls written back, `display.py` rich display, `config.py` the traitlets,
   `completer.py` TAB completion, `questions.py` `%recall ...?` as a question, `progress.py`
-  progress bars),
-  `cli.py` and `cli_views.py` (the `hipo` command), `server/` (the REST API of the sidebar),
-  `widgets.py`, `mcp.py` (`hipo mcp`), `memory_tool.py` and `tool_run.py` (Claude's memory
-  tool), `llm/` (Claude calls: prompt blocks, injection into the SDK, the client, the Claude
-  summarizer), `caching.py` (where prompt-cache breakpoints go), `context.py` (a long
-  `%%ask` conversation's zones), `demo.py`.
+  progress bars); `cli.py`, `cli_parser.py` and `cli_views.py` (the `hipo` command, its
+  arguments, its views); `server/` (the REST API of the sidebar); `widgets.py`; `mcp.py`
+  (`hipo mcp`); `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude
+  calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);
+  `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
+  conversation's zones); `demo.py`.
 - backends loaded only when asked for: `team/` (the team's memory on PostgreSQL).
 """
 

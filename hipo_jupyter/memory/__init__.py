@@ -28,10 +28,12 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
 - structured memory: `catalog.py` every checkpoint parsed once; `rules.py` rules with triggers;
   `frame.py` a table; `graph.py` RDF and SPARQL; `structured.py` them for one root, and export.
 - what it holds: `status.py` status, nodes and the latest checkpoints; `check.py` the protocol
-  rules; `transcript_check.py` a Claude Code session checked against them.
+  rules; `transcript_check.py` a Claude Code session checked against them; `render.py` the one
+  plain-text rendering of recall, status, topics, Layer 1 and compaction for every front end.
 - the team: `team_link.py` the door to `hipo_jupyter/team`, loaded only with a team URL.
 """
 
+from . import render
 from .checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .config import MemoryConfig
 from .context_pack import Context
@@ -43,7 +45,7 @@ from .recall import Hit, RecallResult
 from .roots import resolve_root
 from .status import NodeInfo, Status
 from .summarize import ExtractiveSummarizer, Summarizer
-from .topic_index import Topic
+from .topic_index import Topic, TopicsIndex
 from .tree import CompactionReport
 
 __all__ = [
@@ -70,5 +72,7 @@ __all__ = [
     "Status",
     "Summarizer",
     "Topic",
+    "TopicsIndex",
+    "render",
     "resolve_root",
 ]

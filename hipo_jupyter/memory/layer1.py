@@ -95,6 +95,17 @@ class Layer1Part:
     def over_budget(self) -> bool:
         return self.tokens > self.budget
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "fill": self.fill if self.budget > 0 else None,
+            "truncated": self.truncated,
+            "exists": self.exists,
+        }
+
 
 @dataclass(frozen=True)
 class Layer1:
@@ -111,6 +122,11 @@ class Layer1:
         return sum(part.budget for part in self.parts)
 
     @property
+    def used_tokens(self) -> int:
+        """The parts' own tokens as on disk (before cuts, without headers)."""
+        return sum(part.tokens for part in self.parts)
+
+    @property
     def over_budget(self) -> bool:
         """Any part over its own budget (one full part is not rescued by an empty one)."""
         return any(part.over_budget for part in self.parts)
@@ -122,6 +138,16 @@ class Layer1:
             f"# {part.path}\n\n{part.text.strip()}" for part in self.parts if part.text.strip()
         ]
         return "\n\n".join(blocks) + "\n" if blocks else ""
+
+    def to_json(self) -> dict[str, object]:
+        """The context budget as every front end's JSON gives it (the server's `/budget`, the
+        sidebar, `hipo status --json`): each part against its budget, then the totals."""
+        return {
+            "parts": [part.to_json() for part in self.parts],
+            "total_tokens": self.total_tokens,
+            "total_budget": self.total_budget,
+            "over_budget": self.over_budget,
+        }
 
 
 def assemble_layer1(

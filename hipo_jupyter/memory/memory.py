@@ -50,13 +50,13 @@ from .semantic import (
 )
 from .status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
 from .status import recent_checkpoints as latest_checkpoints
-from .store import Store
+from .store import Store, raw_log_path
 from .structured import StructuredViews
 from .summarize import ExtractiveSummarizer, Summarizer
 from .team_link import TeamLink
 from .tokens import TokenCountCache
 from .topic_cache import TopicsCache
-from .topic_index import Topic
+from .topic_index import TopicsIndex
 from .tree import CompactionReport, Compactor
 from .writing import Writer, new_checkpoint
 
@@ -255,10 +255,10 @@ class Memory:
         self._token_cache.save()
         return layer1
 
-    def topics(self) -> list[Topic]:
+    def topics(self) -> TopicsIndex:
         """The Topics Index as data (what ROOT.md lists); cheap when nothing changed (see
         `topic_cache`): only a raw log changed by someone else makes it re-read every log."""
-        return self._topics.topics(self.today)
+        return TopicsIndex(tuple(self._topics.topics(self.today)))
 
     def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
         return read_checkpoints(self.store, days)
@@ -286,6 +286,10 @@ class Memory:
         return self._views.export(format, out)
 
     # --- what the memory holds (`status`) -----------------------------------------------------
+    def raw_logs(self) -> list[str]:
+        """The raw daily logs, oldest first, relative to the root (regular files only)."""
+        return [raw_log_path(day) for day in self.store.raw_days()]
+
     def nodes(self) -> list[NodeInfo]:
         """Every compaction node, newest period first within each level (frontmatter only)."""
         return list_nodes(self.store)

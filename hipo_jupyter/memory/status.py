@@ -8,7 +8,7 @@ Layer 1 and the text index, which `Memory.status` hands over already measured.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date
 
 from .checkpoint import Checkpoint, parse_log
@@ -35,6 +35,10 @@ class Status:
     last_compaction: str | None  # ISO timestamp of the last successful pass
     dirty_nodes: int  # nodes a compaction would rebuild now
     semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
+
+    def to_json(self) -> dict[str, object]:
+        """`hipo status --json` and MCP's status: every field, as named here."""
+        return {**asdict(self), "nodes": dict(self.nodes)}
 
 
 @dataclass(frozen=True)
