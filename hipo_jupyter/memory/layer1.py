@@ -13,7 +13,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .config import MemoryConfig
@@ -168,6 +168,21 @@ def assemble_layer1(
         budget = budgets.get(name, defaults[name])
         parts.append(_read_part(Path(root), name, relative, budget, count))
     return Layer1(parts=tuple(parts), counter=count)
+
+
+def with_rules_index(
+    layer1: Layer1,
+    text: str,
+    budgets: Mapping[str, int],
+    count: Callable[[str], int] = count_tokens,
+) -> Layer1:
+    """Layer 1 with the feedback rules index (`rules.rules_index_text`) right after ROOT.md,
+    within a budget of its own; unchanged when there are no rules."""
+    if not text:
+        return layer1
+    budget = budgets.get("RULES", MemoryConfig().layer1_budgets["RULES"])
+    part = generated_part("RULES", "rules", text, budget, count)
+    return replace(layer1, parts=(layer1.parts[0], part, *layer1.parts[1:]))
 
 
 def _read_part(
