@@ -17,8 +17,8 @@ from .store import raw_log_path
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
     from .layer1 import Layer1
-    from .memory import Status
     from .recall import Hit, RecallResult
+    from .status import Status
     from .topic_index import Topic
     from .tree import CompactionReport
 
