@@ -20,12 +20,13 @@ from .config import MemoryConfig
 from .errors import MemoryRootError
 from .files import MAX_NODE_BYTES, UnsafeFileError, read_regular
 from .nodes import parse_node
+from .store import ROOT_FILE
 from .tokens import count_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
 
 LAYER1_FILES: dict[str, str] = {
-    "ROOT": "memory/ROOT.md",
+    "ROOT": ROOT_FILE,
     "SCRATCHPAD": "SCRATCHPAD.md",
     "WORKING": "WORKING.md",
     "TASK-QUEUE": "TASK-QUEUE.md",

@@ -86,6 +86,11 @@ def raw_log_path(day: date | str) -> str:
     return f"{MEMORY_DIR}/{day.isoformat() if isinstance(day, date) else day}.md"
 
 
+def raw_log_day(relative: str) -> str:
+    """`memory/2026-03-12.md` -> `2026-03-12`: the day a raw log's path names."""
+    return relative.removeprefix(f"{MEMORY_DIR}/").removesuffix(".md")
+
+
 def node_path(level: str, period: str) -> str:
     """`memory/weekly/2026-W11.md`: the compaction node of a level and period."""
     if level not in NODE_LEVELS:
@@ -189,9 +194,10 @@ class Store:
         for name, info in self._raw_entries():
             day = date.fromisoformat(name[:-3])
             if not in_range(day):
-                self._warn_once(f"memory/{name}", "a day outside 1900-01-01 .. 2199-12-31")
+                self._warn_once(f"{MEMORY_DIR}/{name}", "a day outside 1900-01-01 .. 2199-12-31")
             elif not stat.S_ISREG(info.st_mode):
-                self._warn_once(f"memory/{name}", f"a {kind_of(info.st_mode)}, not a regular file")
+                kind = kind_of(info.st_mode)
+                self._warn_once(f"{MEMORY_DIR}/{name}", f"a {kind}, not a regular file")
             else:
                 days.append(day)
         return sorted(days)
@@ -251,7 +257,7 @@ class Store:
             if regular:
                 found[name[:-3]] = folder / name
             else:
-                self._warn_once(f"memory/{level}/{name}", "not a regular file")
+                self._warn_once(f"{MEMORY_DIR}/{level}/{name}", "not a regular file")
         return found
 
     def relative(self, path: Path) -> str:

@@ -45,7 +45,7 @@ from .errors import ParseError
 from .files import MAX_STATE_BYTES
 from .nodes import list_value, node_head, parse_node, render_node
 from .periods import month_bounds, week_bounds, week_id, week_month
-from .store import Store, decode_markdown, sha256
+from .store import ROOT_FILE, Store, decode_markdown, node_path, raw_log_day, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
 from .topic_index import collect_topics, topics_to_json
 from .topics import node_topics
@@ -190,7 +190,7 @@ class Compactor:
         root_key = _key("root", self.config.root_budget, self.today.isoformat(), *monthly_keys)
         root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
         if root_damage is not None:
-            notes.append(f"memory/ROOT.md was {root_damage}: rebuilt")
+            notes.append(f"{ROOT_FILE} was {root_damage}: rebuilt")
         root_dirty = (
             state["hipo"].get("root-key") != root_key
             or not store.root_node.exists()
@@ -231,7 +231,7 @@ class Compactor:
             node = PlannedNode(
                 "daily",
                 period,
-                f"memory/daily/{period}.md",
+                node_path("daily", period),
                 [raw_rel],
                 _key("daily", raw_hashes[raw_rel], config.daily_threshold),
                 self._status("daily", period, True),
@@ -244,7 +244,7 @@ class Compactor:
             node = PlannedNode(
                 "weekly",
                 week,
-                f"memory/weekly/{week}.md",
+                node_path("weekly", week),
                 [d.path for d in dailies],
                 _key("weekly", config.weekly_threshold, *(f"{d.path}={d.key}" for d in dailies)),
                 self._status("weekly", week, all(d.status == "fixed" for d in dailies)),
@@ -257,7 +257,7 @@ class Compactor:
                 PlannedNode(
                     "monthly",
                     month,
-                    f"memory/monthly/{month}.md",
+                    node_path("monthly", month),
                     [w.path for w in weeklies],
                     _key(
                         "monthly",
@@ -342,9 +342,9 @@ class Compactor:
 
         if plan.root_dirty:
             if progress:
-                progress(total - 1, total, "memory/ROOT.md")
+                progress(total - 1, total, ROOT_FILE)
             self.store.write_atomic(self.store.root_node, self._build_root(plan))
-            report.built.append("memory/ROOT.md")
+            report.built.append(ROOT_FILE)
             plan.state["hipo"]["root-key"] = plan.root_key
         if progress:
             progress(total, total, "done")
@@ -422,7 +422,7 @@ class Compactor:
                 text = decode_markdown(plan.raw_data[relative], relative)
             except ParseError:
                 continue
-            checkpoints.extend(parse_log(text, date=relative[len("memory/") : -len(".md")]))
+            checkpoints.extend(parse_log(text, date=raw_log_day(relative)))
         monthly = {}
         for period, path in self.store.node_files("monthly").items():
             try:
