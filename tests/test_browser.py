@@ -3,7 +3,8 @@
 Starts JupyterLab on 127.0.0.1 (token, --allow-root) over a temporary copy of notebooks/, with the
 server extension enabled and the committed prebuilt labextension, and drives headless Chromium
 (/usr/bin/chromium, from Debian) through Playwright: the quickstart notebook opens with an empty
-sidebar, its cells run, a new %%remember topic shows up in the sidebar, recall finds it, and a
+sidebar, its cells run, a new %%remember topic shows up in the sidebar with the line saying where
+it came from (notebook, front end), recall finds it with the same line, and a
 screenshot goes to test-artifacts/sidebar.png (and to docs/sidebar.png with
 HIPO_UPDATE_SCREENSHOT=1, for the README).
 """
@@ -266,9 +267,11 @@ def drive(page, url: str, root: Path) -> None:
     expect(topic).to_be_visible()
     topic.locator("summary").click()
     expect(topic.locator(".jp-HipoMemory-periods")).to_be_visible()
-    expect(panel.locator(".jp-HipoMemory-checkpoint").first).to_contain_text(
-        "Zebrafish tank census"
-    )
+    newest = panel.locator(".jp-HipoMemory-checkpoint").first
+    expect(newest).to_contain_text("Zebrafish tank census")
+    # Where it came from, in the muted provenance line: this notebook, through the magic.
+    expect(newest.locator(".jp-HipoMemory-provenance")).to_contain_text("from quickstart.ipynb")
+    expect(newest.locator(".jp-HipoMemory-provenance")).to_contain_text("via magic")
     expect(panel.locator(".jp-HipoMemory-bar[data-part='ROOT']")).to_be_visible()
 
     # Search for it.
@@ -277,6 +280,8 @@ def drive(page, url: str, root: Path) -> None:
     hit = panel.locator(".jp-HipoMemory-hit").first
     expect(hit).to_contain_text("Zebrafish tank census")
     expect(hit.locator(".jp-HipoMemory-hitPath")).not_to_be_empty()
+    expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("quickstart.ipynb")
+    expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("via magic")
 
     widen_sidebar(page, 140)
     ARTIFACTS.mkdir(exist_ok=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +59,35 @@ def test_one_row_per_checkpoint_with_every_column(memory: Memory) -> None:
     assert rules.iloc[0].superseded_by == "memory/2026-03-07.md#L1"
     assert pd.isna(rules.iloc[1].superseded_by)
     assert len(frame[frame.date >= "2026-03-06"]) == 2
+
+
+def test_the_row_cache_follows_the_raw_logs_in_another_process(memory: Memory) -> None:
+    assert len(memory.frame()) == 4
+    cache = memory.root / "memory" / ".index" / "catalog.sqlite"
+    with closing(sqlite3.connect(cache)) as db:  # a fresh process reads them, parsing no log
+        assert db.execute("SELECT count(*) FROM logs").fetchone()[0] == 4  # one row per log
+    log = memory.root / "memory" / "2026-03-05.md"
+    log.write_text(log.read_text(encoding="utf-8").replace("15%", "20%"), encoding="utf-8")
+    memory.remember("Deploys v3", "ok", on="2026-03-08", trigger="before a deploy", rule="Tue")
+    fresh = Memory(memory.root)
+    frame = fresh.frame()
+    pricing = frame[frame.title == "Competitor pricing"].iloc[0]
+    assert pricing.fields == {"decisions": "cut the starter tier by 20%"}  # edited by hand
+    assert [r.rule for r in fresh.rules() if r.active] == ["Tue"]
+    assert frame[frame.title == "Deploys v2"].iloc[0].superseded_by == "memory/2026-03-08.md#L1"
+    out = io.BytesIO()  # jsonl and parquet join the kept lines: the pointers must be set there too
+    assert Memory(memory.root).export("jsonl", out) == 5
+    by_title = {row["title"]: row for row in map(json.loads, out.getvalue().splitlines())}
+    assert by_title["Deploys"]["superseded_by"] == "memory/2026-03-08.md#L1"
+    assert by_title["Deploys v3"]["superseded_by"] is None
+    parquet = memory.root / "rows.parquet"
+    assert Memory(memory.root).export("parquet", parquet) == 5
+    table = pd.read_parquet(parquet)
+    assert table[table.title == "Deploys v2"].iloc[0].superseded_by == "memory/2026-03-08.md#L1"
+    assert str(table.date.dtype).startswith("datetime64")
+    cache.write_bytes(b"not a database")  # damaged: rebuilt from the raw logs
+    assert len(Memory(memory.root).frame()) == 5
+    assert [r.rule for r in Memory(memory.root).rules() if r.active] == ["Tue"]
 
 
 def test_recall_df_returns_the_hits_as_a_dataframe(claude_shell) -> None:

@@ -5,6 +5,7 @@ and a derived store: kept in step with the raw logs, deletable, rebuilt."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -121,6 +122,30 @@ def test_turtle_export_parses_and_keeps_every_checkpoint(memory: Memory, tmp_pat
              for o in graph.objects(s, schema.name)}  # fmt: skip
     assert names == {"Competitor pricing", "Deploys", "Deploys v2"}
     assert len(list(graph.subjects(hipo.supersededBy, None))) == 1
+
+
+def turtle_names(memory: Memory) -> set[str]:
+    out = io.BytesIO()
+    memory.export("turtle", out)
+    graph = rdflib.Graph()
+    graph.parse(data=out.getvalue().decode("utf-8"), format="turtle")
+    schema, hipo = rdflib.Namespace("https://schema.org/"), rdflib.Namespace("urn:hipo:vocab:")
+    return {str(o) for s in graph.subjects(rdflib.RDF.type, hipo.Checkpoint)
+            for o in graph.objects(s, schema.name)}  # fmt: skip
+
+
+def test_the_kept_turtle_follows_the_raw_logs(memory: Memory) -> None:
+    first = turtle_names(memory)
+    assert first == {"Competitor pricing", "Deploys", "Deploys v2"}
+    kept = memory.root / "memory" / ".index" / "graph-turtle"
+    assert len(list(kept.glob("*.ttl"))) >= 3  # each graph's Turtle kept for the next export
+    memory.remember("Hiring plan", "- decisions: two data roles", on="2026-03-05")
+    assert turtle_names(Memory(memory.root)) == first | {"Hiring plan"}  # that log re-dumped
+    (memory.root / "memory" / "2026-03-06.md").unlink()
+    assert turtle_names(memory) == {"Competitor pricing", "Hiring plan", "Deploys v2"}
+    for path in kept.glob("*.ttl"):  # lost files are dumped again from the store
+        path.unlink()
+    assert turtle_names(Memory(memory.root)) == {"Competitor pricing", "Hiring plan", "Deploys v2"}
 
 
 def test_a_title_that_looks_like_an_iri_stays_a_literal(memory_root: Path) -> None:

@@ -19,6 +19,9 @@ def test_graph_benchmark_runs_and_the_stores_agree(tmp_path: Path) -> None:
     )  # fmt: skip
     result = json.loads(out.read_text())
     assert result["checkpoints"] == 6
-    assert result["rdflib_answer"] == 7  # the same store, after the benchmark's one remember
+    assert result["rdflib_answer"] == 8  # the same store, after the benchmark's two remembers
     assert set(result["exports"]) == {"csv", "parquet", "jsonl", "turtle"}
+    assert all("after_one_remember_s" in e for e in result["exports"].values())
+    assert result["rules"] == 0 and result["rules_s"] >= 0
     assert "| SPARQL count, fresh process, after the first build |" in done.stdout
+    assert "| target (issue 15): SPARQL count and exports after the first build" in done.stdout

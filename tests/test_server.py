@@ -165,6 +165,32 @@ async def test_recent_lists_checkpoints_newest_first(jp_fetch, project):
     assert titles == ["Churn dashboard", "Competitor pricing"]
 
 
+async def test_recent_and_recall_say_where_each_checkpoint_came_from(jp_fetch, project):
+    memory = Memory(project, today=lambda: date(2026, 3, 12))
+    memory.remember(
+        "Tank census",
+        "- outcome: 42 zebrafish in tank 7",
+        notebook="analysis.ipynb",
+        cell="7",
+        via="magic",
+        model="claude-sonnet-4-5",
+    )
+    memory.close()
+    expected = "analysis.ipynb cell 7 via magic, model claude-sonnet-4-5"
+
+    recent = await get_json(jp_fetch, "recent", path="project/analysis.ipynb", n="3")
+    by_title = {c["title"]: c for c in recent["checkpoints"]}
+    assert by_title["Tank census"]["provenance"] == expected
+    assert by_title["Tank census"]["via"] == "magic"
+    assert by_title["Tank census"]["model"] == "claude-sonnet-4-5"
+    assert by_title["Churn dashboard"]["provenance"] == ""  # written before provenance: valid
+
+    result = await get_json(jp_fetch, "recall", path="project/analysis.ipynb", q="zebrafish tank")
+    hit = next(h for h in result["hits"] if h["kind"] == "raw")
+    assert hit["title"] == "Tank census"
+    assert hit["provenance"] == expected
+
+
 async def test_a_folder_without_memory_gets_404_with_how_to_start(jp_fetch, empty_folder):
     for endpoint, params in [("budget", {}), ("recent", {}), ("recall", {"q": "x"})]:
         code, message = await get_error(jp_fetch, endpoint, path="fresh/new.ipynb", **params)

@@ -76,7 +76,13 @@ def collect_rules(checkpoints: Iterable[Checkpoint]) -> list[Rule]:
     """Every rule in `checkpoints` (given oldest first, in file order), the newest of each
     trigger active and the older ones marked superseded; active rules first, each group
     ordered by trigger, then newest first."""
-    found = [rule for rule in map(rule_of, checkpoints) if rule is not None]
+    return mark_superseded([rule for rule in map(rule_of, checkpoints) if rule is not None])
+
+
+def mark_superseded(found: list[Rule]) -> list[Rule]:
+    """`found` (oldest first) with each trigger's older rules marked superseded by its newest,
+    ordered as `collect_rules` gives them. Apart from it so rules kept in the catalog's row
+    cache are ordered exactly as rules read from the raw logs."""
     newest: dict[str, Rule] = {}
     for rule in found:  # later in the list is newer: a later day, or later in the same log
         newest[trigger_key(rule.trigger)] = rule

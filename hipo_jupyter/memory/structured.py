@@ -8,7 +8,6 @@ and `graph` extras).
 
 from __future__ import annotations
 
-import io
 import os
 import threading
 from pathlib import Path
@@ -16,8 +15,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from .catalog import CheckpointCatalog
 from .errors import HipoError
-from .frame import EXPORT_FORMATS, checkpoint_rows, export_table, to_frame, write_jsonl
-from .rules import Rule, collect_rules
+from .frame import EXPORT_FORMATS, row_rules, table_export, to_frame, with_superseded
+from .rules import Rule
 from .store import Store
 
 if TYPE_CHECKING:
@@ -37,15 +36,14 @@ class StructuredViews:
 
     def rules(self) -> list[Rule]:
         """The feedback rules with triggers, active first, by trigger (see `rules`). Layer 1
-        asks at every prompt, so only the raw logs holding a `- trigger:` line are parsed."""
+        asks at every prompt, so they come from the catalog's row cache (see `catalog`)."""
         with self._lock:
-            logs = self.catalog.logs_holding(b"\n- trigger:")
-            return collect_rules(c for log in logs for c in self.catalog.of_log(log))
+            return row_rules(self.catalog.rule_rows())
 
     def frame(self) -> pandas.DataFrame:
         """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""
         with self._lock:
-            return to_frame(checkpoint_rows(self.catalog.checkpoints()))
+            return to_frame(with_superseded(self.catalog.rows()))
 
     def graph(self) -> MemoryGraph:
         """The memory as RDF (the `graph` extra), brought up to date with the raw logs."""
@@ -79,18 +77,9 @@ class StructuredViews:
             write_out(out, data)
             return count
         with self._lock:
-            rows = checkpoint_rows(self.catalog.checkpoints())
-        if format == "jsonl":
-            text = io.StringIO()
-            write_jsonl(rows, text)
-            write_out(out, text.getvalue().encode("utf-8"))
-            return len(rows)
-        if isinstance(out, Path):
-            return export_table(rows, format, out)
-        buffer = io.BytesIO()
-        export_table(rows, format, buffer)
-        write_out(out, buffer.getvalue())
-        return len(rows)
+            data, count = table_export(self.catalog, format)
+        write_out(out, data)
+        return count
 
 
 def write_out(out: Path | BinaryIO, data: bytes) -> None:

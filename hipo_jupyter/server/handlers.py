@@ -35,7 +35,7 @@ from hipo_jupyter.memory.store import ROOT_FILE
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
-from .views import has_memory, jsonable, node_statuses, root_sections, topic_tree
+from .views import checkpoint_view, has_memory, node_statuses, root_sections, topic_tree
 
 NAMESPACE = "hipo/api"
 SETTINGS_KEY = "hipo_memories"
@@ -245,11 +245,12 @@ class BudgetHandler(HipoHandler):
 
 
 class RecentHandler(HipoHandler):
-    """The last `n` checkpoints, newest first."""
+    """The last `n` checkpoints, newest first, each with its provenance."""
 
     def answer(self) -> dict[str, Any]:
         n = parse_count(self.optional("n"), "n", default=10)
-        return {"checkpoints": jsonable(self.memory().recent_checkpoints(min(n, MAX_RESULTS)))}
+        recent = self.memory().recent_checkpoints(min(n, MAX_RESULTS))
+        return {"checkpoints": [checkpoint_view(checkpoint) for checkpoint in recent]}
 
 
 ROUTES: list[tuple[str, type[HipoHandler]]] = [

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.checkpoint import Checkpoint
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.periods import week_month
+from hipo_jupyter.memory.provenance import provenance_text
 from hipo_jupyter.memory.store import MEMORY_DIR
 from hipo_jupyter.memory.topic_index import Topic
 
@@ -36,6 +38,13 @@ def jsonable(value: Any) -> Any:
 def has_memory(folder: Path) -> bool:
     """A folder has memory once `memory/` exists; the sidebar shows how to start otherwise."""
     return (folder / MEMORY_DIR).is_dir()
+
+
+def checkpoint_view(checkpoint: Checkpoint) -> dict[str, Any]:
+    """A checkpoint with its fields and, as `provenance`, the same one-line phrase recall hits
+    carry (`analysis.ipynb cell 7 via magic, model ...`, "" when not recorded), so the sidebar
+    shows where a recent checkpoint came from exactly as it shows it for a hit."""
+    return {**jsonable(checkpoint), "provenance": provenance_text(checkpoint)}
 
 
 def node_statuses(memory: Memory) -> list[dict[str, str]]:

@@ -60,6 +60,16 @@ export function hitPath(hit: IHit): string {
   return hit.path.length ? hit.path.join(' → ') : hit.file;
 }
 
+/**
+ * The muted line under a checkpoint or hit saying where it came from ("from analysis.ipynb
+ * cell 7 via magic, model claude-…"), or null when the checkpoint records nothing (written
+ * before provenance existed, by hand, or by Hipocampus): no line rather than "unknown".
+ */
+export function provenanceLine(provenance: string | null | undefined): string | null {
+  const text = (provenance ?? '').trim();
+  return text ? `from ${text}` : null;
+}
+
 export interface IMemoryPanelOptions {
   /** Open a file (path relative to the server root) in JupyterLab. */
   openFile?: (path: string) => void;
@@ -359,6 +369,7 @@ export class MemoryPanel extends Widget {
       item.appendChild(this._nodeButton(hit.title, hit.file, null));
       item.appendChild(el('div', 'jp-HipoMemory-hitMeta', `${hit.date} · ${hit.kind}`));
       item.appendChild(el('div', 'jp-HipoMemory-hitPath', hitPath(hit)));
+      this._appendProvenance(item, hit.provenance);
       item.appendChild(el('div', 'jp-HipoMemory-snippet', hit.snippet));
       list.appendChild(item);
     }
@@ -509,9 +520,19 @@ export class MemoryPanel extends Widget {
       item.appendChild(
         el('span', 'jp-HipoMemory-checkpointMeta', `${checkpoint.date ?? ''} · ${checkpoint.type}${tags}`)
       );
+      this._appendProvenance(item, checkpoint.provenance);
       list.appendChild(item);
     }
     node.appendChild(list);
+  }
+
+  private _appendProvenance(item: HTMLElement, provenance: string | null | undefined): void {
+    const line = provenanceLine(provenance);
+    if (line !== null) {
+      const node = el('span', 'jp-HipoMemory-provenance', line);
+      node.title = line; // the whole line on hover when the sidebar is narrow
+      item.appendChild(node);
+    }
   }
 
   private _openFile?: (path: string) => void;

@@ -63,6 +63,8 @@ export interface IHit {
   score: number;
   path: string[];
   topics: string[];
+  /** raw hits: where the checkpoint came from (notebook, cell, front end, model); "" if unknown */
+  provenance?: string;
 }
 
 export interface IRecallResult {
@@ -99,6 +101,11 @@ export interface ICheckpoint {
   date: string | null;
   line: number;
   notebook: string | null;
+  cell?: string | null;
+  via?: string | null; // the front end that wrote it: magic, cli, import, write-back, mcp
+  model?: string | null; // the Claude model of the request a write-back came from
+  /** the same phrase recall hits carry: "analysis.ipynb cell 7 via magic, model ..." or "" */
+  provenance?: string;
   fields: [string, string][];
   text: string;
 }

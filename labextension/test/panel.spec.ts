@@ -9,6 +9,7 @@ import {
   NO_NOTEBOOK_MESSAGE,
   barPercent,
   partLevel,
+  provenanceLine,
   serverPath,
   topicTitle
 } from '../src/panel';
@@ -68,6 +69,22 @@ const RECENT: request.IRecent = {
       date: '2026-03-12',
       line: 1,
       notebook: 'analysis.ipynb',
+      cell: '7',
+      via: 'magic',
+      model: 'claude-sonnet-4-5',
+      provenance: 'analysis.ipynb cell 7 via magic, model claude-sonnet-4-5',
+      fields: [],
+      text: ''
+    },
+    {
+      title: 'Written by hand',
+      type: 'project',
+      id: null,
+      tags: [],
+      date: '2026-03-11',
+      line: 1,
+      notebook: null,
+      provenance: '',
       fields: [],
       text: ''
     }
@@ -84,7 +101,8 @@ const HIT: request.IHit = {
   snippet: 'recommend a 15% cut on the starter tier',
   score: 1.5,
   path: ['ROOT', '2026-03', '2026-W11', '2026-03-12', 'raw'],
-  topics: ['pricing']
+  topics: ['pricing'],
+  provenance: 'analysis.ipynb cell 7 via write-back, model claude-sonnet-4-5'
 };
 
 const flush = () => new Promise(resolve => setTimeout(resolve, 0));
@@ -128,6 +146,12 @@ describe('helpers', () => {
     expect(serverPath('', 'memory/ROOT.md')).toBe('memory/ROOT.md');
   });
 
+  it('says where a checkpoint came from, and nothing when it does not say', () => {
+    expect(provenanceLine('analysis.ipynb via magic')).toBe('from analysis.ipynb via magic');
+    expect(provenanceLine('')).toBeNull();
+    expect(provenanceLine(undefined)).toBeNull(); // a server from before provenance
+  });
+
   it('titles a topic like the Topics Index', () => {
     expect(topicTitle(TOPIC)).toBe('pricing [project, 0d] · 2 checkpoints');
   });
@@ -169,6 +193,11 @@ describe('MemoryPanel', () => {
     expect(q(panel, '[data-part="ROOT"] .jp-HipoMemory-barFill').style.width).toBe('20%');
     expect(q(panel, '.jp-HipoMemory-checkpoint').textContent).toContain('Competitor pricing');
     expect(q(panel, '.jp-HipoMemory-checkpoint').textContent).toContain('#pricing #q1');
+    const [withProvenance, byHand] = all(panel, '.jp-HipoMemory-checkpoint');
+    expect(withProvenance.querySelector('.jp-HipoMemory-provenance')?.textContent).toBe(
+      'from analysis.ipynb cell 7 via magic, model claude-sonnet-4-5'
+    );
+    expect(byHand.querySelector('.jp-HipoMemory-provenance')).toBeNull();
   });
 
   it('opens a node in the preview and hands its server path to the editor', async () => {
@@ -205,6 +234,9 @@ describe('MemoryPanel', () => {
     expect(hit.textContent).toContain('Competitor pricing');
     expect(q(panel, '.jp-HipoMemory-hitPath').textContent).toBe(
       'ROOT → 2026-03 → 2026-W11 → 2026-03-12 → raw'
+    );
+    expect(hit.querySelector('.jp-HipoMemory-provenance')?.textContent).toBe(
+      'from analysis.ipynb cell 7 via write-back, model claude-sonnet-4-5'
     );
   });
 
