@@ -73,6 +73,11 @@ def test_the_graph_follows_the_raw_logs_and_rebuilds_when_deleted(memory: Memory
     shutil.rmtree(memory.root / "memory" / ".index" / "graph")
     (memory.root / "memory" / ".index" / "graph-state.json").unlink()
     assert count(Memory(memory.root)) == 4
+    shutil.rmtree(memory.root / "memory" / ".index" / "graph")  # the store alone: its state
+    assert count(Memory(memory.root)) == 4  # no longer vouches for it, so it is rebuilt
+    turtle = io.BytesIO()
+    Memory(memory.root).export("turtle", turtle)
+    assert turtle.getvalue().count(b"hipo:Checkpoint") >= 4
     (memory.root / "memory" / "2026-03-05.md").unlink()
     assert count(memory) == 3
 

@@ -207,6 +207,9 @@ class MemoryGraph:
         the state file already covers every log's stamp the store is not opened at all: the
         query or export that follows opens it (each opening costs ~0.1 s at a year)."""
         held = self._held()
+        if held and not self.store_path.is_dir():  # the store deleted, its state kept: the
+            self.state_path.unlink(missing_ok=True)  # state vouches for nothing, rebuild
+            held = {}
         if held and held == {name: list(stamp) for name, stamp in self._stamps().items()}:
             return 0
         with self._opened() as store:
