@@ -29,7 +29,7 @@ from typing import Any
 from .checkpoint import Checkpoint, parse_log
 from .errors import ParseError
 from .frame import checkpoint_row, csv_lines, flat_rows, row_rules
-from .store import Store
+from .store import MEMORY_DIR, Store
 
 ROWS_FILE = "catalog.sqlite"
 FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
@@ -95,7 +95,7 @@ class CheckpointCatalog:
         are rendered again, from their rows."""
         superseded = {(rule.file, rule.line): rule.superseded_by
                       for rule in row_rules(self.rule_rows()) if rule.superseded_by}  # fmt: skip
-        touched = {file.removeprefix("memory/") for file, _ in superseded}
+        touched = {file.removeprefix(f"{MEMORY_DIR}/") for file, _ in superseded}
         render = RENDER[column]
         texts = self._cached(column)
         rows_texts = dict(self._cached("rows")) if touched else {}
@@ -234,7 +234,7 @@ class CheckpointCatalog:
     def at(self, relative: str, line: int) -> Checkpoint | None:
         """The checkpoint whose heading is at `line` of the raw log `relative`
         (`memory/YYYY-MM-DD.md`)."""
-        found = self.of_log(relative.removeprefix("memory/"))
+        found = self.of_log(relative.removeprefix(f"{MEMORY_DIR}/"))
         return next((c for c in found if c.line == line), None)
 
     def _parse(self, name: str) -> list[Checkpoint]:

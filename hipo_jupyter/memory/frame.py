@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .checkpoint import Checkpoint
 from .errors import HipoError
-from .root import checkpoint_topics
 from .rules import Rule, mark_superseded, rule_of
+from .store import raw_log_path
+from .topic_index import checkpoint_topics
 
 if TYPE_CHECKING:
     import pandas
@@ -76,7 +77,7 @@ def checkpoint_row(checkpoint: Checkpoint) -> dict[str, Any]:
         "cell": checkpoint.cell,
         "via": checkpoint.via,
         "model": checkpoint.model,
-        "file": f"memory/{checkpoint.date}.md",
+        "file": raw_log_path(checkpoint.date),
         "line": checkpoint.line,
     }
 

@@ -54,9 +54,10 @@ from urllib.parse import quote
 from .checkpoint import Checkpoint
 from .errors import QueryError
 from .frame import require
-from .root import checkpoint_topics
+from .periods import week_id, week_month
 from .rules import rule_of, trigger_key
-from .tree import week_id, week_month
+from .store import MEMORY_DIR, node_path, raw_log_path
+from .topic_index import checkpoint_topics
 
 SCHEMA = "https://schema.org/"
 VOCAB = "urn:hipo:vocab:"
@@ -104,7 +105,7 @@ def checkpoint_triples(checkpoint: Checkpoint) -> list[tuple[str, str, Any]]:
     """(subject, predicate, object) of one checkpoint; an object is an `IRI` or a Python value
     for a literal (str, int, date)."""
     day = checkpoint.date or ""
-    file = f"memory/{day}.md"
+    file = raw_log_path(day)
     subject = resource(file, checkpoint.line)
     out: list[tuple[str, str, Any]] = [
         (subject, RDF_TYPE, IRI(SCHEMA + "CreativeWork")),
@@ -116,7 +117,7 @@ def checkpoint_triples(checkpoint: Checkpoint) -> list[tuple[str, str, Any]]:
     ]
     if day:
         out.append((subject, SCHEMA + "dateCreated", date.fromisoformat(day)))
-        out.append((subject, SCHEMA + "isPartOf", IRI(resource(f"memory/daily/{day}.md"))))
+        out.append((subject, SCHEMA + "isPartOf", IRI(resource(node_path("daily", day)))))
     if checkpoint.id:
         out.append((subject, SCHEMA + "identifier", checkpoint.id))
     out += [(subject, SCHEMA + "keywords", tag) for tag in checkpoint.tags]
@@ -141,9 +142,9 @@ def period_triples(day: str) -> list[tuple[str, str, Any]]:
     when = date.fromisoformat(day)
     week = week_id(when)
     month = week_month(week)
-    daily = resource(f"memory/daily/{day}.md")
-    weekly = resource(f"memory/weekly/{week}.md")
-    monthly = resource(f"memory/monthly/{month}.md")
+    daily = resource(node_path("daily", day))
+    weekly = resource(node_path("weekly", week))
+    monthly = resource(node_path("monthly", month))
     out: list[tuple[str, str, Any]] = []
     for node, level, period in ((daily, "daily", day), (weekly, "weekly", week),
                                 (monthly, "monthly", month)):  # fmt: skip
@@ -264,12 +265,12 @@ class MemoryGraph:
         ox = self.ox
         # Their Turtle first: a crash after this leaves a file missing (dumped again), never
         # one older than the store.
-        for graph in [PERIODS_GRAPH, RULES_GRAPH, *(log_graph(f"memory/{n}") for n in gone)]:
+        for graph in [PERIODS_GRAPH, RULES_GRAPH, *(log_graph(f"{MEMORY_DIR}/{n}") for n in gone)]:
             self._turtle_path(graph).unlink(missing_ok=True)
         for name in changed:
-            self._turtle_path(log_graph(f"memory/{name}")).unlink(missing_ok=True)
+            self._turtle_path(log_graph(f"{MEMORY_DIR}/{name}")).unlink(missing_ok=True)
         for name in [*gone, *changed]:
-            graph = ox.NamedNode(log_graph(f"memory/{name}"))
+            graph = ox.NamedNode(log_graph(f"{MEMORY_DIR}/{name}"))
             if store.contains_named_graph(graph):
                 store.remove_graph(graph)
         lines: list[str] = []
@@ -280,7 +281,7 @@ class MemoryGraph:
             triples = []
             for checkpoint in self._log_checkpoints(name, tuple(stamps[name])):
                 triples += checkpoint_triples(checkpoint)
-            lines += nquads(triples, log_graph(f"memory/{name}"))
+            lines += nquads(triples, log_graph(f"{MEMORY_DIR}/{name}"))
         data = "".join(lines).encode("utf-8")
         if held:
             store.load(data, format=ox.RdfFormat.N_QUADS)  # a transaction

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from .checkpoint import Checkpoint
+from .store import raw_log_path
 
 RULES_HEADER = "Rules (trigger -> rule -> checkpoint); read the checkpoint for why and how."
 
@@ -64,7 +65,7 @@ def rule_of(checkpoint: Checkpoint) -> Rule | None:
     return Rule(
         trigger=" ".join(trigger.split()),
         rule=" ".join(text.split()),
-        file=f"memory/{date}.md",
+        file=raw_log_path(date),
         line=checkpoint.line,
         date=date,
         id=checkpoint.id,
