@@ -40,6 +40,7 @@ from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
 from .nodes import read_status
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
+from .recall_run import log_stamp
 from .redact import redact
 from .requests import (
     DEFAULT_BUDGET,
@@ -642,13 +643,24 @@ class Memory:
         carry their checkpoint's provenance."""
         result = self._recall_query(request, neighbours=neighbours)
         with self._lock:
-            hits = [self._with_provenance(hit) for hit in result.hits]
+            stamps: dict[str, tuple[int, int] | None] = {}
+            hits = [self._with_provenance(hit, stamps) for hit in result.hits]
         return replace(result, hits=hits)
 
-    def _with_provenance(self, hit: Hit) -> Hit:
+    def _with_provenance(self, hit: Hit, stamps: dict[str, tuple[int, int] | None]) -> Hit:
+        """The hit with its checkpoint's provenance. `stamps` holds each raw log's (size,
+        mtime) for this one recall: a log is stat-ed once per query, never the whole folder
+        listed per hit (at a year of memory that listing was most of a context's time)."""
         if hit.kind != "raw":
             return hit
-        checkpoint = self.catalog.at(hit.file, hit.line)
+        name = hit.file.removeprefix("memory/")
+        if name not in stamps:
+            stamps[name] = log_stamp(self.store.memory_dir / name)
+        stamp = stamps[name]
+        if stamp is None:
+            return hit
+        found = self.catalog.of_log(name, stamp)
+        checkpoint = next((c for c in found if c.line == hit.line), None)
         return replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit
 
     def _recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
