@@ -23,6 +23,7 @@ from hipo_jupyter.memory.search import (
     Document,
     SearchIndex,
     open_index,
+    plain_snippet,
 )
 
 HAS_WHOOSH = importlib.util.find_spec("whoosh") is not None
@@ -389,6 +390,28 @@ def test_snippet_is_short_plain_text_around_the_term(index: SearchIndex) -> None
 def test_snippet_of_a_title_only_match_is_not_empty(filled: SearchIndex) -> None:
     [hit] = filled.search("dashboard")
     assert hit.snippet
+
+
+def test_without_snippets_the_same_hits_come_back_with_none(index: SearchIndex) -> None:
+    """`snippets=False` (a context packed from hundreds of candidates) ranks exactly as a
+    search with them; only the cuts around the matches are left out."""
+    before = " ".join(f"alpha{n}" for n in range(120))
+    docs = [doc(RAW, 1 + 5 * n, f"Note {n}", f"{before} kubernetes " * (n + 1)) for n in range(4)]
+    index.replace_file(RAW, "h", docs)
+    full, bare = index.search("kubernetes"), index.search("kubernetes", snippets=False)
+    assert [(h.doc, h.score) for h in bare] == [(h.doc, h.score) for h in full]
+    assert all(h.snippet for h in full) and not any(h.snippet for h in bare)
+
+
+@pytest.mark.parametrize("spaces", [1, 3, 900])
+def test_plain_snippet_of_a_head_equals_that_of_the_whole_text(spaces: int) -> None:
+    gap = " " * spaces
+    text = gap.join(f"word{n}" for n in range(400))
+    flat = " ".join(text.split())
+    expected = flat[:199]
+    expected = expected[: expected.rindex(" ")].rstrip() + "…"
+    assert plain_snippet(text) == expected
+    assert plain_snippet(f"short{gap}text") == "short text"
 
 
 @pytest.mark.parametrize(

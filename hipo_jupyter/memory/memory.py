@@ -638,10 +638,13 @@ class Memory:
         except HipoError as error:
             log.warning("hipo: checkpoint saved, not sent to the team: %s", error)
 
-    def recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
+    def recall_query(
+        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+    ) -> RecallResult:
         """`recall` for a request already parsed (the front ends parse it first); raw hits
-        carry their checkpoint's provenance."""
-        result = self._recall_query(request, neighbours=neighbours)
+        carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
+        carry the start of their text, not the index's cut around the matches."""
+        result = self._recall_query(request, neighbours=neighbours, snippets=snippets)
         with self._lock:
             stamps: dict[str, tuple[int, int] | None] = {}
             hits = [self._with_provenance(hit, stamps) for hit in result.hits]
@@ -663,7 +666,9 @@ class Memory:
         checkpoint = next((c for c in found if c.line == hit.line), None)
         return replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit
 
-    def _recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
+    def _recall_query(
+        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+    ) -> RecallResult:
         query, k, type = request.query, request.k, request.type
         since_day = request.since.isoformat() if request.since else None
         until_day = request.until.isoformat() if request.until else None
@@ -687,6 +692,7 @@ class Memory:
                     neighbours=self._neighbours if neighbours else None,
                     similar=similar,
                     similar_weight=self.config.similarity_weight,
+                    snippets=snippets,
                 )
 
             if mode == "keyword":
@@ -783,15 +789,10 @@ class Memory:
             )
 
         def recall(k: int) -> RecallResult:
-            return self.recall(
-                query,
-                k=k,
-                since=since,
-                until=until,
-                type=type,
-                neighbours=True,
-                mode=mode or "auto",
+            request = RecallQuery.parse(
+                query, k=k, since=since, until=until, type=type, mode=mode or "auto"
             )
+            return self.recall_query(request, neighbours=True, snippets=False)
 
         def documents(ids: Sequence[str]) -> dict[str, Document]:
             with self._lock:

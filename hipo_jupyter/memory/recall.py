@@ -301,6 +301,7 @@ def recall(
     neighbours: Neighbours | None = None,
     similar: Sequence[tuple[Document, float]] = (),
     similar_weight: float = 0.5,
+    snippets: bool = True,
 ) -> RecallResult:
     """Rank what the index finds for `query` (see the module docstring for the score), best first.
 
@@ -311,7 +312,8 @@ def recall(
     `similar` (documents near the query by meaning, with their cosine similarity, from the
     semantic extra) joins BM25 as text relevance, weighted by `similar_weight` (see
     `blend_relevance`): everything else (topics, the day's match, periods, names, recency,
-    neighbours) then applies to what either found.
+    neighbours) then applies to what either found. `snippets=False` leaves out the index's
+    cuts around the matched words (`SearchIndex.search`): a context shows whole texts.
     """
     query = query.strip()
     if not query:
@@ -328,6 +330,7 @@ def recall(
         types={type} if type else None,
         since=since,
         until=until,
+        snippets=snippets,
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight)

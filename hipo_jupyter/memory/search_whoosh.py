@@ -142,8 +142,12 @@ def _stored_to_document(fields_: dict[str, Any]) -> Document:
 
 def _hit(stored: dict[str, Any], score: float, query_words: set[str]) -> SearchHit:
     doc = _stored_to_document(stored)
-    snippet = _snippet(doc.text, query_words) or _snippet(doc.title, query_words)
-    return SearchHit(doc=doc, score=float(score), snippet=snippet or plain_snippet(doc.text))
+    snippet = ""
+    if query_words:  # none: the caller asked for no snippets (`SearchIndex.search`)
+        snippet = _snippet(doc.text, query_words) or _snippet(doc.title, query_words)
+    if query_words and not snippet:
+        snippet = plain_snippet(doc.text)
+    return SearchHit(doc=doc, score=float(score), snippet=snippet)
 
 
 def _doc_fields(doc: Document) -> dict[str, Any]:
@@ -286,6 +290,7 @@ class WhooshIndex:
         types: Collection[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         since, until = normalize_day(since, "since"), normalize_day(until, "until")
         parsed = build_whoosh_query(query)
@@ -299,7 +304,9 @@ class WhooshIndex:
                 results = searcher.search(
                     parsed, limit=limit, filter=_filter_query(kinds, types, since, until)
                 )
-                query_words = {text for _field, text in parsed.iter_all_terms()}
+                query_words = (
+                    {text for _field, text in parsed.iter_all_terms()} if snippets else set()
+                )
                 return [_hit(result.fields(), result.score, query_words) for result in results]
             except HipoError:
                 raise
