@@ -204,25 +204,38 @@ def drill_down(
     return tuple(path)
 
 
-def _covers(hit: SearchHit, raw_days: set[str]) -> bool:
-    """Does a raw hit already answer for this node's period?"""
-    return period_answered(hit.doc.kind, hit.doc.date, raw_days)
+class AnsweredPeriods:
+    """The days, ISO weeks and months (by their weeks' Thursdays) that raw hits fall in, each
+    worked out once per recall: a node of such a period is no hit of its own, the raw log
+    answering in full. (Asked per node against every raw day, this was a week_id per pair.)"""
+
+    def __init__(self, raw_days: Collection[str]) -> None:
+        self.days = set(raw_days)
+        self.weeks: set[str] = set()
+        for day in self.days:
+            try:
+                self.weeks.add(week_id(date.fromisoformat(day)))
+            except ValueError:
+                continue
+        self.months = {week_month(week) for week in self.weeks}
+
+    def answered(self, kind: str, start: str) -> bool:
+        """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one
+        a raw hit's day falls in?"""
+        if kind == "daily":
+            return start in self.days
+        if kind == "weekly":
+            return week_id(date.fromisoformat(start)) in self.weeks
+        if kind == "monthly":
+            return start[:7] in self.months
+        return False
 
 
 def period_answered(kind: str, start: str, raw_days: Collection[str]) -> bool:
     """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one that
     a raw hit's day falls in (a week by ISO week, a month by its weeks' Thursdays)? Then the
     raw log answers in full and the node is no hit of its own."""
-
-    if kind == "daily":
-        return start in raw_days
-    if kind == "weekly":
-        week = week_id(date.fromisoformat(start))
-        return any(week_id(date.fromisoformat(d)) == week for d in raw_days)
-    if kind == "monthly":
-        month = start[:7]
-        return any(week_month(week_id(date.fromisoformat(d))) == month for d in raw_days)
-    return False
+    return AnsweredPeriods(raw_days).answered(kind, start)
 
 
 Neighbours = Callable[[str], Sequence[Document]]
@@ -254,6 +267,12 @@ class LogNeighbours:
     def __call__(self, path: str) -> list[Document]:
         log = self._log(path)
         return log[0] if log is not None else []
+
+    def positions(self, path: str) -> tuple[list[Document], dict[int, int]]:
+        """The log's checkpoints and each heading line's place among them, both kept with
+        the log (recall asks them of every log a hit falls in, on every query)."""
+        log = self._log(path)
+        return log if log is not None else ([], {})
 
     def around(self, path: str, line: int) -> tuple[Document | None, Document | None]:
         """The checkpoints just before and after the one whose heading is at `line`."""
@@ -334,9 +353,13 @@ def recall(
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight)
-    raw_days = {h.doc.date for h in found if h.doc.kind == "raw"}
+    answered = AnsweredPeriods({h.doc.date for h in found if h.doc.kind == "raw"})
     day_prior = _day_prior(found)
-    found = [h for h in found if h.doc.kind in ("raw", "knowledge") or not _covers(h, raw_days)]
+    found = [
+        h
+        for h in found
+        if h.doc.kind in ("raw", "knowledge") or not answered.answered(h.doc.kind, h.doc.date)
+    ]
     best = max((h.score for h in found), default=1.0) or 1.0
     relevance: dict[str, float] = {}
     candidates: dict[str, tuple[Document, str]] = {}
@@ -349,8 +372,9 @@ def recall(
     names = query_names(query)
     scored = []
     seen_texts: set[str] = set()
+    by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
     for doc_id, (doc, snippet) in candidates.items():
-        added, factor = _priors(doc, today, half_life_days, day_prior, periods, names)
+        added, factor = _priors(doc, today, half_life_days, day_prior, periods, names, by_day)
         score = relevance[doc_id] * factor + added
         hit_topics = tuple(sorted(matched_names & set(doc.tags)))
         if hit_topics:
@@ -428,20 +452,29 @@ def _priors(
     day_prior: dict[str, float],
     periods: Sequence[tuple[date, date]],
     names: Collection[str],
+    by_day: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     """(added, factor): what is added to a hit's text relevance (the day's match, a named
     period, a name; raw checkpoints only, a node's date being its period's start), and the
     recency factor it is multiplied by, so that recency orders relevant hits and never lifts an
-    irrelevant one over them."""
-    try:
-        day = date.fromisoformat(doc.date)
-    except ValueError:
-        return 0.0, 1.0
-    age = max(0, (today - day).days)
-    factor = 1.0 + RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1))
+    irrelevant one over them. `by_day` keeps what depends on the date alone, worked out once
+    per date of a recall's candidates (hundreds of them share a few dozen days)."""
+    known = by_day.get(doc.date) if by_day is not None else None
+    if known is None:
+        try:
+            day = date.fromisoformat(doc.date)
+        except ValueError:
+            return 0.0, 1.0
+        age = max(0, (today - day).days)
+        known = (
+            DAY_WEIGHT * day_prior.get(doc.date, 0.0) + PERIOD_BOOST * period_match(day, periods),
+            1.0 + RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1)),
+        )
+        if by_day is not None:
+            by_day[doc.date] = known
+    added, factor = known
     if doc.kind != "raw":
         return 0.0, factor
-    added = DAY_WEIGHT * day_prior.get(doc.date, 0.0) + PERIOD_BOOST * period_match(day, periods)
     if names and doc.title.casefold() in names:
         added += NAME_BOOST
     return added, factor
@@ -465,8 +498,11 @@ def _lift_neighbours(
         if hit.doc.kind != "raw":
             continue
         if hit.doc.path not in logs:  # each log read (or found cached) once per query
-            docs = neighbours(hit.doc.path)
-            logs[hit.doc.path] = (docs, {doc.line: i for i, doc in enumerate(docs)})
+            if isinstance(neighbours, LogNeighbours):
+                logs[hit.doc.path] = neighbours.positions(hit.doc.path)
+            else:
+                docs = neighbours(hit.doc.path)
+                logs[hit.doc.path] = (docs, {doc.line: i for i, doc in enumerate(docs)})
         docs, position = logs[hit.doc.path]
         at = position.get(hit.doc.line)
         if at is None:

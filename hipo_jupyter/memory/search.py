@@ -633,7 +633,7 @@ def _row_to_document(row: Sequence) -> Document:
         type=row[5],
         title=row[6],
         text=row[7],
-        tags=tuple(json.loads(row[8])),
+        tags=() if row[8] == "[]" else tuple(json.loads(row[8])),  # most have none: no parse
     )
 
 
