@@ -40,7 +40,7 @@ from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
 from .nodes import read_status
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
-from .recall_run import log_stamp
+from .recall_run import NodePaths, log_stamp
 from .redact import redact
 from .requests import (
     DEFAULT_BUDGET,
@@ -159,6 +159,7 @@ class Memory:
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._neighbours = recall_module.LogNeighbours(self.root, self._indexer.documents)
+        self._node_paths = NodePaths(self.store)  # recall's drill-down paths, kept while valid
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -645,10 +646,13 @@ class Memory:
         carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
         carry the start of their text, not the index's cut around the matches."""
         result = self._recall_query(request, neighbours=neighbours, snippets=snippets)
+        return replace(result, hits=self._provenance(result.hits))
+
+    def _provenance(self, hits: Sequence[Hit]) -> list[Hit]:
+        """The hits, each raw one with its checkpoint's provenance."""
         with self._lock:
             stamps: dict[str, tuple[int, int] | None] = {}
-            hits = [self._with_provenance(hit, stamps) for hit in result.hits]
-        return replace(result, hits=hits)
+            return [self._with_provenance(hit, stamps) for hit in hits]
 
     def _with_provenance(self, hit: Hit, stamps: dict[str, tuple[int, int] | None]) -> Hit:
         """The hit with its checkpoint's provenance. `stamps` holds each raw log's (size,
@@ -675,7 +679,7 @@ class Memory:
         mode = self._recall_mode(request.mode)
         with self._lock:
             index = self._ensure_index()
-            nodes = self.store.node_paths()
+            nodes = self._node_paths()
 
             def keyword(count: int, similar: Sequence[tuple[Document, float]] = ()) -> RecallResult:
                 return recall_module.recall(
@@ -792,19 +796,21 @@ class Memory:
             request = RecallQuery.parse(
                 query, k=k, since=since, until=until, type=type, mode=mode or "auto"
             )
-            return self.recall_query(request, neighbours=True, snippets=False)
+            return self._recall_query(request, neighbours=True, snippets=False)
 
         def documents(ids: Sequence[str]) -> dict[str, Document]:
             with self._lock:
                 return self._ensure_index().documents_by_id(list(ids))
 
-        return context_pack.build(
+        built = context_pack.build(
             query,
             budget=budget,
             layer1=(lambda: self.layer1().text) if layer1 else None,
             recall=recall,
             documents=documents,
         )
+        # Provenance for the pieces the text holds, not for every candidate packing saw.
+        return replace(built, hits=self._provenance(built.hits))
 
     def context_query(
         self, request: RecallQuery, *, layer1: bool = True, team: bool = False
