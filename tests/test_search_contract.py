@@ -280,6 +280,19 @@ def test_two_open_indexes_see_each_others_writes(backend: str, tmp_path: Path) -
         two.close()
 
 
+def test_documents_of_a_file_in_line_order_and_its_hash(index: SearchIndex) -> None:
+    later, first = doc(RAW, 9, "Later", "second entry"), doc(RAW, 1, "First", "first entry")
+    index.replace_file(RAW, "h1", [later, first])
+    index.replace_file("memory/2026-03-13.md", "h2", [doc("memory/2026-03-13.md", 1, "X", "x")])
+    assert index.documents_of(RAW) == [first, later]
+    assert index.file_hash(RAW) == "h1"
+    index.add(RAW, "h3", [doc(RAW, 20, "Third", "third entry")])
+    assert [d.line for d in index.documents_of(RAW)] == [1, 9, 20]
+    assert index.file_hash(RAW) == "h3"
+    index.remove_file(RAW)
+    assert index.documents_of(RAW) == [] and index.file_hash(RAW) is None
+
+
 def test_documents_by_id_returns_the_whole_documents_asked_for(filled: SearchIndex) -> None:
     found = filled.documents_by_id([LATER.id, PRICING.id, "memory/nowhere.md#L1", PRICING.id])
     assert found == {LATER.id: LATER, PRICING.id: PRICING}

@@ -37,6 +37,7 @@ from .frame import EXPORT_FORMATS, checkpoint_rows, export_table, to_frame, writ
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .indexing import IndexKeeper, lookup
 from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
+from .neighbours import IndexNeighbours
 from .nodes import read_status
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
@@ -158,7 +159,7 @@ class Memory:
             embedder=embedder,
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
-        self._neighbours = recall_module.LogNeighbours(self.root, self._indexer.documents)
+        self._neighbours = IndexNeighbours(self._indexer.open)  # recall's neighbouring turns
         self._node_paths = NodePaths(self.store)  # recall's drill-down paths, kept while valid
 
     def __repr__(self) -> str:

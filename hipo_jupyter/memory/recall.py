@@ -15,10 +15,8 @@ never a hit (it is in Layer 1 already). To the relevance are added:
 - a name: the hit's title is a name in the query (the speaker of an imported turn).
 
 With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
-relevance), read from the raw log through a per-file cache (`LogNeighbours`): in a conversation
-the answer is often the reply to the turn that matches the words. Only neighbours that add are
-lifted: another speaker's (or task's) checkpoint, not the same author's next words. Hits with
-the same title and text are shown once.
+relevance; `neighbours.py`): in a conversation the answer is often the reply to the turn that
+matches the words. Hits with the same title and text are shown once.
 
 Every hit carries its drill-down path, ROOT -> monthly -> weekly -> daily -> raw line, listing
 the nodes that exist, so a reader (or a model) can walk the tree from coarse to fine.
@@ -28,16 +26,13 @@ from __future__ import annotations
 
 import calendar
 import difflib
-import os
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from pathlib import Path
 
-from .errors import HipoError, QueryError
-from .files import MAX_LOG_BYTES, read_regular
+from .errors import QueryError
+from .neighbours import Neighbours, lift_neighbours
 from .periods import week_id, week_month
 from .search import STOPWORDS, Document, SearchHit, SearchIndex, plain_snippet
 from .topic_index import Topic
@@ -50,9 +45,6 @@ DAY_WEIGHT = 0.2  # times how well the hit's whole day (its daily node) matches,
 PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
 PERIOD_GRACE_DAYS = 7  # ... or this many days after it (half the boost)
 NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
-NEXT_WEIGHT = 0.7  # with neighbours: the checkpoint after a hit gets this share of its relevance,
-AFTER_NEXT_WEIGHT = 0.5  # the one after that this share (a reply, then its elaboration),
-PREVIOUS_WEIGHT = 0.5  # and the one before the hit this share
 CANDIDATES_PER_HIT = 6
 CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
 WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
@@ -239,73 +231,6 @@ def period_answered(kind: str, start: str, raw_days: Collection[str]) -> bool:
     return AnsweredPeriods(raw_days).answered(kind, start)
 
 
-Neighbours = Callable[[str], Sequence[Document]]
-"""path of a raw log -> its checkpoints as Documents, in file order (empty if unreadable)."""
-
-
-class LogNeighbours:
-    """The checkpoints of raw logs in file order, for the neighbours of a hit, read from the raw
-    logs themselves (the truth).
-
-    Each log is parsed once per version (its size and modification time) and kept, up to
-    `max_files` logs, so a query reads only the logs its hits fall in, and a log again only
-    after it changed: no query scans the whole memory.
-    """
-
-    def __init__(
-        self,
-        root: Path,
-        documents: Callable[[str, bytes], list[Document]],
-        max_files: int = 1024,
-    ) -> None:
-        self.root = Path(root)
-        self._folder = str(self.root)
-        self._documents = documents
-        self._max_files = max_files
-        self._logs: OrderedDict[str, tuple[tuple[int, int], list[Document], dict[int, int]]]
-        self._logs = OrderedDict()
-
-    def __call__(self, path: str) -> list[Document]:
-        log = self._log(path)
-        return log[0] if log is not None else []
-
-    def positions(self, path: str) -> tuple[list[Document], dict[int, int]]:
-        """The log's checkpoints and each heading line's place among them, both kept with
-        the log (recall asks them of every log a hit falls in, on every query)."""
-        log = self._log(path)
-        return log if log is not None else ([], {})
-
-    def around(self, path: str, line: int) -> tuple[Document | None, Document | None]:
-        """The checkpoints just before and after the one whose heading is at `line`."""
-        log = self._log(path)
-        at = log[1].get(line) if log is not None else None
-        if log is None or at is None:
-            return None, None
-        docs = log[0]
-        return (docs[at - 1] if at > 0 else None, docs[at + 1] if at + 1 < len(docs) else None)
-
-    def _log(self, path: str) -> tuple[list[Document], dict[int, int]] | None:
-        file = os.path.join(self._folder, path)
-        try:
-            stat = os.stat(file)
-        except OSError:
-            return None
-        version = (stat.st_mtime_ns, stat.st_size)
-        cached = self._logs.get(path)
-        if cached is None or cached[0] != version:
-            try:
-                data = read_regular(Path(file), MAX_LOG_BYTES, path)
-                docs = sorted(self._documents(path, data), key=lambda d: d.line)
-            except (OSError, HipoError):
-                return None
-            cached = (version, docs, {doc.line: i for i, doc in enumerate(docs)})
-            self._logs[path] = cached
-            while len(self._logs) > self._max_files:
-                self._logs.popitem(last=False)
-        self._logs.move_to_end(path)
-        return cached[1], cached[2]
-
-
 def recall(
     index: SearchIndex,
     topics: Sequence[Topic],
@@ -368,7 +293,7 @@ def recall(
         relevance[hit.doc.id] = max(relevance.get(hit.doc.id, 0.0), hit.score / best)
         candidates.setdefault(hit.doc.id, (hit.doc, hit.snippet))
     if neighbours is not None:
-        _lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
+        lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
     periods = query_periods(query)
     names = query_names(query)
     scored = []
@@ -483,58 +408,6 @@ def _priors(
     if names and doc.title.casefold() in names:
         added += NAME_BOOST
     return added, factor
-
-
-def _lift_neighbours(
-    found: Sequence[SearchHit],
-    best: float,
-    neighbours: Neighbours,
-    relevance: dict[str, float],
-    candidates: dict[str, tuple[Document, str]],
-    type: str | None,
-    since: str | None,
-    until: str | None,
-) -> None:
-    """Give the checkpoints after a raw hit NEXT_WEIGHT and AFTER_NEXT_WEIGHT of the hit's
-    relevance, and the one before it PREVIOUS_WEIGHT, unless it matched better on its own;
-    the filters still apply."""
-    logs: dict[str, tuple[Sequence[Document], dict[int, int]]] = {}
-    for hit in found:
-        if hit.doc.kind != "raw":
-            continue
-        if hit.doc.path not in logs:  # each log read (or found cached) once per query
-            if isinstance(neighbours, LogNeighbours):
-                logs[hit.doc.path] = neighbours.positions(hit.doc.path)
-            else:
-                docs = neighbours(hit.doc.path)
-                logs[hit.doc.path] = (docs, {doc.line: i for i, doc in enumerate(docs)})
-        docs, position = logs[hit.doc.path]
-        at = position.get(hit.doc.line)
-        if at is None:
-            continue
-        lifted = hit.score / best
-        for offset, weight in ((1, NEXT_WEIGHT), (2, AFTER_NEXT_WEIGHT), (-1, PREVIOUS_WEIGHT)):
-            if not 0 <= at + offset < len(docs) or not _adds(docs, at, offset):
-                continue
-            doc = docs[at + offset]
-            if (type and doc.type != type) or (since and doc.date < since):
-                continue
-            if until and doc.date > until:
-                continue
-            if weight * lifted > relevance.get(doc.id, 0.0):
-                relevance[doc.id] = weight * lifted
-                candidates.setdefault(doc.id, (doc, ""))  # its snippet is cut if shown
-
-
-def _adds(docs: Sequence[Document], at: int, offset: int) -> bool:
-    """Does the checkpoint at `at + offset` add to the hit at `at`? It does when it answers or
-    prompts it: another speaker or task (a different title) next to it, or, two after it, the
-    turn after a reply. The same author's next words (a log of one person's requests, where the
-    replies are not kept) are only another thing they said, and would take budget from a hit."""
-    title = docs[at].title.casefold()
-    if offset == 2:
-        return docs[at + 1].title.casefold() != title
-    return docs[at + offset].title.casefold() != title
 
 
 # --- query handling: names and periods ---------------------------------------------------------

@@ -129,6 +129,14 @@ class SearchIndex(Protocol):
         """The documents with these ids (unknown ids left out): hybrid recall's vector hits,
         read in one go rather than by parsing each hit's Markdown file."""
 
+    def documents_of(self, path: str) -> list[Document]:
+        """The documents of one file in line order (a raw log's checkpoints: the neighbours
+        of a hit, read from the index rather than by parsing the log again)."""
+
+    def file_hash(self, path: str) -> str | None:
+        """The hash recorded for `path` (None: not indexed): what a cache of `documents_of`
+        is keyed by."""
+
     def count(self) -> int: ...
 
     def clear(self) -> None: ...
@@ -507,6 +515,16 @@ class Fts5Index:
                 ).fetchall()
                 found.update((row[0], _row_to_document(row)) for row in rows)
         return found
+
+    def documents_of(self, path: str) -> list[Document]:
+        sql = f"select {_DOC_COLUMNS} from documents d where d.path = ? order by d.line"
+        with self._lock, self._guard():
+            return [_row_to_document(row) for row in self._db.execute(sql, (path,))]
+
+    def file_hash(self, path: str) -> str | None:
+        with self._lock, self._guard():
+            row = self._db.execute("select hash from files where path = ?", (path,)).fetchone()
+        return row[0] if row else None
 
     def search(
         self,

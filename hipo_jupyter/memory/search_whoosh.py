@@ -271,6 +271,17 @@ class WhooshIndex:
         docs.sort(key=lambda doc: (doc.path, doc.line))
         return iter(docs)
 
+    def documents_of(self, path: str) -> list[Document]:
+        with self._lock:
+            stored = self._fresh_searcher().documents(path=path, record="doc")
+            docs = [_stored_to_document(fields_) for fields_ in stored]
+        return sorted(docs, key=lambda doc: doc.line)
+
+    def file_hash(self, path: str) -> str | None:
+        with self._lock:
+            record = self._fresh_searcher().document(id=_file_record_id(path))
+        return record.get("hash") if record else None
+
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
         found: dict[str, Document] = {}
         with self._lock:
