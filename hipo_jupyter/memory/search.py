@@ -23,25 +23,32 @@ fts5.sqlite3 holds:
 - `_migrations`: the named schema migrations applied, in order (see `MIGRATIONS`).
 
 Ranking is BM25 with the title weighted above the tags and the text. User text never reaches
-FTS5 as syntax: `build_match_query` keeps the words, drops stopwords and quotes every term.
+FTS5 as syntax: `build_match_query` (`search_query.py`) keeps the words, drops stopwords and
+quotes every term. The schema is built by the named migrations of `migrations.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shutil
 import sqlite3
 import threading
-import unicodedata
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Protocol
 
 from .errors import HipoError, QueryError
+from .migrations import MIGRATIONS as MIGRATIONS  # re-exported: tests and vectors use them here
+from .migrations import REQUIRED_TABLES, _write, migrate
+from .migrations import migration as migration
+from .search_query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
+from .search_query import SNIPPET_CHARS as SNIPPET_CHARS
+from .search_query import STOPWORDS as STOPWORDS
+from .search_query import build_match_query, normalize_day, plain_snippet
+from .search_query import query_terms as query_terms
+from .search_query import quote_fts as quote_fts
 
 BACKENDS = ("fts5", "whoosh")
 
@@ -53,8 +60,6 @@ TEXT_WEIGHT = 1.0
 TAGS_WEIGHT = 3.0
 RANK_FUNCTION = f"bm25({TITLE_WEIGHT}, {TEXT_WEIGHT}, {TAGS_WEIGHT})"
 
-SNIPPET_CHARS = 200
-MAX_QUERY_TERMS = 32  # a pasted paragraph still searches fast; the first terms are kept
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -144,232 +149,10 @@ class SearchIndex(Protocol):
     def close(self) -> None: ...
 
 
-# ---------------------------------------------------------------------------------------------
-# Query building: pure functions, shared by both backends.
-
-# English stopwords: too common to tell documents apart, so a query drops them.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its
-    itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    d ll m re s t ve
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-
-# A word as unicode61 sees one: a run of letters and digits (underscore and punctuation split).
-WORD = re.compile(r"[^\W_]+")
-# Words held together by a single connector ("2026-03-12", "foo_bar", "v2.1", "q1/q2", "it's")
-# are one term, searched as a phrase; any other punctuation or space separates terms.
-_TERM = re.compile(r"[^\W_]+(?:[-_./'’][^\W_]+)*")
-_POSSESSIVE = re.compile(r"['’][sS]\Z")
-
-
-def query_terms(text: str) -> list[tuple[str, ...]]:
-    """The searchable terms of user text, each a tuple of lower-cased words (a phrase when
-    several: "2026-03-12" -> ("2026", "03", "12")). A possessive loses its "'s" ("Melanie's" ->
-    ("melanie",)). Terms made only of stopwords and repeats are dropped, and at most
-    MAX_QUERY_TERMS are kept."""
-    terms: list[tuple[str, ...]] = []
-    seen: set[tuple[str, ...]] = set()
-    for match in _TERM.finditer(unicodedata.normalize("NFKC", text)):
-        words = tuple(word.casefold() for word in WORD.findall(match.group()))
-        if len(words) > 1 and _POSSESSIVE.search(match.group()):
-            words = words[:-1]  # "Melanie's" finds "Melanie" too, not only "Melanie's"
-        if all(word in STOPWORDS for word in words) or words in seen:
-            continue
-        seen.add(words)
-        terms.append(words)
-        if len(terms) == MAX_QUERY_TERMS:
-            break
-    return terms
-
-
-def quote_fts(words: Sequence[str]) -> str:
-    """One FTS5 string (a phrase when there are several words); quotes inside are doubled."""
-    return '"' + " ".join(words).replace('"', '""') + '"'
-
-
-def build_match_query(text: str) -> str:
-    """User text -> an FTS5 MATCH expression: every term quoted, OR-ed, stopwords dropped.
-
-    Quoting means no user text is ever FTS5 syntax (AND, NEAR, `col:`, `*`, `^`, brackets are
-    just words), so a query can never be a syntax error. "" when nothing is searchable.
-    """
-    return " OR ".join(quote_fts(words) for words in query_terms(text))
-
-
-def normalize_day(value: str | date | None, name: str) -> str | None:
-    """An inclusive date filter as "YYYY-MM-DD" (a `date` is accepted too), or QueryError."""
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(str(value)).isoformat()
-    except ValueError:
-        raise QueryError(f"{name}={value!r} is not a date; use YYYY-MM-DD") from None
-
-
-def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """Whitespace collapsed to single spaces and cut to `limit` characters at a word boundary.
-    Only a head of the text is flattened, widened until it holds more than `limit`: the
-    same result as flattening it all, without splitting a long node for 200 characters."""
-    window = 2 * limit + 16
-    while True:
-        flat = " ".join(text[:window].split())  # a prefix of the whole text's flattening
-        if window >= len(text) or len(flat) > limit:
-            break
-        window *= 4
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip() + "…"
-
-
 def check_paths(path: str, docs: Sequence[Document]) -> None:
     for doc in docs:
         if doc.path != path:
             raise ValueError(f"document {doc.id!r} belongs to {doc.path!r}, not {path!r}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema: named migrations, appended at the end, never edited once released.
-
-Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: list[Migration] = []
-
-
-def migration(fn: Migration) -> Migration:
-    MIGRATIONS.append(fn)
-    return fn
-
-
-@migration
-def m001_documents_files_fts(db: sqlite3.Connection) -> None:
-    db.execute(
-        """
-        create table documents (
-            pk integer primary key,
-            id text not null unique,
-            path text not null,
-            line integer not null,
-            kind text not null,
-            date text not null,
-            type text not null,
-            title text not null,
-            text text not null,
-            tags text not null
-        )
-        """
-    )
-    db.execute("create index documents_path on documents(path)")
-    db.execute("create index documents_date on documents(date)")
-    db.execute("create table files (path text primary key, hash text not null)")
-    db.execute(
-        """
-        create virtual table documents_fts using fts5(
-            title, text, tags,
-            content='documents', content_rowid='pk', tokenize='porter unicode61'
-        )
-        """
-    )
-    db.execute(
-        """
-        create trigger documents_ai after insert on documents begin
-            insert into documents_fts(rowid, title, text, tags)
-            values (new.pk, new.title, new.text, new.tags);
-        end
-        """
-    )
-    db.execute(
-        """
-        create trigger documents_ad after delete on documents begin
-            insert into documents_fts(documents_fts, rowid, title, text, tags)
-            values ('delete', old.pk, old.title, old.text, old.tags);
-        end
-        """
-    )
-    db.execute(
-        """
-        create trigger documents_au after update on documents begin
-            insert into documents_fts(documents_fts, rowid, title, text, tags)
-            values ('delete', old.pk, old.title, old.text, old.tags);
-            insert into documents_fts(rowid, title, text, tags)
-            values (new.pk, new.title, new.text, new.tags);
-        end
-        """
-    )
-
-
-@migration
-def m002_vectors(db: sqlite3.Connection) -> None:
-    """Embeddings for semantic recall (extra `[semantic]`, see `vectors`): one row per Document
-    id, with the model that made it and a hash of the text it was made from, so a changed text
-    or another model is re-embedded; `vector_files` records which version of each file (and
-    which model) the vectors were made from, as `files` does for the text. Every write bumps
-    `vectors_state.generation`, so a reader's cached matrix knows it is stale. Empty, and never
-    read, without the extra."""
-    db.execute(
-        """
-        create table vectors (
-            id text primary key,
-            path text not null,
-            line integer not null,
-            kind text not null,
-            date text not null,
-            type text not null,
-            model text not null,
-            text_hash text not null,
-            dim integer not null,
-            vector blob not null
-        )
-        """
-    )
-    db.execute("create index vectors_path on vectors(path)")
-    db.execute(
-        "create table vector_files (path text primary key, hash text not null, model text not null)"
-    )
-    db.execute("create table vectors_state (generation integer not null)")
-    db.execute("insert into vectors_state (generation) values (0)")
-
-
-REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
-
-
-def migrate(db: sqlite3.Connection) -> None:
-    """Apply the migrations not yet recorded, in one write transaction, so two kernels opening a
-    fresh index at once do not both create it."""
-    with _write(db):
-        db.execute(
-            "create table if not exists _migrations (name text primary key, applied_at text)"
-        )
-        applied = {row[0] for row in db.execute("select name from _migrations")}
-        for fn in MIGRATIONS:
-            if fn.__name__ not in applied:
-                fn(db)
-                db.execute(
-                    "insert into _migrations (name, applied_at) values (?, ?)",
-                    (fn.__name__, datetime.now(UTC).isoformat()),
-                )
-
-
-@contextlib.contextmanager
-def _write(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction. IMMEDIATE takes the write lock up front, so a second writer waits
-    for the busy timeout instead of failing on a read-to-write upgrade."""
-    db.execute("begin immediate")
-    try:
-        yield
-    except BaseException:
-        if db.in_transaction:  # some errors (a full disk, corruption) have rolled back already
-            db.execute("rollback")
-        raise
-    db.execute("commit")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,19 +29,15 @@ from whoosh.writing import CLEAR, LockError
 from .errors import HipoError, QueryError
 from .search import (
     ANY_HASH,
-    SNIPPET_CHARS,
     TAGS_WEIGHT,
     TEXT_WEIGHT,
     TITLE_WEIGHT,
-    WORD,
     Document,
     SearchHit,
     check_paths,
-    normalize_day,
-    plain_snippet,
-    query_terms,
     remove_path,
 )
+from .search_query import SNIPPET_CHARS, WORD, normalize_day, plain_snippet, query_terms
 
 WHOOSH_DIRNAME = "whoosh"
 WRITE_TIMEOUT_S = 10.0
