@@ -24,17 +24,17 @@ the nodes that exist, so a reader (or a model) can walk the tree from coarse to 
 
 from __future__ import annotations
 
-import calendar
 import difflib
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 
 from .errors import QueryError
 from .neighbours import Neighbours, lift_neighbours
 from .periods import week_id, week_month
-from .search import STOPWORDS, Document, SearchHit, SearchIndex, plain_snippet
+from .query_hints import period_match, query_names, query_periods
+from .search import Document, SearchHit, SearchIndex, plain_snippet
 from .topic_index import Topic
 
 # Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
@@ -43,7 +43,6 @@ TOPIC_BOOST = 0.25  # the checkpoint carries a #tag the query names (Topics Inde
 RECENCY_WEIGHT = 0.15  # relevance times 1 + this * 0.5 ** (age / half-life)
 DAY_WEIGHT = 0.2  # times how well the hit's whole day (its daily node) matches, 0..1
 PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
-PERIOD_GRACE_DAYS = 7  # ... or this many days after it (half the boost)
 NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
 CANDIDATES_PER_HIT = 6
 CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
@@ -279,13 +278,8 @@ def recall(
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight)
-    answered = AnsweredPeriods({h.doc.date for h in found if h.doc.kind == "raw"})
     day_prior = _day_prior(found)
-    found = [
-        h
-        for h in found
-        if h.doc.kind in ("raw", "knowledge") or not answered.answered(h.doc.kind, h.doc.date)
-    ]
+    found = _without_answered_nodes(found)
     best = max((h.score for h in found), default=1.0) or 1.0
     relevance: dict[str, float] = {}
     candidates: dict[str, tuple[Document, str]] = {}
@@ -297,7 +291,6 @@ def recall(
     periods = query_periods(query)
     names = query_names(query)
     scored = []
-    seen_texts: set[str] = set()
     by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
     for doc_id, (doc, snippet) in candidates.items():
         added, factor = _priors(doc, today, half_life_days, day_prior, periods, names, by_day)
@@ -306,11 +299,26 @@ def recall(
         if hit_topics:
             score += TOPIC_BOOST
         scored.append((score, doc, snippet, hit_topics))
+    hits = _distinct_best(scored, k, nodes)
+    return RecallResult(
+        query=query,
+        hits=hits,
+        did_you_mean=[] if hits else did_you_mean(words, topics),
+        topic_matches=sorted(matched_names),
+    )
+
+
+def _distinct_best(
+    scored: list[tuple[float, Document, str, tuple[str, ...]]], k: int, nodes: Collection[str]
+) -> list[Hit]:
+    """The `k` best of (score, document, snippet, topics), as hits; the same title and text
+    twice (a repeated import, a copy) is shown once. Only the hits walked are fingerprinted."""
     scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
-    hits = []
+    hits: list[Hit] = []
+    seen_texts: set[str] = set()
     for score, doc, snippet, hit_topics in scored:
         fingerprint = " ".join(f"{doc.title}\n{doc.text}".split()).casefold()
-        if fingerprint in seen_texts:  # the same words twice (a repeated import, a copy)
+        if fingerprint in seen_texts:
             continue
         seen_texts.add(fingerprint)
         hits.append(
@@ -318,12 +326,7 @@ def recall(
         )
         if len(hits) == k:
             break
-    return RecallResult(
-        query=query,
-        hits=hits,
-        did_you_mean=[] if hits else did_you_mean(words, topics),
-        topic_matches=sorted(matched_names),
-    )
+    return hits
 
 
 def candidate_count(k: int) -> int:
@@ -361,6 +364,16 @@ def blend_relevance(
     blended = [SearchHit(entries[i][0], relevance[i], entries[i][1]) for i in relevance]
     blended.sort(key=lambda hit: -hit.score)
     return blended
+
+
+def _without_answered_nodes(found: Sequence[SearchHit]) -> list[SearchHit]:
+    """The hits less the nodes whose period a raw hit falls in (the raw log answers in full)."""
+    answered = AnsweredPeriods({h.doc.date for h in found if h.doc.kind == "raw"})
+    return [
+        h
+        for h in found
+        if h.doc.kind in ("raw", "knowledge") or not answered.answered(h.doc.kind, h.doc.date)
+    ]
 
 
 def _day_prior(found: Sequence[SearchHit]) -> dict[str, float]:
@@ -408,115 +421,3 @@ def _priors(
     if names and doc.title.casefold() in names:
         added += NAME_BOOST
     return added, factor
-
-
-# --- query handling: names and periods ---------------------------------------------------------
-
-_MONTH_NAMES = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH = (
-    r"(?P<{}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_ORDINAL = r"(?:st|nd|rd|th)?"
-_DATE_PATTERNS = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b",
-        r"\b(?P<day>\d{1,2})"
-        + _ORDINAL
-        + r"\s+(?:of\s+)?"
-        + _MONTH.format("name")
-        + r"(?:,?\s+(?P<year>\d{4}))?\b",
-        r"\b"
-        + _MONTH.format("name")
-        + r"\s+(?P<day>\d{1,2})"
-        + _ORDINAL
-        + r"(?:,?\s+(?P<year>\d{4}))?\b",
-        r"\b" + _MONTH.format("name") + r",?\s+(?:of\s+)?(?P<year>\d{4})\b",
-        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})\b",
-        r"\b(?P<year>(?:19|20)\d{2})\b",
-    )
-]
-
-
-_RANGE_WORDS = re.compile(r"\b(?:between|from)\b.+\b(?:and|to|until|till)\b", re.IGNORECASE)
-
-
-def _month_number(name: str) -> int:
-    name = name.lower().rstrip(".")
-    return next(i for i, full in enumerate(_MONTH_NAMES, start=1) if full.startswith(name[:3]))
-
-
-def query_periods(query: str) -> list[tuple[date, date]]:
-    """The days, months and years a query names, as inclusive (start, end) ranges.
-
-    "on 9 November, 2022", "May 8 2023", "2023-05-08", "in May 2023", "2023-05", "in 2022"; a
-    day without a year takes the next year the query names ("between August 11 and August 15
-    2023"). Each stretch of text counts once, the most precise reading first.
-    """
-    taken: list[tuple[int, int]] = []
-    years = [(m.start(), int(m.group())) for m in re.finditer(r"\b(?:19|20)\d{2}\b", query)]
-    periods: list[tuple[date, date]] = []
-    for pattern in _DATE_PATTERNS:
-        for match in pattern.finditer(query):
-            if any(match.start() < end and start < match.end() for start, end in taken):
-                continue
-            parts = match.groupdict()
-            year = parts.get("year")
-            if year is None:
-                year = next((str(y) for at, y in years if at > match.start()), None)
-                if year is None:
-                    continue
-            try:
-                month = (
-                    int(parts["month"])
-                    if parts.get("month")
-                    else (_month_number(parts["name"]) if parts.get("name") else None)
-                )
-                if month is None:
-                    start, end = date(int(year), 1, 1), date(int(year), 12, 31)
-                elif parts.get("day"):
-                    start = end = date(int(year), month, int(parts["day"]))
-                else:
-                    start = date(int(year), month, 1)
-                    end = date(int(year), month, calendar.monthrange(int(year), month)[1])
-            except (ValueError, StopIteration):
-                continue
-            taken.append((match.start(), match.end()))
-            periods.append((start, end))
-    if len(periods) == 2 and _RANGE_WORDS.search(query):  # "between May 3 and May 9 2023"
-        periods = [(min(p[0] for p in periods), max(p[1] for p in periods))]
-    return periods
-
-
-def period_match(day: date, periods: Sequence[tuple[date, date]]) -> float:
-    """1 when `day` is in a named period, 0.5 in the PERIOD_GRACE_DAYS after it (things are
-    often told a few days after they happened), else 0."""
-    best = 0.0
-    for start, end in periods:
-        if start <= day <= end:
-            return 1.0
-        if end < day <= end + timedelta(days=PERIOD_GRACE_DAYS):
-            best = 0.5
-    return best
-
-
-def query_names(query: str) -> set[str]:
-    """Capitalised words of the query that are not stopwords ("Caroline", "Nate"), folded:
-    a checkpoint titled with one of them (a speaker, a person's notes) is what the query is
-    about."""
-    names = (re.sub(r"['’]s\Z", "", word) for word in re.findall(r"\b[A-Z][\w'’-]*", query))
-    return {name.casefold() for name in names if len(name) > 1 and name.casefold() not in STOPWORDS}
