@@ -19,8 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from . import context_pack, notes
-from . import recall as recall_module
+from . import context_pack, notes, recall_run
 from .catalog import CheckpointCatalog
 from .checkpoint import (
     Checkpoint,
@@ -35,13 +34,13 @@ from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
 from .files import MAX_STATE_BYTES
 from .frame import EXPORT_FORMATS, checkpoint_rows, export_table, to_frame, write_jsonl
 from .importers import ImportRecord, ImportReport, blocks_by_day
-from .indexing import IndexKeeper, lookup
+from .indexing import IndexKeeper
 from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
 from .neighbours import IndexNeighbours
 from .nodes import read_status
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
-from .recall_run import NodePaths, log_stamp
+from .recall_run import NodePaths, RecallSources, log_stamp
 from .redact import redact
 from .requests import (
     DEFAULT_BUDGET,
@@ -54,13 +53,9 @@ from .requests import (
 from .rules import Rule, collect_rules, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
-    FUSIONS,
     MODES,
     FusionWeights,
-    SemanticBacklog,
     SemanticIndex,
-    fuse,
-    vector_hits_as_hits,
 )
 from .store import Appended, Store
 from .summarize import ExtractiveSummarizer, Summarizer
@@ -674,94 +669,21 @@ class Memory:
     def _recall_query(
         self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
     ) -> RecallResult:
-        query, k, type = request.query, request.k, request.type
-        since_day = request.since.isoformat() if request.since else None
-        until_day = request.until.isoformat() if request.until else None
+        """The recall itself (`recall_run.run`), over what this memory holds now."""
         mode = self._recall_mode(request.mode)
         with self._lock:
-            index = self._ensure_index()
-            nodes = self._node_paths()
-
-            def keyword(count: int, similar: Sequence[tuple[Document, float]] = ()) -> RecallResult:
-                return recall_module.recall(
-                    index,
-                    self.topics(),
-                    query,
-                    k=count,
-                    since=since_day,
-                    until=until_day,
-                    type=type,
-                    today=self.today,
-                    half_life_days=self.config.recency_half_life_days,
-                    nodes=nodes,
-                    neighbours=self._neighbours if neighbours else None,
-                    similar=similar,
-                    similar_weight=self.config.similarity_weight,
-                    snippets=snippets,
-                )
-
-            if mode == "keyword":
-                return keyword(k)
-            # Candidates from the vectors: as many as BM25 gives keyword recall for score
-            # fusion; twice what is shown for RRF (enough for an answer one list ranks low
-            # and the other high, measured on LoCoMo); `k` for semantic recall alone.
-            fusion = self.config.fusion
-            if fusion not in FUSIONS:
-                raise HipoError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
-            rrf = fusion == "rrf"
-            if mode == "semantic":
-                limit = k
-            else:
-                limit = max(2 * k, 10) if rrf else recall_module.candidate_count(k)
-            try:
-                found = self.semantic.search(
-                    index,
-                    self._indexer.file_documents,
-                    query,
-                    limit=limit,
-                    kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
-                    types={type} if type else None,
-                    since=since_day,
-                    until=until_day,
-                )
-            except SemanticBacklog:
-                if mode == "semantic":
-                    raise
-                return keyword(k)  # the status says: run reindex
-            except HipoError as error:
-                if mode == "semantic":
-                    raise
-                self.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
-                return keyword(k)
-            found = [hit for hit in found if hit.score >= self.config.min_similarity]
-            # Documents come from the text index in one query (not by parsing each hit's file:
-            # at a year of memory that was most of a hybrid recall's time).
-            if mode == "semantic":
-                return RecallResult(
-                    query=query.strip(),
-                    hits=vector_hits_as_hits(found, lookup(index, found), nodes),
-                    mode="semantic",
-                )
-            if not rrf:
-                docs = index.documents_by_id([hit.id for hit in found])
-                similar = [(docs[hit.id], hit.score) for hit in found if hit.id in docs]
-                return replace(keyword(k, similar), mode="hybrid")
-            ranked = keyword(limit)
-            hits = fuse(
-                ranked.hits,
-                found,
-                k=k,
-                topic_names=ranked.topic_matches,
-                lookup=lookup(index, found, ranked.hits),
-                nodes=nodes,
+            sources = RecallSources(
+                index=self._ensure_index(),
+                topics=self.topics(),
+                nodes=self._node_paths(),
+                today=self.today,
+                config=self.config,
+                neighbours=self._neighbours if neighbours else None,
+                semantic=self.semantic,
+                file_documents=self._indexer.file_documents,
                 weights=self._fusion_weights(),
             )
-            return replace(
-                ranked,
-                hits=hits,
-                did_you_mean=[] if hits else ranked.did_you_mean,
-                mode="hybrid",
-            )
+            return recall_run.run(sources, request, mode, snippets=snippets)
 
     def context(
         self,

@@ -8,9 +8,148 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
+from . import recall as recall_module
+from .config import MemoryConfig
+from .errors import HipoError
+from .indexing import lookup
+from .neighbours import Neighbours
+from .recall import RecallResult
+from .requests import RecallQuery
+from .search import Document, SearchIndex
+from .semantic import (
+    FUSIONS,
+    FusionWeights,
+    SemanticBacklog,
+    SemanticIndex,
+    fuse,
+    vector_hits_as_hits,
+)
 from .store import NODE_LEVELS, Store
+from .topic_index import Topic
+
+ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
+
+
+@dataclass(frozen=True)
+class RecallSources:
+    """What one recall reads from its Memory, gathered under the Memory's lock."""
+
+    index: SearchIndex
+    topics: Sequence[Topic]
+    nodes: Collection[str]
+    today: date
+    config: MemoryConfig
+    neighbours: Neighbours | None  # None: no neighbouring turns lifted
+    semantic: SemanticIndex
+    file_documents: Callable[[str], tuple[str, list[Document]] | None]
+    weights: FusionWeights  # RRF's, when config.fusion == "rrf"
+
+
+def run(
+    sources: RecallSources, request: RecallQuery, mode: str, *, snippets: bool = True
+) -> RecallResult:
+    """The recall of `request` in `mode` (keyword | semantic | hybrid, already resolved by
+    `Memory._recall_mode`). Hybrid fuses as `config.fusion` says; when the vectors cannot
+    answer (a backlog, a failure) hybrid answers by keyword, semantic raises."""
+    k = request.k
+
+    def keyword(count: int, similar: Sequence[tuple[Document, float]] = ()) -> RecallResult:
+        return keyword_recall(sources, request, count, similar=similar, snippets=snippets)
+
+    if mode == "keyword":
+        return keyword(k)
+    # Candidates from the vectors: as many as BM25 gives keyword recall for score
+    # fusion; twice what is shown for RRF (enough for an answer one list ranks low
+    # and the other high, measured on LoCoMo); `k` for semantic recall alone.
+    fusion = sources.config.fusion
+    if fusion not in FUSIONS:
+        raise HipoError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
+    rrf = fusion == "rrf"
+    limit = recall_module.candidate_count(k)
+    if mode == "semantic":
+        limit = k
+    elif rrf:
+        limit = max(2 * k, 10)
+    try:
+        found = sources.semantic.search(
+            sources.index,
+            sources.file_documents,
+            request.query,
+            limit=limit,
+            kinds={"raw"} if request.type else set(ALL_KINDS),
+            types={request.type} if request.type else None,
+            since=_day(request.since),
+            until=_day(request.until),
+        )
+    except SemanticBacklog:
+        if mode == "semantic":
+            raise
+        return keyword(k)  # the status says: run reindex
+    except HipoError as error:
+        if mode == "semantic":
+            raise
+        sources.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
+        return keyword(k)
+    found = [hit for hit in found if hit.score >= sources.config.min_similarity]
+    # Documents come from the text index in one query (not by parsing each hit's file:
+    # at a year of memory that was most of a hybrid recall's time).
+    index, nodes = sources.index, sources.nodes
+    if mode == "semantic":
+        hits = vector_hits_as_hits(found, lookup(index, found), nodes)
+        return RecallResult(query=request.query.strip(), hits=hits, mode="semantic")
+    if not rrf:
+        docs = index.documents_by_id([hit.id for hit in found])
+        similar = [(docs[hit.id], hit.score) for hit in found if hit.id in docs]
+        return replace(keyword(k, similar), mode="hybrid")
+    ranked = keyword(limit)
+    hits = fuse(
+        ranked.hits,
+        found,
+        k=k,
+        topic_names=ranked.topic_matches,
+        lookup=lookup(index, found, ranked.hits),
+        nodes=nodes,
+        weights=sources.weights,
+    )
+    did_you_mean = [] if hits else ranked.did_you_mean
+    return replace(ranked, hits=hits, did_you_mean=did_you_mean, mode="hybrid")
+
+
+def keyword_recall(
+    sources: RecallSources,
+    request: RecallQuery,
+    k: int,
+    *,
+    similar: Sequence[tuple[Document, float]] = (),
+    snippets: bool = True,
+) -> RecallResult:
+    """`recall.recall` over these sources: BM25 with the tree, topics, recency and (with
+    `similar`) the vectors' similarity as more text relevance."""
+    return recall_module.recall(
+        sources.index,
+        sources.topics,
+        request.query,
+        k=k,
+        since=_day(request.since),
+        until=_day(request.until),
+        type=request.type,
+        today=sources.today,
+        half_life_days=sources.config.recency_half_life_days,
+        nodes=sources.nodes,
+        neighbours=sources.neighbours,
+        similar=similar,
+        similar_weight=sources.config.similarity_weight,
+        snippets=snippets,
+    )
+
+
+def _day(value: date | None) -> str | None:
+    return value.isoformat() if value else None
 
 
 def log_stamp(path: Path) -> tuple[int, int] | None:
