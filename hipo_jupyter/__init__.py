@@ -3,28 +3,26 @@
 Where each job lives (arrows point down only: every front end uses the engine, the engine uses
 none of them; one `Memory` object is the way in):
 
-- `memory/`, the engine (no IPython, Jupyter, anthropic, mcp or psycopg):
-  `memory.py` the `Memory` facade; `requests.py` what a request may be (the one parser of
-  dates, counts, titles and text, `CheckpointDraft`, `RecallQuery`, the limits);
-  `store.py` the files on disk, `files.py` bounded reads of regular files, `appends.py`
-  all-or-nothing raw appends and their proven repair; `checkpoint.py` the checkpoint format;
-  `tree.py` the compaction chain, `periods.py` its calendar, `nodes.py` node frontmatter,
-  `summarize.py` the extractive summaries, `root.py` ROOT.md, `topic_index.py` the Topics
-  Index as data, `topics.py` topic and keyword extraction; `indexing.py` the text index and
-  vectors kept in step with the files, `search.py` / `search_whoosh.py` the two text
-  backends, `recall.py` ranking and the `Hit` / `RecallResult` results, `semantic.py`,
-  `embed.py`, `vectors.py`, `fusion.py` the `[semantic]` extra, `context_pack.py` the
-  context a model is sent (`Memory.context`), `fence.py` quoting memory as data;
-  `layer1.py` Layer 1 and its budget, `tokens.py` token counts; `importers.py` past
-  conversations; `check.py` the protocol rules; `notes.py` what an agent may write;
-  `rules.py`, `provenance.py`, `catalog.py`, `frame.py`, `graph.py`, `transcript_check.py`
-  structured memory; `redact.py` secrets; `errors.py` the errors front ends show as one line.
-- front ends: `ipython/` (`%load_ext hipo`, the magics, `%%ask`, write-back, display),
-  `cli.py` and `cli_views.py` (the `hipo` command), `server/` (the REST API of the sidebar),
-  `widgets.py`, `mcp.py` (`hipo mcp`), `memory_tool.py` and `tool_run.py` (Claude's memory
-  tool), `llm/` (Claude calls: prompt blocks, injection into the SDK, the client, the Claude
-  summarizer), `caching.py` (where prompt-cache breakpoints go), `context.py` (a long
-  `%%ask` conversation's zones), `demo.py`.
+- `memory/`, the engine (no IPython, Jupyter, anthropic, mcp or psycopg; its own docstring
+  names every module): `memory.py` the `Memory` facade and recall, handing the other jobs to
+  `writing.py` (checkpoints, knowledge, imports), `note_files.py` (an agent's notes),
+  `structured.py` (rules, frame, graph, export), `status.py` (status, nodes, latest
+  checkpoints), `topic_cache.py` (the Topics Index at hand) and `team_link.py` (the team);
+  `requests.py` what a request may be (`CheckpointDraft`, `RecallQuery`, dates, limits);
+  `store.py` the files on disk; `tree.py` the compaction chain, `summarize.py` and `digest.py`
+  the extractive summaries; `indexing.py`, `search.py`, `recall.py` and the `[semantic]`
+  modules search and recall; `context_pack.py` the context a model is sent; `layer1.py`
+  Layer 1 and its budget; `render.py` the one plain-text rendering of results.
+- front ends: `ipython/` (`extension.py` `%load_ext hipo`, `magics.py` and `ask.py` the
+  magics and `%%ask`, `session.py` the kernel's session, `startup.py` what it found at start,
+  `writeback.py` LLM calls written back, `display.py` rich display, `config.py` the traitlets,
+  `completer.py` TAB completion, `questions.py` `%recall ...?` as a question, `progress.py`
+  progress bars); `cli.py`, `cli_parser.py` and `cli_views.py` (the `hipo` command, its
+  arguments, its views); `server/` (the REST API of the sidebar); `widgets.py`; `mcp.py`
+  (`hipo mcp`); `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude
+  calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);
+  `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
+  conversation's zones); `demo.py`.
 - backends loaded only when asked for: `team/` (the team's memory on PostgreSQL).
 """
 

@@ -39,11 +39,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
-import importlib.metadata
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -53,55 +50,24 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hipo_jupyter import cli_views
-from hipo_jupyter.demo import TODAY_ENV, execute_notebook, find_quickstart, notebook_today
-from hipo_jupyter.memory import (
-    CHECKPOINT_TYPES,
-    HipoError,
-    Memory,
-    MemoryConfig,
-    RecallResult,
-    resolve_root,
+from hipo_jupyter.cli_parser import UsageError, build_parser
+from hipo_jupyter.demo import (
+    TODAY_ENV,
+    demo_text,
+    execute_notebook,
+    find_quickstart,
+    notebook_today,
 )
+from hipo_jupyter.memory import HipoError, Memory, MemoryConfig, render, resolve_root
 from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.config import resolve_team_url
-from hipo_jupyter.memory.importers import FORMATS, read_file
-from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.importers import read_file
 from hipo_jupyter.memory.provenance import VIA_CLI
-from hipo_jupyter.memory.requests import (
-    DEFAULT_BUDGET,
-    MAX_BODY_CHARS,
-    RECALL_MODES,
-    CheckpointDraft,
-    RecallQuery,
-    parse_day,
-)
+from hipo_jupyter.memory.requests import MAX_BODY_CHARS, CheckpointDraft, RecallQuery, parse_day
+from hipo_jupyter.memory.store import raw_log_path
 from hipo_jupyter.memory.transcript_check import check_transcript
 
 QUICKSTART = "quickstart.ipynb"
-
-
-class UsageError(Exception):
-    """Bad command-line input: reported as one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad input as one line instead of usage plus a SystemExit."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
-
-
-# --- argument values --------------------------------------------------------------------------
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
 
 
 def today_from_env() -> Callable[[], date] | None:
@@ -184,46 +150,6 @@ class ProgressBar:
 # --- formatting -------------------------------------------------------------------------------
 
 
-def format_recall(result: RecallResult) -> str:
-    if not result.hits:
-        lines = [f"No memory of {result.query!r}."]
-        if result.did_you_mean:
-            lines.append("Did you mean: " + ", ".join(result.did_you_mean) + "?")
-        return "\n".join(lines)
-    lines = []
-    if result.topic_matches:
-        lines.append("Topics: " + ", ".join(result.topic_matches))
-    for number, hit in enumerate(result.hits, 1):
-        kind = f"{hit.kind}/{hit.type}" if hit.type else hit.kind
-        by = f"  by {hit.author} in {hit.notebook}" if hit.author else ""
-        lines.append(f"{number}. {hit.title}  [{kind}, {hit.date}]  {hit.file}:{hit.line}{by}")
-        for snippet_line in hit.snippet.strip().splitlines():
-            lines.append(f"     {snippet_line}")
-        if hit.path:
-            lines.append("     via " + " -> ".join(hit.path))
-        if hit.provenance:
-            lines.append(f"     source: {hit.provenance}")
-    return "\n".join(lines)
-
-
-def format_status(status: Any) -> str:
-    nodes = ", ".join(f"{count} {kind}" for kind, count in status.nodes.items())
-    return "\n".join(
-        [
-            f"root:            {status.root}",
-            f"raw logs:        {status.raw_days} day{'' if status.raw_days == 1 else 's'}, "
-            f"{status.checkpoints} checkpoint{'' if status.checkpoints == 1 else 's'}",
-            f"nodes:           {nodes or 'none'}",
-            f"topics:          {status.topics}",
-            f"layer 1:         {status.layer1_tokens:,} / {status.layer1_budget:,} tokens",
-            f"search backend:  {status.backend}",
-            f"last compaction: {status.last_compaction or 'never'}",
-            f"dirty nodes:     {status.dirty_nodes}",
-            *([f"semantic:        {status.semantic}"] if getattr(status, "semantic", "") else []),
-        ]
-    )
-
-
 def format_import(report: Any, file: Path) -> str:
     if not report.written:
         return f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
@@ -235,18 +161,7 @@ def format_import(report: Any, file: Path) -> str:
         + "."
     ]
     if report.compaction is not None:
-        lines.append(format_compaction(report.compaction).split("\n", 1)[0])
-    return "\n".join(lines)
-
-
-def format_compaction(report: Any) -> str:
-    if not report.changed and not report.fixed and not report.errors:
-        return f"Nothing to compact ({report.seconds:.2f}s)."
-    lines = [
-        f"Compacted: {len(report.built)} built ({len(report.summarized)} summarized), "
-        f"{len(report.fixed)} fixed, {len(report.reopened)} reopened in {report.seconds:.2f}s"
-    ]
-    lines += [f"  {path}" for path in report.built]
+        lines.append(render.compaction_text(report.compaction).split("\n", 1)[0])
     return "\n".join(lines)
 
 
@@ -287,7 +202,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
         checkpoint = memory.write_checkpoint(draft, via=VIA_CLI)
     finally:
         memory.close()
-    print(f"memory/{checkpoint.date}.md  {checkpoint.id}")
+    print(f"{raw_log_path(checkpoint.date)}  {checkpoint.id}")
     return 0
 
 
@@ -316,7 +231,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(answer.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(answer.text if args.context else format_recall(answer))
+        print(answer.text if args.context else render.recall_text(answer))
     return 0
 
 
@@ -343,9 +258,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
             report = memory.compact(progress=progress)
     finally:
         memory.close()
-    print(format_compaction(report))
-    for error in report.errors:
-        print(f"hipo: warning: {error}", file=sys.stderr)
+    print(render.compaction_text(report))  # its notes (a skipped source, a repair) included
     return 0
 
 
@@ -356,9 +269,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     if args.json:
-        print(json.dumps(dataclasses.asdict(status), indent=2, ensure_ascii=False))
+        print(json.dumps(status.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(format_status(status))
+        print(render.status_text(status))
     return 0
 
 
@@ -369,12 +282,7 @@ def cmd_layer1(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(layer1.text)
-    for part in layer1.parts:
-        note = " (cut to budget)" if part.truncated else "" if part.exists else " (no file)"
-        usage = f"{part.tokens:>6,} / {part.budget:>6,} tokens"
-        print(f"{part.name:<11} {usage}{note}", file=sys.stderr)
-    total = f"{layer1.total_tokens:>6,} / {layer1.total_budget:>6,} tokens"
-    print(f"{'total':<11} {total}", file=sys.stderr)
+    print(render.budget_text(layer1), file=sys.stderr)  # the token table, out of the prompt's way
     return 0
 
 
@@ -451,7 +359,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         import nbformat
 
         nbformat.write(executed, notebook)
-        print(format_demo(folder, today=today))
+        print(demo_text(folder, today=today))
         if args.keep:
             print(f"\nThe executed notebook and its memory are in {folder}")
     finally:
@@ -460,52 +368,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- demo output ------------------------------------------------------------------------------
-
-
-def topics_index(root_text: str) -> str:
-    """The `## Topics Index` section of ROOT.md, without its heading."""
-    match = re.search(r"^## Topics Index[^\n]*\n(.*?)(?=^## |\Z)", root_text, re.DOTALL | re.M)
-    return match.group(1).strip() if match else ""
-
-
-TREE_ORDER = {"daily": 1, "weekly": 2, "monthly": 3, "ROOT.md": 4}
-
-
-def memory_tree(root: Path) -> list[str]:
-    """Files under memory/ (hidden ones left out), raw logs first and ROOT.md last, each with
-    its node status."""
-    memory_dir = root / "memory"
-    files = [
-        file
-        for file in memory_dir.rglob("*.md")
-        if not any(part.startswith(".") for part in file.relative_to(memory_dir).parts)
-    ]
-    files.sort(key=lambda f: (TREE_ORDER.get(f.relative_to(memory_dir).parts[0], 0), f.name))
-    lines = []
-    for file in files:
-        status = parse_node(file.read_text(encoding="utf-8", errors="replace")).status
-        lines.append(f"  {file.relative_to(root).as_posix():<30} {status or 'raw log'}")
-    return lines
-
-
-def format_demo(folder: Path, *, today: str | None = None) -> str:
-    """What the demo shows of the memory it made: the tree, the Topics Index, one recall."""
-    pinned = parse_day(today, TODAY_ENV) if today else None
-    memory = Memory(folder, today=(lambda: pinned) if pinned else None)
-    try:
-        root_file = folder / "memory" / "ROOT.md"
-        index = topics_index(root_file.read_text(encoding="utf-8")) if root_file.is_file() else ""
-        result = memory.recall("pricing", k=3)
-    finally:
-        memory.close()
-    parts = ["Memory tree:", *memory_tree(folder), "", "Topics Index (memory/ROOT.md):"]
-    parts.append(index or "  (empty)")
-    parts += ["", "$ hipo recall pricing -k 3", format_recall(result)]
-    return "\n".join(parts)
-
-
-# --- parser -----------------------------------------------------------------------------------
+# --- dispatch ---------------------------------------------------------------------------------
 
 
 def _with_memory(
@@ -523,143 +386,22 @@ def _with_memory(
     return run
 
 
-COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-    "init": (cmd_init, "create memory/, knowledge/, plans/ and the Layer 1 files"),
-    "remember": (cmd_remember, "append one checkpoint (body read from stdin) to a raw daily log"),
-    "recall": (cmd_recall, "search the memory: Topics Index, compaction tree and raw logs"),
-    "compact": (cmd_compact, "bring the compaction tree (daily, weekly, monthly, ROOT) up to date"),
-    "status": (cmd_status, "counts of logs, checkpoints, nodes and topics; the Layer 1 budget"),
-    "layer1": (cmd_layer1, "print Layer 1 (ROOT.md and the working files) as a prompt sees it"),
-    "reindex": (cmd_reindex, "rebuild the search index from the Markdown files"),
-    "import": (cmd_import, "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl"),
-    "team": (cmd_team, "team memory on PostgreSQL: `team sync` sends this folder's checkpoints"),
-    "check": (cmd_check, "pass or fail for each protocol rule the memory folder can show"),
-    "mcp": (cmd_mcp, "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop"),
-    "demo": (cmd_demo, "run the quickstart notebook in a temporary folder and show the memory"),
-    **{name: (_with_memory(getattr(cli_views, f"cmd_{name}")), text)
-       for name, text in cli_views.HELP.items()},  # fmt: skip
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "init": cmd_init,
+    "remember": cmd_remember,
+    "recall": cmd_recall,
+    "compact": cmd_compact,
+    "status": cmd_status,
+    "layer1": cmd_layer1,
+    "reindex": cmd_reindex,
+    "import": cmd_import,
+    "team": cmd_team,
+    "check": cmd_check,
+    "mcp": cmd_mcp,
+    "demo": cmd_demo,
+    **{name: _with_memory(getattr(cli_views, f"cmd_{name}")) for name in cli_views.HELP},
 }
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Values are checked by the engine's one parser (`memory.requests`), not by argparse, so
-    the CLI, the magics and the server give the same answer and the same error."""
-    parser = _Parser(
-        prog="hipo",
-        description="Persistent memory for a notebook folder (the Hipocampus layout).",
-        epilog="The memory root is --root, else $HIPO_ROOT, else the working directory.",
-    )
-    parser.add_argument(
-        "--root", metavar="DIR", help="memory root folder (default: $HIPO_ROOT or the cwd)"
-    )
-    parser.add_argument(
-        "--team-url", metavar="URL", help="the team's PostgreSQL database (default: $HIPO_TEAM)"
-    )
-    parser.add_argument("--version", action="version", version=f"hipo {package_version()}")
-    # Global options are also accepted after the command; SUPPRESS keeps a value given before.
-    global_options = _Parser(add_help=False)
-    global_options.add_argument(
-        "--root", default=argparse.SUPPRESS, metavar="DIR", help="memory root folder"
-    )
-    global_options.add_argument(
-        "--team-url", default=argparse.SUPPRESS, metavar="URL", help="team database URL"
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    sub = {
-        name: commands.add_parser(name, help=text, description=text, parents=[global_options])
-        for name, (_, text) in COMMANDS.items()
-    }
-    types = "|".join(CHECKPOINT_TYPES)
-
-    remember = sub["remember"]
-    remember.add_argument(
-        "title_words",
-        nargs="*",
-        metavar="TITLE",
-        help="checkpoint title; `[type]` and `#tags` at its end are read as in %%%%remember",
-    )
-    remember.add_argument("--title", help="checkpoint title (instead of the positional TITLE)")
-    remember.add_argument(
-        "--type", metavar=types, help="checkpoint type (default: the title's [type], or project)"
-    )
-    remember.add_argument("--tags", metavar="A,B", help="comma-separated tags")
-    remember.add_argument("--date", metavar="YYYY-MM-DD", help="day of the log (default: today)")
-    remember.add_argument(
-        "--trigger", metavar="WHEN", help="a feedback rule: when it fires (implies feedback)"
-    )
-    remember.add_argument("--rule", metavar="DO", help="a feedback rule: what to do")
-
-    recall = sub["recall"]
-    recall.add_argument("query", nargs="+", metavar="QUERY", help="words to look for")
-    recall.add_argument("-k", metavar="N", help="hits (default 5)")
-    recall.add_argument("--since", metavar="YYYY-MM-DD", help="from this day")
-    recall.add_argument("--until", metavar="YYYY-MM-DD", help="up to this day")
-    recall.add_argument("--type", metavar=types, help="only checkpoints of this type")
-    recall.add_argument(
-        "--mode",
-        metavar="|".join(RECALL_MODES),
-        default="auto",
-        help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
-    )
-    recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
-    recall.add_argument(
-        "--context",
-        action="store_true",
-        help="print the context a model is sent (Layer 1, then the recalled memory, fenced)",
-    )
-    recall.add_argument(
-        "--budget",
-        metavar="N",
-        help=f"with --context: its size in tokens (default {DEFAULT_BUDGET:,})",
-    )
-    recall.add_argument(
-        "--team", action="store_true", help="search the team database (--team-url, $HIPO_TEAM)"
-    )
-
-    team = sub["team"]
-    team.add_argument("action", choices=("sync",), help="sync: push new raw checkpoints")
-    team.add_argument(
-        "--full", action="store_true", help="re-send every raw log (adds nothing twice)"
-    )
-
-    sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")
-    check = sub["check"]
-    check.add_argument(
-        "--transcript",
-        type=Path,
-        metavar="SESSION.jsonl",
-        help="audit a Claude Code session transcript instead of the folder",
-    )
-    check.add_argument(
-        "--strict", action="store_true", help="with --transcript: fail a read after the answer"
-    )
-    cli_views.add_arguments(sub)
-
-    importing = sub["import"]
-    importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")
-    importing.add_argument(
-        "--format", choices=FORMATS, help="the file's format (default: detected from its content)"
-    )
-
-    sub["mcp"].add_argument(
-        "--config",
-        choices=("claude-code", "jupyter-ai", "claude-desktop"),
-        help="print what registers this server in that client, instead of serving",
-    )
-
-    demo = sub["demo"]
-    demo.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    demo.add_argument(
-        "--timeout", type=positive_int, default=300, metavar="S", help="seconds per cell"
-    )
-    return parser
-
-
-def package_version() -> str:
-    try:
-        return importlib.metadata.version("hipo-jupyter")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+"""Command -> what runs it; `cli_parser.HELP` gives each its help, in the same order."""
 
 
 def one_line(message: str) -> str:
@@ -672,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        handler, _ = COMMANDS[args.command]
+        handler = COMMANDS[args.command]
         code = handler(args)
         sys.stdout.flush()
         return code

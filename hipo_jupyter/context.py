@@ -30,12 +30,12 @@ from typing import Any
 from hipo_jupyter.memory.errors import HipoError
 from hipo_jupyter.memory.files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
 from hipo_jupyter.memory.redact import redact
+from hipo_jupyter.memory.store import CONVERSATIONS_DIR
 from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens
 from hipo_jupyter.memory.topics import find_identifiers, identifiers, slug
 
 log = logging.getLogger(__name__)
 
-CONVERSATIONS_DIR = "memory/.conversations"
 FORMAT_VERSION = 1
 LARGE_TURN_TOKENS = 8_000  # a turn above this is offloaded to knowledge/
 KEEP_TURNS = 4  # ACTIVE keeps the last two exchanges after a compaction

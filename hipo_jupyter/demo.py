@@ -1,5 +1,6 @@
-"""Running a notebook headless, as `hipo demo` and the tests do: a kernel of this interpreter,
-in the notebook's own folder, with the clock optionally pinned."""
+"""`hipo demo`: running a notebook headless, as the demo and the tests do (a kernel of this
+interpreter, in the notebook's own folder, with the clock optionally pinned), and what the demo
+shows of the memory the notebook made."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.memory import HipoError
+from hipo_jupyter.memory import HipoError, Memory, render
+from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.requests import parse_day
+from hipo_jupyter.memory.store import ROOT_FILE
 
 QUICKSTART = "quickstart.ipynb"
 TODAY_ENV = "HIPO_TODAY"
@@ -89,3 +93,32 @@ def execute_notebook(path: Path, *, timeout: int = 300, today: str | None = None
         summary = str(error).strip().splitlines()
         raise HipoError(f"{path.name} failed: {summary[-1] if summary else error}") from None
     return notebook
+
+
+# --- what the demo shows ------------------------------------------------------------------------
+def memory_tree(memory: Memory) -> list[str]:
+    """The raw logs, then the compaction nodes (daily, weekly, monthly) and ROOT.md last, each
+    with its node status."""
+    lines = [f"  {path:<30} raw log" for path in memory.raw_logs()]
+    order = {"daily": 0, "weekly": 1, "monthly": 2}
+    for node in sorted(memory.nodes(), key=lambda n: (order[n.level], n.period)):
+        lines.append(f"  {node.file:<30} {node.status}")
+    try:
+        root_status = parse_node(memory.read(ROOT_FILE)).status
+    except (FileNotFoundError, HipoError):
+        return lines
+    return [*lines, f"  {ROOT_FILE:<30} {root_status or 'tentative'}"]
+
+
+def demo_text(folder: Path, *, today: str | None = None) -> str:
+    """What the demo shows of the memory it made: the tree, the Topics Index, one recall."""
+    pinned = parse_day(today, TODAY_ENV) if today else None
+    memory = Memory(folder, today=(lambda: pinned) if pinned else None)
+    try:
+        parts = ["Memory tree:", *memory_tree(memory), "", f"Topics Index ({ROOT_FILE}):"]
+        parts.append(render.topics_text(memory.topics()))
+        result = memory.recall("pricing", k=3)
+        parts += ["", "$ hipo recall pricing -k 3", render.recall_text(result)]
+    finally:
+        memory.close()
+    return "\n".join(parts)

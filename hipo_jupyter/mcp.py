@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-from hipo_jupyter.memory import HipoError, Memory
+from hipo_jupyter.memory import HipoError, Memory, render
 from hipo_jupyter.memory.layer1 import LAYER1_FILES
 from hipo_jupyter.memory.requests import RecallQuery
 
@@ -73,9 +73,7 @@ def resource_uri(relative: str) -> str:
 
 # --- rendering (text for a model to read) ------------------------------------------------------
 def recall_text(memory: Memory, query: str, **filters: Any) -> str:
-    from hipo_jupyter.cli import format_recall
-
-    return format_recall(memory.recall(query, mode="auto", **filters))
+    return render.recall_text(memory.recall(query, mode="auto", **filters))
 
 
 def recall_within_budget(memory: Memory, query: str, budget: int, **filters: Any) -> str:
@@ -87,16 +85,11 @@ def recall_within_budget(memory: Memory, query: str, budget: int, **filters: Any
 
 
 def status_text(memory: Memory) -> str:
-    from hipo_jupyter.cli import format_status
-
-    return format_status(memory.status())
+    return render.status_text(memory.status())
 
 
 def topics_text(memory: Memory) -> str:
-    topics = memory.topics()
-    if not topics:
-        return "No topics yet: remember something first."
-    return "\n".join(topic.line() for topic in topics)
+    return render.topics_text(memory.topics())
 
 
 # --- the server --------------------------------------------------------------------------------
@@ -131,7 +124,7 @@ def build_server(memory: Memory) -> MCPServer:
         is '- request: ...', '- analysis: ...', '- decisions: ...', '- outcome: ...',
         '- references: ...' lines or free text; type is project, feedback, user or reference."""
         checkpoint = memory.remember(title, body, type=type, tags=tags or ())
-        return f"memory/{checkpoint.date}.md:{checkpoint.line}  {checkpoint.id}"
+        return f"{render.checkpoint_where(checkpoint)}  {checkpoint.id}"
 
     @server.tool(structured_output=False)
     @_tool_errors

@@ -38,6 +38,7 @@ from anthropic.types.beta import (
 )
 
 from hipo_jupyter.memory import HipoError, Memory, notes, resolve_root
+from hipo_jupyter.memory.store import raw_log_path
 
 PREFIX = "/memories"
 LINE_WIDTH = 6
@@ -298,7 +299,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
             if day > today:
                 raise ToolError(
                     f"{shown(relative)} is a future day; append to today's log, "
-                    f"{shown(f'memory/{today.isoformat()}.md')}"
+                    f"{shown(raw_log_path(today))}"
                 )
         blocks = checkpoint_blocks(text)
         if not blocks:
@@ -307,7 +308,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
             self.memory.remember(title, body, on=day, notebook="memory tool")
             for title, body in blocks
         ]
-        log = shown(f"memory/{day.isoformat()}.md")
+        log = shown(raw_log_path(day))
         lines = ", ".join(str(checkpoint.line) for checkpoint in written)
         where = "" if asked_line is None else f" (not at line {asked_line})"
         return (

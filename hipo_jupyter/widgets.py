@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from hipo_jupyter.memory import render
 from hipo_jupyter.memory.recall import Hit, RecallResult
+from hipo_jupyter.memory.store import node_path, raw_log_path
 from hipo_jupyter.memory.topic_index import Topic
 
 if TYPE_CHECKING:
@@ -57,41 +59,13 @@ def _text_bar(fraction: float, width: int = 20) -> str:
 # --- text renderings ------------------------------------------------------------------------
 
 
-def topic_line(topic: Topic) -> str:
-    """A Topics Index line as ROOT.md writes it, plus how many checkpoints mention the topic."""
-    keywords = ", ".join(topic.keywords)
-    periods = ", ".join(topic.months)
-    if topic.weeks:
-        periods += " (" + ", ".join(w.split("-", 1)[-1] for w in topic.weeks) + ")"
-    line = f"- {topic.name} [{topic.type}, {topic.age_days}d]"
-    if keywords:
-        line += f": {keywords}"
-    if periods:
-        line += f" -> {periods}"
-    return line + f"  ·  {topic.count} checkpoint{'s' if topic.count != 1 else ''}"
-
-
 def topics_text(memory: Memory) -> str:
-    topics = memory.topics()
-    if not topics:
-        return "Topics Index: empty. Remember something with %%remember <title> #topic."
-    lines = [f"Topics Index ({len(topics)} topic{'s' if len(topics) != 1 else ''})"]
-    lines += [topic_line(topic) for topic in topics]
-    return "\n".join(lines)
+    return render.topics_text(memory.topics())
 
 
 def budget_text(memory: Memory, live_tokens: int | None = None, window: int | None = None) -> str:
-    layer1 = memory.layer1()
-    lines = [f"Layer 1: {layer1.total_tokens:,} / {layer1.total_budget:,} tokens (in every prompt)"]
-    width = max(len(part.name) for part in layer1.parts) if layer1.parts else 4
-    for part in layer1.parts:
-        fraction = _fraction(part.tokens, part.budget)
-        level = part_level(fraction)
-        note = "  (cut to budget)" if part.truncated else ""
-        lines.append(
-            f"  {part.name:<{width}} {_text_bar(fraction)} {part.tokens:>6,} / {part.budget:,}"
-            f"  {_percent(fraction):>4}  {level}{note}"
-        )
+    """Layer 1's table as every front end prints it, then the conversation's fill of the window."""
+    lines = [render.budget_text(memory.layer1())]
     if live_tokens is not None and window:
         fraction = _fraction(live_tokens, window)
         lines.append(
@@ -99,11 +73,6 @@ def budget_text(memory: Memory, live_tokens: int | None = None, window: int | No
             f"  ({_percent(fraction)})  {live_level(fraction)}"
         )
     return "\n".join(lines)
-
-
-def hit_path(hit: Hit) -> str:
-    """The drill-down of a hit, top to bottom: ROOT -> monthly -> weekly -> daily -> raw."""
-    return " → ".join(hit.path) if hit.path else hit.file
 
 
 # --- widgets --------------------------------------------------------------------------------
@@ -191,21 +160,20 @@ class TopicIndex(_MemoryView):
 
     @staticmethod
     def _topic_title(topic: Topic) -> str:
-        count = f"{topic.count} checkpoint{'s' if topic.count != 1 else ''}"
-        return f"{topic.name} [{topic.type}, {topic.age_days}d] · {count}"
+        return f"{topic.line(detail=0)[2:]} · {render.counted(topic.count, 'checkpoint')}"
 
     def _topic_box(self, topic: Topic) -> widgets.VBox:
         rows: list[widgets.Widget] = []
         if topic.keywords:
             rows.append(widgets.HTML(f"<i>{html.escape(', '.join(topic.keywords))}</i>"))
-        months = [(month, f"memory/monthly/{month}.md") for month in topic.months]
-        weeks = [(week, f"memory/weekly/{week}.md") for week in topic.weeks]
+        months = [(month, node_path("monthly", month)) for month in topic.months]
+        weeks = [(week, node_path("weekly", week)) for week in topic.weeks]
         rows.append(self._period_row("months", months))
         rows.append(self._period_row("weeks", weeks))
         if topic.last_date:
             latest = [
-                (f"{topic.last_date} (daily)", f"memory/daily/{topic.last_date}.md"),
-                (f"{topic.last_date} (raw)", f"memory/{topic.last_date}.md"),
+                (f"{topic.last_date} (daily)", node_path("daily", topic.last_date)),
+                (f"{topic.last_date} (raw)", raw_log_path(topic.last_date)),
             ]
             rows.append(self._period_row("latest", latest))
         return widgets.VBox(rows)
@@ -250,10 +218,7 @@ class TopicIndex(_MemoryView):
         for old in self.results.children:
             old.close()
         if not result.hits:
-            hint = ""
-            if result.did_you_mean:
-                hint = " Did you mean: " + ", ".join(map(html.escape, result.did_you_mean)) + "?"
-            self.results.children = [widgets.HTML(f"No memory of “{html.escape(query)}”.{hint}")]
+            self.results.children = [widgets.HTML(html.escape(render.no_hits_text(result)))]
             return result
         self.results.children = [self._hit_row(hit) for hit in result.hits]
         return result
@@ -261,7 +226,7 @@ class TopicIndex(_MemoryView):
     def _hit_row(self, hit: Hit) -> widgets.HBox:
         summary = widgets.HTML(
             f"<b>{html.escape(hit.title)}</b> · {html.escape(hit.date)} · {html.escape(hit.kind)}"
-            f"<br><small>{html.escape(hit_path(hit))}</small>"
+            f"<br><small>{html.escape(render.drill_down(hit))}</small>"
             f"<br>{html.escape(hit.snippet)}"
         )
         button = widgets.Button(description="open", tooltip=hit.file, layout={"width": "5em"})

@@ -25,9 +25,8 @@ import pytest
 
 from hipo_jupyter.memory import Memory, MemoryConfig
 from hipo_jupyter.memory.checkpoint import Checkpoint, parse_log
-from hipo_jupyter.memory.nodes import parse_node
+from hipo_jupyter.memory.nodes import node_head, parse_node
 from hipo_jupyter.memory.store import RAW_NAME
-from hipo_jupyter.memory.tree import node_head
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

@@ -138,7 +138,7 @@ def test_remember_and_recall_cross_between_mcp_and_the_hipo_command(memory_root:
             assert written.returncode == 0, written.stderr
             text, error = await call(client, "recall", query="segment churn", type="feedback")
             assert not error, text
-            assert "1. Churn analysis  [raw/feedback, 2026-03-12]" in text, text
+            assert "1. 2026-03-12 [feedback] Churn analysis" in text, text
             assert "Competitor pricing" not in text
 
             text, error = await call(client, "recall", query="starter", since=TODAY, k=1)
@@ -165,7 +165,7 @@ def test_read_status_topics_layer1_and_the_resources(memory_root: Path) -> None:
             text, error = await call(client, "status")
             assert not error and "1 day, 1 checkpoint" in text
             text, error = await call(client, "topics")
-            assert not error and text.startswith("- launch [project, 0d]"), text
+            assert not error and "\n- launch [project, 0d]" in text, text
             text, error = await call(client, "layer1")
             assert not error and "# memory/ROOT.md" in text and "# SCRATCHPAD.md" in text
 

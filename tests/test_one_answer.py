@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 from tornado.httpclient import HTTPClientError
 
 from hipo_jupyter.ipython.extension import unload_ipython_extension
-from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory import Memory, render
 
 TODAY = "2026-03-12"
 NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -43,6 +43,17 @@ BAD_REQUESTS = [
     (["x", "-k", HUGE], f"x -k {HUGE}", {"q": "x", "k": HUGE}),
     (["x", "--type", "diary"], "x --type diary", {"q": "x", "type": "diary"}),
     (["x", "--mode", "fuzzy"], "x --mode fuzzy", {"q": "x", "mode": "fuzzy"}),
+]
+
+# (the title line, options as the CLI and the magic both take them, the body)
+BAD_CHECKPOINTS = [
+    ("Pricing", ["--type", "diary"], "- outcome: x"),
+    ("Pricing", ["--date", "20260301"], "- outcome: x"),
+    ("Pricing", ["--date", "2026-02-30"], "- outcome: x"),
+    ("Pricing", ["--date", "2300-01-01"], "- outcome: x"),
+    ("P" * 301, [], "- outcome: x"),
+    ("Pricing", [], "   "),
+    ("Deploys", ["--type", "project", "--trigger", "before"], "- outcome: x"),
 ]
 
 
@@ -124,3 +135,71 @@ async def test_recall_json_is_one_document(jp_fetch, project: Path, monkeypatch)
     assert from_cli == from_server == json.loads(json.dumps(from_engine))
     assert from_cli["hits"] and from_cli["mode"] == "keyword"
     assert all(isinstance(hit["path"], list) for hit in from_cli["hits"])
+
+
+def test_recall_text_is_one_rendering(project: Path, shell) -> None:
+    """`hipo recall`, `%recall` and MCP's recall tool print the engine's one text renderer."""
+    from hipo_jupyter.mcp import recall_text as mcp_recall_text
+
+    code, out, err = hipo(project, "recall", "pricing", "-k", "3")
+    assert code == 0, err
+    in_notebook = str(shell.run_line_magic("recall", "pricing -k 3"))
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    try:
+        from_mcp = mcp_recall_text(memory, "pricing", k=3)
+        from_engine = render.recall_text(memory.recall("pricing", k=3, mode="auto"))
+    finally:
+        memory.close()
+    assert out.rstrip("\n") == in_notebook == from_mcp == from_engine
+    assert from_engine.startswith("recall 'pricing': ")
+    assert " -> memory/2026-03-12.md#L" in from_engine  # the drill-down, joined one way
+
+
+def test_status_text_and_json_are_one_rendering(project: Path, shell, capsys) -> None:
+    code, out, err = hipo(project, "status")
+    assert code == 0, err
+    shell.run_line_magic("hipo", "status")
+    assert capsys.readouterr().out == out
+    code, out, err = hipo(project, "status", "--json")
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    try:
+        assert json.loads(out) == json.loads(json.dumps(memory.status().to_json()))
+    finally:
+        memory.close()
+
+
+async def test_budget_and_topics_json_come_from_the_engine(
+    jp_fetch, project: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HIPO_TODAY", TODAY)  # the server's clock: topic ages are against today
+    memory = Memory(project, today=lambda: date.fromisoformat(TODAY))
+    try:
+        layer1, topics = memory.layer1().to_json(), memory.topics().to_json()
+    finally:
+        memory.close()
+    response = await jp_fetch("hipo", "api", "budget", params={"path": "project/analysis.ipynb"})
+    assert json.loads(response.body) == json.loads(json.dumps(layer1))
+    response = await jp_fetch("hipo", "api", "tree", params={"path": "project/analysis.ipynb"})
+    served = json.loads(response.body)["topics"]
+    assert [{k: v for k, v in t.items() if k != "periods"} for t in served] == topics["topics"]
+
+
+@pytest.mark.parametrize(("title", "options", "body"), BAD_CHECKPOINTS)
+def test_the_same_bad_checkpoint_gets_the_same_line_everywhere(
+    project: Path, shell, title: str, options: list[str], body: str
+) -> None:
+    """`%%remember`, `hipo remember` and `Memory.remember` refuse a bad checkpoint with the
+    engine's one message, and nothing is written."""
+    before = (project / "memory" / f"{TODAY}.md").read_bytes()
+    with pytest.raises(UsageError) as raised:
+        shell.run_cell(f"%%remember {title} {' '.join(options)}\n{body}")
+    message = str(raised.value)
+    assert "\n" not in message
+    env = {**os.environ, "HIPO_TODAY": TODAY}
+    done = subprocess.run(
+        [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(project), "remember", title,
+         *options],
+        input=body, capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.strip() == f"hipo: error: {message}"
+    assert (project / "memory" / f"{TODAY}.md").read_bytes() == before

@@ -13,6 +13,7 @@ pytest.importorskip("psycopg", reason="the team extra is not installed: pip inst
 
 from hipo_jupyter import cli  # noqa: E402
 from hipo_jupyter.memory import HipoError, Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory.team_link import TeamLink  # noqa: E402
 from hipo_jupyter.team import database, sync, wait_for_background  # noqa: E402
 
 TODAY = date(2026, 3, 12)
@@ -232,7 +233,7 @@ def test_context_with_team_is_the_team_s_memory_within_the_budget(team, capsys, 
 
 
 def test_team_recall_says_once_that_it_is_keyword_only(team, caplog, monkeypatch):
-    monkeypatch.setattr(Memory, "_said_team_keyword_only", False)
+    monkeypatch.setattr(TeamLink, "said_keyword_only", False)
     with caplog.at_level("WARNING"):
         first = team["bo"].recall("churn", team=True, mode="hybrid")
         team["bo"].recall("churn", team=True, mode="hybrid")

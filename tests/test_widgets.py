@@ -190,7 +190,7 @@ def test_budget_text_lists_parts_and_the_live_fill(remembered):
     remembered.compact()
     text = budget_text(remembered, live_tokens=41_000, window=200_000)
     assert text.splitlines()[0].startswith("Layer 1: ")
-    assert [line.split()[0] for line in text.splitlines()[1:5]] == [
+    assert [line.split()[0] for line in text.splitlines()[2:6]] == [
         "ROOT",
         "SCRATCHPAD",
         "WORKING",

@@ -14,12 +14,11 @@ from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import MemoryConfig
 from hipo_jupyter.memory.config import resolve_team_url
-from hipo_jupyter.memory.requests import DEFAULT_BUDGET, MIN_BUDGET
+from hipo_jupyter.memory.requests import DEFAULT_BUDGET, MIN_BUDGET, RECALL_MODES
 
 _DEFAULTS = MemoryConfig()
 
 SEARCH_BACKENDS = ("fts5", "whoosh")
-RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
 SUMMARIZERS = ("auto", "extractive", "claude")
 
 # The same values as hipo_jupyter.llm's defaults; repeated here so that reading the settings

@@ -17,19 +17,9 @@ from typing import Any
 
 from IPython.display import Markdown, display
 
-from hipo_jupyter.memory import (
-    Checkpoint,
-    CompactionReport,
-    Hit,
-    Layer1,
-    RecallResult,
-    Status,
-    Topic,
-)
+from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
 from hipo_jupyter.memory.rules import Rule, rules_index_text
 from hipo_jupyter.memory.tokens import count_tokens
-
-ARROW = " -> "
 
 
 # --- recall -------------------------------------------------------------------------------
@@ -42,84 +32,38 @@ class RecallView(RecallResult):
         return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
 
     def __str__(self) -> str:
-        return recall_text(self)
+        return render.recall_text(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(recall_text(self))
+        printer.text(render.recall_text(self))
 
     def _repr_html_(self) -> str:
         return recall_html(self)
 
 
-def drill_down(hit: Hit) -> str:
-    """ROOT -> month -> week -> day -> raw line: the way down the tree to the hit."""
-    return ARROW.join(hit.path) if hit.path else hit.location
-
-
-def _hit_heading(hit: Hit) -> str:
-    kind = hit.type or hit.kind
-    return f"{hit.date} [{kind}] {hit.title}" + _author_note(hit)
-
-
-def _author_note(hit: Hit) -> str:
-    """Team recall: who wrote it, in which notebook."""
-    author = getattr(hit, "author", "")
-    return f" (by {author} in {hit.notebook})" if author else ""
-
-
-def _no_hits(result: RecallResult) -> str:
-    text = f"nothing remembered about {result.query!r}"
-    if result.did_you_mean:
-        text += "; did you mean " + ", ".join(result.did_you_mean) + "?"
-    return text
-
-
-def recall_text(result: RecallResult) -> str:
-    if not result.hits:
-        return _no_hits(result)
-    count = counted(len(result.hits), "hit")
-    lines = [f"recall {result.query!r}: {count}" + _mode_note(result) + _topics_note(result)]
-    for number, hit in enumerate(result.hits, 1):
-        lines.append(f"{number}. {_hit_heading(hit)}")
-        snippet = " ".join(hit.snippet.split())
-        if snippet:
-            lines.append(f"   {snippet}")
-        lines.append(f"   {drill_down(hit)}")
-        if getattr(hit, "provenance", ""):
-            lines.append(f"   source: {hit.provenance}")
-    return "\n".join(lines)
-
-
-def _mode_note(result: RecallResult) -> str:
-    """Say so when meaning, not only words, ranked the hits."""
-    mode = getattr(result, "mode", "keyword")
-    return f" ({mode})" if mode in ("semantic", "hybrid") else ""
-
-
-def _topics_note(result: RecallResult) -> str:
-    return f" (topics: {', '.join(result.topic_matches)})" if result.topic_matches else ""
-
-
 def recall_html(result: RecallResult) -> str:
+    """The notebook's table of a recall, from the fields of its JSON (the same the CLI's
+    `--json` and the server give), with the text renderer's caption and drill-down."""
     esc = html.escape
     if not result.hits:
-        return f"<div class='hipo-recall'><em>{esc(_no_hits(result))}</em></div>"
+        return f"<div class='hipo-recall'><em>{esc(render.no_hits_text(result))}</em></div>"
     rows = []
-    for hit in result.hits:
+    for hit, data in zip(result.hits, result.to_json()["hits"], strict=True):
+        by = f" (by {data['author']} in {data['notebook']})" if data.get("author") else ""
+        source = data["provenance"]
         rows.append(
             "<tr>"
-            f"<td style='white-space:nowrap'>{esc(hit.date)}</td>"
-            f"<td>{esc(hit.type or hit.kind)}</td>"
-            f"<td><b>{esc(hit.title)}</b>{esc(_author_note(hit))}<br>{esc(hit.snippet)}<br>"
-            f"<small><code>{esc(drill_down(hit))}</code></small>"
-            + (f"<br><small>source: {esc(hit.provenance)}</small>" if hit.provenance else "")
+            f"<td style='white-space:nowrap'>{esc(data['date'])}</td>"
+            f"<td>{esc(data['type'] or data['kind'])}</td>"
+            f"<td><b>{esc(data['title'])}</b>{esc(by)}<br>{esc(data['snippet'])}<br>"
+            f"<small><code>{esc(render.drill_down(hit))}</code></small>"
+            + (f"<br><small>source: {esc(source)}</small>" if source else "")
             + "</td>"
             "</tr>"
         )
-    caption = esc(f"recall {result.query!r}" + _mode_note(result) + _topics_note(result))
     return (
         "<div class='hipo-recall'><table>"
-        f"<caption style='text-align:left'>{caption}</caption>"
+        f"<caption style='text-align:left'>{esc(render.recall_caption(result))}</caption>"
         "<thead><tr><th>date</th><th>type</th><th>memory</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
@@ -136,85 +80,17 @@ def rules_text(rules: Sequence[Rule]) -> str:
     return rules_index_text(list(rules)).rstrip()
 
 
-# --- checkpoints ----------------------------------------------------------------------------
-def checkpoint_line(checkpoint: Checkpoint) -> str:
-    """The confirmation `%%remember` prints: what, where, and the id to find it again."""
-    where = f"memory/{checkpoint.date}.md" if checkpoint.date else "the raw log"
-    if checkpoint.line:
-        where += f":{checkpoint.line}"
-    tags = " " + " ".join(f"#{tag}" for tag in checkpoint.tags) if checkpoint.tags else ""
-    what = f"{checkpoint.title!r} [{checkpoint.type}]{tags}"
-    return f"remembered {what} in {where} (id {checkpoint.id})"
+# --- the engine's text, as the magics print it ----------------------------------------------
+checkpoint_line = render.checkpoint_line
+status_text = render.status_text
+topics_text = render.topics_text
+budget_table = render.budget_text
+counted = render.counted
 
 
-# --- compaction, status, Layer 1, topics ------------------------------------------------------
 def report_text(report: CompactionReport) -> str:
-    """One line for a pass (plus one per note: a skipped source, a repair, a fallback)."""
-    if not report.built and not report.fixed and not report.reopened:
-        line = "compaction: up to date, nothing to rebuild"
-    else:
-        line = (
-            f"compaction: {len(report.built)} built, {len(report.fixed)} fixed, "
-            f"{len(report.reopened)} reopened, {len(report.summarized)} summarized "
-            f"in {report.seconds:.1f}s"
-        )
-    return "\n".join([line, *(f"  note: {error}" for error in report.errors)])
-
-
-def _tokens(used: int, budget: int) -> str:
-    return f"{used:,} / {budget:,} tokens"
-
-
-def layer1_line(layer1: Layer1) -> str:
-    """Layer 1 against its budget on one line, part by part."""
-    used = sum(part.tokens for part in layer1.parts)
-    parts = "  ".join(
-        f"{part.name} {part.tokens:,}/{part.budget:,}{' (cut)' if part.truncated else ''}"
-        for part in layer1.parts
-    )
-    return f"Layer 1: {_tokens(used, layer1.total_budget)}  [{parts}]"
-
-
-def budget_table(layer1: Layer1) -> str:
-    """Each Layer 1 part's tokens against its budget, as an aligned text table."""
-    rows = [("part", "file", "tokens", "budget", "fill")]
-    for part in layer1.parts:
-        fill = "-" if part.budget <= 0 else f"{part.fill:.0%}"
-        mark = " cut" if part.truncated else ("" if part.exists else " (no file)")
-        rows.append((part.name, part.path, f"{part.tokens:,}", f"{part.budget:,}", fill + mark))
-    used = sum(part.tokens for part in layer1.parts)
-    total_fill = f"{used / layer1.total_budget:.0%}" if layer1.total_budget else "-"
-    rows.append(("total", "", f"{used:,}", f"{layer1.total_budget:,}", total_fill))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = []
-    for row in rows:
-        left = f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}"
-        right = f"{row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}  {row[4]}"
-        lines.append(f"{left}  {right}".rstrip())
-    lines.append(f"prompt block: {layer1.total_tokens:,} tokens (after cuts, with headers)")
-    return "\n".join(lines)
-
-
-def status_text(status: Status) -> str:
-    nodes = ", ".join(f"{count} {level}" for level, count in status.nodes.items())
-    return "\n".join(
-        [
-            f"hipo memory at {status.root} (search: {status.backend})",
-            f"  raw logs: {counted(status.raw_days, 'day')}, "
-            f"{counted(status.checkpoints, 'checkpoint')}",
-            f"  nodes: {nodes or 'none yet'}; {status.dirty_nodes} to rebuild",
-            f"  topics: {status.topics}",
-            f"  Layer 1: {_tokens(status.layer1_tokens, status.layer1_budget)}",
-            f"  last compaction: {status.last_compaction or 'never'}",
-            *([f"  {status.semantic}"] if status.semantic else []),
-        ]
-    )
-
-
-def topics_text(topics: Sequence[Topic]) -> str:
-    if not topics:
-        return "no topics yet: %%remember something, then %hipo compact"
-    return "\n".join(topic.line() for topic in topics)
+    """A compaction pass as `%hipo compact` and `%load_ext` show it: without the list of nodes."""
+    return render.compaction_text(report, list_built=False)
 
 
 def startup_text(
@@ -233,7 +109,7 @@ def startup_text(
     if report is not None:
         lines.extend("  " + line.strip() for line in report_text(report).splitlines())
     if layer1 is not None:
-        lines.append("  " + layer1_line(layer1))
+        lines.append("  " + render.layer1_line(layer1))
     lines.append(f"  topics: {topics}")
     return "\n".join(lines)
 
@@ -345,8 +221,3 @@ class ReplyView:
 
     def _show(self) -> Any:
         return display(self._markdown(), display_id=True)
-
-
-def counted(number: int, noun: str) -> str:
-    """ "1 day", "2 days", "1,204 checkpoints"."""
-    return f"{number:,} {noun}{'' if number == 1 else 's'}"

@@ -105,9 +105,7 @@ class HipoMagics(Magics):
         head, trigger = pop_quoted_option(head, "trigger")  # quoted values hold spaces
         head, rule = pop_quoted_option(head, "rule")
         args = parse_line(self.remember, head)
-        if not body.strip():
-            raise UsageError("nothing to remember: the body is empty")
-        with engine_errors():  # the engine's one parser: title line, --type, tags, date
+        with engine_errors():  # the engine's one parser: title line, body, --type, tags, date
             checkpoint = self.session.memory.remember(
                 " ".join(args.title),
                 body,

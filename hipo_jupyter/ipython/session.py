@@ -15,17 +15,10 @@ from typing import Any
 
 from hipo_jupyter import llm
 from hipo_jupyter.caching import NoteOnce
-from hipo_jupyter.memory import (
-    CompactionReport,
-    ExtractiveSummarizer,
-    HipoError,
-    Layer1,
-    Memory,
-    Summarizer,
-    resolve_root,
-)
+from hipo_jupyter.memory import ExtractiveSummarizer, HipoError, Memory, Summarizer, resolve_root
 
 from .config import Hipo
+from .startup import Startup
 from .writeback import WriteBack
 
 NOTEBOOK_VARIABLES = ("__session__", "__vsc_ipynb_file__")
@@ -62,17 +55,6 @@ def notebook_name(path: str | None) -> str | None:
     if candidate.suffix == ".ipynb" or candidate.is_file():
         return candidate.name
     return None
-
-
-@dataclass
-class Startup:
-    """What the session-start ritual found: shown once by `%load_ext hipo`."""
-
-    root: Path
-    report: CompactionReport | None = None
-    layer1: Layer1 | None = None
-    topics: int = 0
-    error: str | None = None  # a HipoError that stopped the ritual, as one line
 
 
 @dataclass

@@ -9,6 +9,9 @@ pointer and the few facts extracted from it. `Hipo.auto_checkpoint = False` stop
 checkpoints (large texts still go to knowledge/ only when a checkpoint is written).
 
 A write-back error never breaks a cell: it is shown as one line.
+
+The write-back serves a session (`WriteBackHost`, which `HipoSession` is) that hands itself over
+when it builds it: this module does not import the session's, so neither imports the other.
 """
 
 from __future__ import annotations
@@ -16,18 +19,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.llm import LLMCall
-from hipo_jupyter.memory import HipoError
+from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.check import CheckResult, check_folder
 from hipo_jupyter.memory.provenance import VIA_WRITE_BACK
 from hipo_jupyter.memory.tokens import count_tokens
 
-if TYPE_CHECKING:
-    from .session import HipoSession
+from .config import Hipo
+from .startup import Startup
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +57,29 @@ def request_models(calls: list[LLMCall]) -> str | None:
     return ",".join(models) or None
 
 
+class WriteBackHost(Protocol):
+    """What the write-back needs of the session it serves: its shell and settings, the Memory
+    it writes to, the start-up it checks against, where memory events are announced, and its
+    log."""
+
+    shell: Any
+    settings: Hipo
+    startup: Startup | None
+    memory_listeners: list[Callable[[str], None]]
+
+    @property
+    def memory(self) -> Memory: ...
+
+    @property
+    def notebook_name(self) -> str | None: ...
+
+    def note(self, event: str) -> None: ...
+
+
 class WriteBack:
-    def __init__(self, session: HipoSession) -> None:
+    """The LLM calls of one kernel, grouped by cell, and the checkpoints written for them."""
+
+    def __init__(self, session: WriteBackHost) -> None:
         self.session = session
         self.cells: list[CellCalls] = []  # finished cells that made calls
         self.current = CellCalls()

@@ -25,7 +25,7 @@ from .nodes import parse_node
 from .periods import period_start
 from .search import Document, SearchIndex, document_id, memory_index, open_index
 from .semantic import BACKLOG_LIMIT, SemanticIndex
-from .store import Appended, Store, decode_markdown, sha256
+from .store import Appended, Store, decode_markdown, raw_log_day, sha256
 
 if TYPE_CHECKING:
     from .vectors import VectorHit  # numpy: imported only with the extra
@@ -264,7 +264,7 @@ def raw_document(relative: str, checkpoint: Checkpoint) -> Document:
         path=relative,
         line=checkpoint.line,
         kind="raw",
-        date=checkpoint.date or relative[len("memory/") : -len(".md")],
+        date=checkpoint.date or raw_log_day(relative),
         type=checkpoint.type,
         title=checkpoint.title,
         text=body_text(checkpoint),

@@ -13,19 +13,20 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .config import MemoryConfig
 from .errors import MemoryRootError
 from .files import MAX_NODE_BYTES, UnsafeFileError, read_regular
 from .nodes import parse_node
+from .store import ROOT_FILE
 from .tokens import count_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
 
 LAYER1_FILES: dict[str, str] = {
-    "ROOT": "memory/ROOT.md",
+    "ROOT": ROOT_FILE,
     "SCRATCHPAD": "SCRATCHPAD.md",
     "WORKING": "WORKING.md",
     "TASK-QUEUE": "TASK-QUEUE.md",
@@ -95,6 +96,17 @@ class Layer1Part:
     def over_budget(self) -> bool:
         return self.tokens > self.budget
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "fill": self.fill if self.budget > 0 else None,
+            "truncated": self.truncated,
+            "exists": self.exists,
+        }
+
 
 @dataclass(frozen=True)
 class Layer1:
@@ -111,6 +123,11 @@ class Layer1:
         return sum(part.budget for part in self.parts)
 
     @property
+    def used_tokens(self) -> int:
+        """The parts' own tokens as on disk (before cuts, without headers)."""
+        return sum(part.tokens for part in self.parts)
+
+    @property
     def over_budget(self) -> bool:
         """Any part over its own budget (one full part is not rescued by an empty one)."""
         return any(part.over_budget for part in self.parts)
@@ -122,6 +139,16 @@ class Layer1:
             f"# {part.path}\n\n{part.text.strip()}" for part in self.parts if part.text.strip()
         ]
         return "\n\n".join(blocks) + "\n" if blocks else ""
+
+    def to_json(self) -> dict[str, object]:
+        """The context budget as every front end's JSON gives it (the server's `/budget`, the
+        sidebar, `hipo status --json`): each part against its budget, then the totals."""
+        return {
+            "parts": [part.to_json() for part in self.parts],
+            "total_tokens": self.total_tokens,
+            "total_budget": self.total_budget,
+            "over_budget": self.over_budget,
+        }
 
 
 def assemble_layer1(
@@ -142,6 +169,21 @@ def assemble_layer1(
         budget = budgets.get(name, defaults[name])
         parts.append(_read_part(Path(root), name, relative, budget, count))
     return Layer1(parts=tuple(parts), counter=count)
+
+
+def with_rules_index(
+    layer1: Layer1,
+    text: str,
+    budgets: Mapping[str, int],
+    count: Callable[[str], int] = count_tokens,
+) -> Layer1:
+    """Layer 1 with the feedback rules index (`rules.rules_index_text`) right after ROOT.md,
+    within a budget of its own; unchanged when there are no rules."""
+    if not text:
+        return layer1
+    budget = budgets.get("RULES", MemoryConfig().layer1_budgets["RULES"])
+    part = generated_part("RULES", "rules", text, budget, count)
+    return replace(layer1, parts=(layer1.parts[0], part, *layer1.parts[1:]))
 
 
 def _read_part(

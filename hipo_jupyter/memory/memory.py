@@ -3,126 +3,73 @@
 A Memory is a root folder laid out as Hipocampus lays it out (see `store`). It writes checkpoints
 to the raw log and indexes them in the same call, keeps the compaction tree and the search index
 up to date from the Markdown files (which stay the truth), and answers recall.
+
+This module is the facade and recall; each other job is a module of its own that a method here
+hands over to: `writing` (checkpoints, knowledge, imports), `note_files` (an agent's notes),
+`topic_cache` (the Topics Index kept at hand), `structured` (rules, frame, graph, SPARQL,
+export), `team_link` (the team database), `status` (status, nodes, latest checkpoints),
+`indexing` (the text index and vectors), `tree` (compaction), `layer1`.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from . import context_pack, notes, recall_run
+from . import context_pack, recall_run
 from .catalog import CheckpointCatalog
-from .checkpoint import (
-    Checkpoint,
-    new_id,
-    parse_body,
-    parse_log,
-    render,
-)
+from .checkpoint import Checkpoint
 from .config import MemoryConfig
 from .embed import Embedder, SemanticUnavailable
-from .errors import HipoError, ParseError, PathOutsideRootError, QueryError
-from .files import MAX_STATE_BYTES
-from .frame import EXPORT_FORMATS, checkpoint_rows, export_table, to_frame, write_jsonl
-from .importers import ImportRecord, ImportReport, blocks_by_day
+from .errors import HipoError, QueryError
+from .events import Listeners
+from .importers import ImportRecord, ImportReport
 from .indexing import IndexKeeper
-from .layer1 import Layer1, assemble_layer1, generated_part, write_templates
+from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .neighbours import IndexNeighbours
-from .nodes import read_status
+from .note_files import NoteFiles
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
 from .recall_run import NodePaths, RecallSources, log_stamp
-from .redact import redact
-from .requests import (
-    DEFAULT_BUDGET,
-    MAX_K,
-    CheckpointDraft,
-    RecallQuery,
-    parse_day,
-    storable,
-)
-from .rules import Rule, collect_rules, rules_index_text
+from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
+from .roots import today_from_env
+from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
     MODES,
     FusionWeights,
     SemanticIndex,
 )
-from .store import Appended, Store
+from .status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
+from .status import recent_checkpoints as latest_checkpoints
+from .store import Store, raw_log_path
+from .structured import StructuredViews
 from .summarize import ExtractiveSummarizer, Summarizer
+from .team_link import TeamLink
 from .tokens import TokenCountCache
-from .topic_index import Topic, add_to_topics, collect_topics, topics_from_json
-from .tree import CompactionReport, Compactor, stamp_key
+from .topic_cache import TopicsCache
+from .topic_index import TopicsIndex
+from .tree import CompactionReport, Compactor
+from .writing import Writer, new_checkpoint
 
 if TYPE_CHECKING:
     import pandas
 
-    from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
+    from hipo_jupyter.team.sync import SyncReport
 
-log = logging.getLogger(__name__)
+    from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
 
-NODE_KINDS = ("daily", "weekly", "monthly")
-
-
-@dataclass(frozen=True)
-class Status:
-    root: str
-    raw_days: int
-    checkpoints: int
-    nodes: dict[str, int]  # {"daily": n, "weekly": n, "monthly": n, "root": 0|1}
-    topics: int
-    layer1_tokens: int
-    layer1_budget: int
-    backend: str
-    last_compaction: str | None  # ISO timestamp of the last successful pass
-    dirty_nodes: int  # nodes a compaction would rebuild now
-    semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
-
-
-@dataclass(frozen=True)
-class NodeInfo:
-    """A compaction node as the sidebar and widgets list it."""
-
-    level: str  # daily | weekly | monthly
-    period: str  # 2026-03-12 | 2026-W11 | 2026-03
-    file: str  # relative to the root
-    status: str  # tentative | fixed (a node without frontmatter reads as tentative)
-
-
-def resolve_root(explicit: str | Path | None = None, notebook_path: str | None = None) -> Path:
-    """The memory root, decided in one place: an explicit value (`c.Hipo.root`, `--root`), then
-    the HIPO_ROOT environment variable, then the notebook's folder, then the working directory."""
-    if explicit:
-        return Path(explicit).expanduser().absolute()
-    if os.environ.get("HIPO_ROOT"):
-        return Path(os.environ["HIPO_ROOT"]).expanduser().absolute()
-    if notebook_path:
-        return Path(notebook_path).expanduser().absolute().parent
-    return Path.cwd()
-
-
-def _today_from_env() -> date:
-    """HIPO_TODAY=YYYY-MM-DD pins the clock (tests, demos); otherwise the local date."""
-    pinned = os.environ.get("HIPO_TODAY", "").strip()
-    return parse_day(pinned, "HIPO_TODAY") or date.today() if pinned else date.today()
-
 
 class Memory:
     """A memory root. Cheap to construct; files are created on first write (or `init`)."""
-
-    _said_team_keyword_only = False  # once per process: team recall has no vectors
 
     def __init__(
         self,
@@ -138,14 +85,11 @@ class Memory:
         self.root = self.store.root
         self.config = config or MemoryConfig()
         self.summarizer = summarizer or ExtractiveSummarizer()
-        self._today = today or _today_from_env
-        self._topics: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
+        self._today = today or today_from_env
         self._token_cache = TokenCountCache(self.store.index_dir / "token-counts.json")
-        self._listeners: list[Callable[[str], None]] = []
+        self._listeners = Listeners()
         self._lock = threading.RLock()
-        self._team_sync = None  # hipo_jupyter.team.TeamSync, built when first needed
         self.catalog = CheckpointCatalog(self.store)  # issue 15: rules, frame, graph
-        self._graph: MemoryGraph | None = None
         self.semantic = SemanticIndex(
             self.store.index_dir,
             setting=self.config.semantic,
@@ -156,6 +100,11 @@ class Memory:
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._neighbours = IndexNeighbours(self._indexer.open)  # recall's neighbouring turns
         self._node_paths = NodePaths(self.store)  # recall's drill-down paths, kept while valid
+        self._topics = TopicsCache(self.store, self._all_checkpoints)
+        self._writer = Writer(self.store, self._indexer, self._topics, self._lock)
+        self._notes = NoteFiles(self.store, self._indexer, self._lock)
+        self._views = StructuredViews(self.store, self.catalog, self._lock)
+        self._team = TeamLink(self.store, self.config, self._today)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -182,7 +131,7 @@ class Memory:
             raise HipoError(f"no such memory file: {relative_path}")
         return self.store.read_text(path)
 
-    # --- writing ---------------------------------------------------------------------------
+    # --- writing (the write path is `writing`) -----------------------------------------------
     def remember(
         self,
         title: str,
@@ -219,43 +168,11 @@ class Memory:
         model: str | None = None,
     ) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
-        fields, text = parse_body(redact(draft.body))
-        title_text = redact(draft.title)
-        if not title_text:
-            title_text = " ".join(text.split()[:8]) or (fields[0][1][:60] if fields else "")
-        if not fields and not text.strip():
-            raise HipoError("a checkpoint needs a body: '- request: ...' lines or free text")
-        try:
-            checkpoint = Checkpoint(
-                title=title_text,
-                type=draft.type,
-                fields=fields,
-                text=text,
-                id=new_id(),
-                tags=draft.tags,
-                notebook=redact(storable(notebook)) if notebook else None,
-                cell=storable(cell) if cell else None,
-                via=storable(via) if via else None,
-                model=storable(model) if model else None,
-            )
-        except ValueError as exc:  # the dataclass validates keys and type
-            raise HipoError(f"not a valid checkpoint: {exc}") from None
+        checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
         day = draft.day or self.today
-        with self._lock:
-            written = self.store.append_raw(day, render(checkpoint))
-            checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
-            try:
-                self._indexer.add_raw_append(day, written, checkpoint)
-            except (HipoError, sqlite3.Error, OSError) as exc:
-                # The checkpoint is safe in the raw log; the index catches up at the next sync.
-                # Raising here would invite the user to write it a second time.
-                self._indexer.stale()
-                log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
-            self._indexer.embed_raw_append(day, written, checkpoint)
-            self._topics_after_append(day, written, checkpoint)
+        checkpoint = self._writer.checkpoint(checkpoint, day)
         self._notify("remember")
-        if self.config.team_url:
-            self._team_after_write(day)
+        self._team.after_write(day)
         return checkpoint
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
@@ -264,81 +181,34 @@ class Memory:
         The live context then keeps only the returned path. The name is the day and the title's
         slug; an existing file is never overwritten (a counter is added instead).
         """
-        from .topics import slug
-
-        self.store.ensure_layout()
-        stem = f"{(on or self.today).isoformat()}-{slug(title, max_words=6) or 'note'}"
-        folder = self.root / "knowledge"
-        path = folder / f"{stem}.md"
-        counter = 2
-        while path.exists():
-            path = folder / f"{stem}-{counter}.md"
-            counter += 1
-        body = f"# {' '.join(title.split())}\n\n{redact(text).strip()}\n"
-        with self._lock:
-            self.store.write_atomic(path, body)
-            relative = self.store.relative(path)
-            self._indexer.refresh_file(relative)
+        relative = self._writer.knowledge(title, text, on or self.today)
         self._notify("remember")
         return relative
 
-    # --- notes an agent keeps (issue 14: Claude's memory tool; the rules live in notes.py) -----
+    # --- notes an agent keeps (issue 14: Claude's memory tool; see notes and note_files) -----
     def write_note(self, relative_path: str, text: str) -> str:
         """Write a Layer 1 working file or a note under knowledge/ or plans/ (atomically, secrets
         redacted); a knowledge note is indexed at once. Anything else is refused (NotWritable)
         with why and what to do instead. Returns the clean relative path."""
-        relative = notes.normalize(relative_path)
-        notes.check_writable(relative, "create")
-        path = self.note_file(relative)
-        with self._lock:
-            self.store.write_atomic(path, redact(text))
-            self._index_note(relative)
+        relative = self._notes.write(relative_path, text)
         self._notify("remember")
         return relative
 
     def delete_note(self, relative_path: str) -> str:
         """Delete a note under knowledge/ or plans/ (and its index entry); nothing else."""
-        relative = notes.normalize(relative_path)
-        notes.check_writable(relative, "delete")
-        path = self.note_file(relative)
-        if not path.is_file():
-            raise HipoError(f"no such memory file: {relative}")
-        with self._lock:
-            path.unlink()
-            self._index_note(relative)
+        relative = self._notes.delete(relative_path)
         self._notify("remember")
         return relative
 
     def move_note(self, old_path: str, new_path: str) -> str:
         """Rename a note within knowledge/ and plans/; the destination must not exist."""
-        old, new = notes.normalize(old_path), notes.normalize(new_path)
-        notes.check_writable(old, "rename")
-        notes.check_writable(new, "rename")
-        source, target = self.note_file(old), self.note_file(new)
-        if not source.is_file():
-            raise HipoError(f"no such memory file: {old}")
-        if target.exists():
-            raise HipoError(f"{new} already exists: delete it first or choose another name")
-        with self._lock:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
-            self._index_note(old)
-            self._index_note(new)
+        new = self._notes.move(old_path, new_path)
         self._notify("remember")
         return new
 
     def note_file(self, relative: str) -> Path:
-        """The file of a memory path (clean, relative), refusing any symlink on the way (in or
-        out of the root): a link would let a note's write land on a raw log or outside."""
-        path = self.store.inside(relative)
-        if path != self.root.resolve() / relative:
-            raise PathOutsideRootError(f"{relative!r} goes through a symlink; not followed")
-        return path
-
-    def _index_note(self, relative: str) -> None:
-        """Bring the index (and vectors) in step with a knowledge note as it is now on disk."""
-        if relative.startswith("knowledge/"):
-            self._indexer.refresh_file(relative)
+        """The file of a memory path (clean, relative), refusing any symlink on the way."""
+        return self._notes.file(relative)
 
     # --- import (issue 5: `hipo import`; parsing lives in importers.py) -----------------------
     def import_records(
@@ -350,23 +220,12 @@ class Memory:
         whole checkpoints. A turn whose source id is already in its day's log is skipped, so a
         repeated import (or one re-run after a failed write) adds nothing twice.
         """
-        days = sorted({record.day for record in records})
-        with self._lock:
-            known = {c.id for c in self._all_checkpoints(days) if c.id}
-            blocks, counts, skipped = blocks_by_day(records, known)
-            for day, block in blocks.items():
-                self.store.append_raw(day, block)
-        compaction = self.compact(progress=progress) if blocks else None
-        if blocks and self.semantic.enabled:  # every turn embedded now, with the progress bar
+        written = self._writer.imports(records)
+        compaction = self.compact(progress=progress) if written.counts else None
+        if written.counts and self.semantic.enabled:  # every turn embedded now, with progress
             with self._lock:
                 self._indexer.sync(progress, backlog=True)
-        return ImportReport(
-            written=sum(counts.values()),
-            skipped=skipped,
-            days=tuple(day.isoformat() for day in counts),
-            compaction=compaction,
-            per_day={day.isoformat(): n for day, n in counts.items()},
-        )
+        return written.report(compaction)
 
     # --- the tree ----------------------------------------------------------------------------
     def _compactor(self) -> Compactor:
@@ -379,7 +238,7 @@ class Memory:
         with self._lock, self.store.compaction_lock():
             report = self._compactor().run(progress)
             self._indexer.sync()
-            self._topics = None
+            self._topics.forget()
         if report.built:
             self._notify("compact")
         return report
@@ -387,143 +246,67 @@ class Memory:
     def layer1(self) -> Layer1:
         """Layer 1 measured; counts are remembered by content, so an unchanged Layer 1 is
         measured without building the tokenizer."""
-        layer1 = assemble_layer1(self.root, self.config.layer1_budgets, self._token_cache.count)
-        rules = rules_index_text(self.rules())
-        if rules:  # the rules index, right after ROOT.md, within its own budget
-            budget = self.config.layer1_budgets.get("RULES", MemoryConfig().layer1_budgets["RULES"])
-            part = generated_part("RULES", "rules", rules, budget, self._token_cache.count)
-            layer1 = replace(layer1, parts=(layer1.parts[0], part, *layer1.parts[1:]))
+        budgets, count = self.config.layer1_budgets, self._token_cache.count
+        layer1 = assemble_layer1(self.root, budgets, count)
+        layer1 = with_rules_index(layer1, rules_index_text(self.rules()), budgets, count)
         layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
         self._token_cache.save()
         return layer1
 
-    def rules(self) -> list[Rule]:
-        """The feedback rules with triggers, active first, by trigger (see `rules`). Layer 1
-        asks at every prompt, so only the raw logs holding a `- trigger:` line are parsed."""
-        with self._lock:
-            logs = self.catalog.logs_holding(b"\n- trigger:")
-            return collect_rules(c for log in logs for c in self.catalog.of_log(log))
+    def topics(self) -> TopicsIndex:
+        """The Topics Index as data (what ROOT.md lists); cheap when nothing changed (see
+        `topic_cache`): only a raw log changed by someone else makes it re-read every log."""
+        return TopicsIndex(tuple(self._topics.topics(self.today)))
 
-    # --- structured views (issue 15): a table and a graph, derived from the raw logs ----------
+    def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
+        return read_checkpoints(self.store, days)
+
+    # --- structured views (issue 15, `structured`): derived from the raw logs -----------------
+    def rules(self) -> list[Rule]:
+        """The feedback rules with triggers, active first, by trigger (see `rules`)."""
+        return self._views.rules()
+
     def frame(self) -> pandas.DataFrame:
         """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""
-        with self._lock:
-            return to_frame(checkpoint_rows(self.catalog.checkpoints()))
+        return self._views.frame()
 
     def graph(self) -> MemoryGraph:
         """The memory as RDF (the `graph` extra), brought up to date with the raw logs."""
-        with self._lock:
-            if self._graph is None:
-                from .graph import MemoryGraph
-
-                self._graph = MemoryGraph(
-                    self.store.index_dir, self.store.raw_stamps, self.catalog.of_log
-                )
-            self._graph.sync()
-            return self._graph
+        return self._views.graph()
 
     def sparql(self, query: str) -> SparqlResult:
         """SPARQL over `graph()`; a query it cannot read raises SparqlError (line:column)."""
-        graph = self.graph()
-        with self._lock:
-            return graph.query(query)
+        return self._views.sparql(query)
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
         graph) to a path or a binary stream; returns rows written (triples for turtle)."""
-        if format not in EXPORT_FORMATS:
-            raise HipoError(
-                f"export format must be one of {', '.join(EXPORT_FORMATS)}, not {format!r}"
-            )
-        if format == "turtle":
-            graph = self.graph()
-            with self._lock:
-                data, count = graph.turtle()
-            _write_out(out, data)
-            return count
-        with self._lock:
-            rows = checkpoint_rows(self.catalog.checkpoints())
-        if format == "jsonl":
-            text = io.StringIO()
-            write_jsonl(rows, text)
-            _write_out(out, text.getvalue().encode("utf-8"))
-            return len(rows)
-        if isinstance(out, Path):
-            return export_table(rows, format, out)
-        buffer = io.BytesIO()
-        export_table(rows, format, buffer)
-        _write_out(out, buffer.getvalue())
-        return len(rows)
+        return self._views.export(format, out)
 
-    def topics(self) -> list[Topic]:
-        """The Topics Index as data (what ROOT.md lists).
-
-        Cheap when nothing changed: kept in memory against the raw logs' sizes and times, saved
-        by each compaction pass, and updated in place by `remember`; only a raw log changed by
-        someone else makes it re-read every log.
-        """
-        stamps, today = self.store.raw_stamps(), self.today
-        cached = self._topics
-        if cached and cached[0] == stamps and cached[1] == today:
-            return cached[2]
-        topics = self._saved_topics(stamps, today)
-        if topics is None:
-            topics = collect_topics(self._all_checkpoints(), today)
-        self._topics = (stamps, today, topics)
-        return topics
-
-    def _saved_topics(self, stamps: dict, today: date) -> list[Topic] | None:
-        try:
-            saved = json.loads(self.store.read_file(self.store.state_path, MAX_STATE_BYTES))
-            saved = saved["hipo"]
-            if saved.get("topics-stamp") == stamp_key(stamps):
-                return topics_from_json(saved["topics"], today)
-        except (
-            OSError, HipoError, ValueError, LookupError, TypeError, AttributeError, RecursionError
-        ):
-            pass  # no saved topics, or not ours: they are collected from the raw logs
-        return None
-
-    def _topics_after_append(self, day: date, written: Appended, checkpoint: Checkpoint) -> None:
-        cached = self._topics
-        name = self.store.raw_path(day).name
-        if not cached or cached[0].get(name, (0, 0))[0] != written.size_before:
-            self._topics = None  # someone else wrote too: re-read on the next question
-            return
-        info = os.stat(self.store.raw_path(day))
-        stamps = {**cached[0], name: (info.st_size, info.st_mtime_ns)}
-        self._topics = (stamps, cached[1], add_to_topics(cached[2], checkpoint, cached[1]))
-
-    def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
-        checkpoints: list[Checkpoint] = []
-        for day in days if days is not None else self.store.raw_days():
-            try:
-                text = self.store.read_text(self.store.raw_path(day))
-            except (OSError, ParseError):
-                continue
-            checkpoints.extend(parse_log(text, date=day.isoformat()))
-        return checkpoints
+    # --- what the memory holds (`status`) -----------------------------------------------------
+    def raw_logs(self) -> list[str]:
+        """The raw daily logs, oldest first, relative to the root (regular files only)."""
+        return [raw_log_path(day) for day in self.store.raw_days()]
 
     def nodes(self) -> list[NodeInfo]:
         """Every compaction node, newest period first within each level (frontmatter only)."""
-        found = []
-        for level in NODE_KINDS:
-            for period, path in sorted(self.store.node_files(level).items(), reverse=True):
-                status = read_status(path) or "tentative"
-                found.append(NodeInfo(level, period, self.store.relative(path), status))
-        return found
+        return list_nodes(self.store)
 
     def recent_checkpoints(self, n: int = 10) -> list[Checkpoint]:
-        found: list[Checkpoint] = []
-        for day in reversed(self.store.raw_days()):
-            try:
-                text = self.store.read_text(self.store.raw_path(day))
-            except (OSError, ParseError):
-                continue
-            found.extend(reversed(parse_log(text, date=day.isoformat())))
-            if len(found) >= n:
-                break
-        return found[:n]
+        """The `n` latest checkpoints, newest first."""
+        return latest_checkpoints(self.store, n)
+
+    def status(self) -> Status:
+        """The numbers `hipo status` and the sidebar show."""
+        return memory_status(
+            self.store,
+            plan=self._compactor().plan(),
+            layer1=self.layer1(),
+            index=self._ensure_index(),
+            topics=len(self.topics()),
+            backend=self.config.search_backend,
+            semantic=self.semantic.status()[1],
+        )
 
     # --- search ------------------------------------------------------------------------------
     def reindex(self, *, progress: Progress | None = None) -> int:
@@ -573,67 +356,21 @@ class Memory:
             return self.team_recall(request)
         return self.recall_query(request, neighbours=neighbours)
 
-    # --- team memory (issue 16): hipo_jupyter/team, imported only when a team URL is set ----
-    def _team(self):
-        """The team package's sync for this root, built on first use. psycopg is imported
-        here, lazily: without a team URL nothing of it is ever loaded."""
-        if not self.config.team_url:
-            raise HipoError("no team database: set Hipo.team_url, $HIPO_TEAM or --team-url URL")
-        if self._team_sync is None:
-            try:
-                from hipo_jupyter.team import TeamDatabase, TeamSync
-            except ImportError as error:
-                raise HipoError(
-                    f"team memory needs the team extra (pip install 'hipo-jupyter[team]'): "
-                    f"{error}"
-                ) from None
-            self._team_sync = TeamSync(self.store, self.config, TeamDatabase(self.config.team_url))
-        return self._team_sync
-
-    def team_sync(self, *, full: bool = False):
+    # --- team memory (issue 16, `team_link`): imported only when a team URL is set ------------
+    def team_sync(self, *, full: bool = False) -> SyncReport:
         """Push the raw checkpoints to the team database (`hipo team sync`): idempotent by
         checkpoint id; types and tags in `config.team_exclude` stay local; redacted first."""
-        sync = self._team()
-        report = sync.sync(full=full)
-        sync.flush_queue()  # whatever waited is in now
-        return report
+        return self._team.sync(full=full)
 
     def team_recall(self, request: RecallQuery) -> RecallResult:
         """`recall` over the team database: ranked with local recall's recency and dates,
-        each hit naming its author and notebook. (`Memory.context(..., team=True)` should
-        build its recalled part from this.)"""
-        from hipo_jupyter.team import team_recall
-
-        wants_meaning = request.mode in ("semantic", "hybrid") or (
-            request.mode == "auto" and self.semantic.enabled
-        )
-        if wants_meaning and not Memory._said_team_keyword_only:
-            Memory._said_team_keyword_only = True
-            log.warning(
-                "hipo: team recall is keyword only (PostgreSQL full-text search): the team's "
-                "vectors would need pgvector, which this team database is not set up with"
-            )
-        return team_recall(
-            self._team().database,
-            request,
-            today=self.today,
-            half_life_days=self.config.recency_half_life_days,
-        )
+        each hit naming its author and notebook (keyword only: the team has no vectors)."""
+        return self._team.recall(request, semantic_on=self.semantic.enabled)
 
     def team_resume(self) -> None:
         """Push in the background what a past session queued for the team (`%load_ext hipo`);
         nothing without a team URL, and nothing but a warning if it cannot."""
-        if self.config.team_url:
-            self._team_after_write(None)
-
-    def _team_after_write(self, day: date | None) -> None:
-        """Queue the day for the team and return at once; a thread pushes it (never raises)."""
-        try:
-            from hipo_jupyter.team import sync_in_background
-
-            sync_in_background(self._team(), day)
-        except HipoError as error:
-            log.warning("hipo: checkpoint saved, not sent to the team: %s", error)
+        self._team.after_write(None)
 
     def recall_query(
         self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
@@ -777,59 +514,15 @@ class Memory:
             k=config.rrf_k,
         )
 
-    # --- status ------------------------------------------------------------------------------
-    def status(self) -> Status:
-        compactor = self._compactor()
-        plan = compactor.plan()
-        layer1 = self.layer1()
-        index = self._ensure_index()
-        nodes = {level: len(self.store.node_files(level)) for level in NODE_KINDS}
-        nodes["root"] = int(self.store.root_node.exists())
-        return Status(
-            root=str(self.root),
-            raw_days=len(self.store.raw_days()),
-            checkpoints=sum(1 for d in index.documents(kinds={"raw"})),
-            nodes=nodes,
-            topics=len(self.topics()),
-            layer1_tokens=layer1.total_tokens,
-            layer1_budget=layer1.total_budget,
-            backend=self.config.search_backend,
-            last_compaction=plan.state.get("lastCompactionRun"),
-            dirty_nodes=len(plan.dirty),
-            semantic=self.semantic.status()[1],
-        )
-
-    # --- events ------------------------------------------------------------------------------
+    # --- events (`events`) ---------------------------------------------------------------------
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(event)` after "remember", "compact" or "reindex"; returns unsubscribe.
-
-        Widgets and the sidebar refresh through this; the engine knows nothing of them.
-        """
-        self._listeners.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._listeners:
-                self._listeners.remove(callback)
-
-        return unsubscribe
+        Widgets and the sidebar refresh through this; the engine knows nothing of them."""
+        return self._listeners.subscribe(callback)
 
     def _notify(self, event: str) -> None:
-        for callback in list(self._listeners):
-            try:
-                callback(event)
-            except Exception:  # a broken widget must never break a checkpoint
-                continue
+        self._listeners.notify(event)
 
     def close(self) -> None:
         self._indexer.close()
         self.semantic.close()
-
-
-def _write_out(out: Path | BinaryIO, data: bytes) -> None:
-    """Bytes to a path (atomically, beside it) or a binary stream."""
-    if isinstance(out, Path):
-        temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        temp.write_bytes(data)
-        os.replace(temp, out)
-    else:
-        out.write(data)

@@ -13,6 +13,8 @@
 Only flat `key: value` lines are used, so no YAML library is needed; values in `[...]` are lists.
 A node written by Hipocampus or by hand parses the same way; one without frontmatter parses as a
 body with no metadata (and is then treated as tentative, so the chain rebuilds it).
+`node_head` reads only a node's start and last byte, to tell the chain its status and hash and
+whether the file is damaged (cut short, not UTF-8, no frontmatter), without reading its body.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import UnsafeFileError, open_regular
+from .files import MAX_NODE_BYTES, UnsafeFileError, open_regular, read_fd
 
 FRONTMATTER_ORDER = (
     "type",
@@ -91,3 +93,59 @@ def read_status(path: Path) -> str:
     finally:
         os.close(fd)
     return parse_node(head + "\n---").status if head.startswith("---") else ""
+
+
+HEAD_BYTES = 4096  # what node_head reads of a node: its frontmatter, nearly always
+
+
+@dataclass(frozen=True)
+class NodeHead:
+    """What the start (and last byte) of a node file tell without reading its body."""
+
+    status: str = ""
+    source_hash: str | None = None
+    damage: str | None = None  # why the file cannot be what a writer meant, or None
+
+
+def node_head(path: Path) -> NodeHead:
+    """Read a node's frontmatter and judge it. Damaged: unreadable, not UTF-8, empty, without
+    frontmatter or with one never closed, or ours (a source-hash) but not ending in a newline,
+    as every node we write does: all signs of a write cut short or a foreign tool's accident."""
+    try:
+        fd = open_regular(path, os.O_RDONLY, path.name)
+    except UnsafeFileError as exc:
+        return NodeHead(damage=f"unreadable ({exc})")
+    except OSError as exc:
+        return NodeHead(damage=f"unreadable ({exc.strerror})")
+    try:
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, HEAD_BYTES, 0)
+        if size > len(data) and b"\n---" not in data[3:]:
+            # a frontmatter this long is rare: read it all (within a node's limit) to judge
+            data = read_fd(fd, MAX_NODE_BYTES, path.name)
+        last = os.pread(fd, 1, max(size - 1, 0))
+    except UnsafeFileError as exc:
+        return NodeHead(damage=f"unreadable ({exc})")
+    except OSError as exc:
+        return NodeHead(damage=f"unreadable ({exc.strerror})")
+    finally:
+        os.close(fd)
+    if b"\x00" in data:
+        return NodeHead(damage="binary (NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(data) == size or exc.start < len(data) - 3:  # a head may cut one character
+            return NodeHead(damage="not UTF-8 text")
+        text = data[: exc.start].decode("utf-8")
+    if not text.strip():
+        return NodeHead(damage="empty")
+    if not text.startswith("---"):
+        return NodeHead(damage="without frontmatter")
+    node = parse_node(text)
+    if not node.meta and not any(line.strip() == "---" for line in text.split("\n")[1:]):
+        return NodeHead(damage="cut short (its frontmatter never ends)")
+    source_hash = node.meta.get("source-hash")
+    if source_hash is not None and last != b"\n":
+        return NodeHead(node.status, source_hash, "cut short (it ends mid-line)")
+    return NodeHead(node.status, source_hash)

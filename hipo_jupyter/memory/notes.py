@@ -18,12 +18,13 @@ from pathlib import PurePosixPath
 
 from .errors import HipoError, PathOutsideRootError
 from .layer1 import LAYER1_FILES
+from .store import ROOT_FILE
 
 WORKING_FILES = tuple(path for name, path in LAYER1_FILES.items() if name != "ROOT")
 NOTE_FOLDERS = ("knowledge", "plans")
 NODE_FOLDERS = ("daily", "weekly", "monthly")
 RAW_FOLDER = "memory"
-ROOT_NODE = "memory/ROOT.md"
+ROOT_NODE = ROOT_FILE
 _RAW_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md\Z")
 
 # kinds of path

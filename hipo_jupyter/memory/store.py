@@ -74,6 +74,29 @@ RAW_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 INTENT_NAME = re.compile(r"^\.(\d{4}-\d{2}-\d{2}\.md)\.append$")
 NODE_LEVELS = ("daily", "weekly", "monthly")
 
+# The layout's names, relative to the root: the one place that spells them (front ends link to
+# these paths and never build them).
+MEMORY_DIR = "memory"
+ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
+CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
+
+
+def raw_log_path(day: date | str) -> str:
+    """`memory/2026-03-12.md`: the raw log of a day (a date or its ISO text)."""
+    return f"{MEMORY_DIR}/{day.isoformat() if isinstance(day, date) else day}.md"
+
+
+def raw_log_day(relative: str) -> str:
+    """`memory/2026-03-12.md` -> `2026-03-12`: the day a raw log's path names."""
+    return relative.removeprefix(f"{MEMORY_DIR}/").removesuffix(".md")
+
+
+def node_path(level: str, period: str) -> str:
+    """`memory/weekly/2026-W11.md`: the compaction node of a level and period."""
+    if level not in NODE_LEVELS:
+        raise ValueError(f"not a node level: {level!r}")
+    return f"{MEMORY_DIR}/{level}/{period}.md"
+
 
 class WriteError(MemoryRootError):
     """A memory file could not be written (disk full, read-only folder, permissions)."""
@@ -109,10 +132,10 @@ class Appended:
 class Store:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser().absolute()
-        self.memory_dir = self.root / "memory"
+        self.memory_dir = self.root / MEMORY_DIR
         self.index_dir = self.memory_dir / ".index"
         self.state_path = self.memory_dir / ".compaction-state.json"
-        self.root_node = self.memory_dir / "ROOT.md"
+        self.root_node = self.root / ROOT_FILE
         self._warned: set[str] = set()
 
     # --- layout -------------------------------------------------------------------------
@@ -156,7 +179,7 @@ class Store:
         return self.memory_dir / level
 
     def raw_path(self, day: date) -> Path:
-        return self.memory_dir / f"{day.isoformat()}.md"
+        return self.root / raw_log_path(day)
 
     def _warn_once(self, name: str, why: str) -> None:
         if name not in self._warned:
@@ -171,9 +194,10 @@ class Store:
         for name, info in self._raw_entries():
             day = date.fromisoformat(name[:-3])
             if not in_range(day):
-                self._warn_once(f"memory/{name}", "a day outside 1900-01-01 .. 2199-12-31")
+                self._warn_once(f"{MEMORY_DIR}/{name}", "a day outside 1900-01-01 .. 2199-12-31")
             elif not stat.S_ISREG(info.st_mode):
-                self._warn_once(f"memory/{name}", f"a {kind_of(info.st_mode)}, not a regular file")
+                kind = kind_of(info.st_mode)
+                self._warn_once(f"{MEMORY_DIR}/{name}", f"a {kind}, not a regular file")
             else:
                 days.append(day)
         return sorted(days)
@@ -208,9 +232,9 @@ class Store:
         """Relative paths of every compaction node (and ROOT.md), from directory listings only."""
         paths = set()
         for level in NODE_LEVELS:
-            paths.update(f"memory/{level}/{period}.md" for period in self.node_files(level))
+            paths.update(node_path(level, period) for period in self.node_files(level))
         if self.root_node.exists():
-            paths.add("memory/ROOT.md")
+            paths.add(ROOT_FILE)
         return paths
 
     def node_files(self, level: str) -> dict[str, Path]:
@@ -233,7 +257,7 @@ class Store:
             if regular:
                 found[name[:-3]] = folder / name
             else:
-                self._warn_once(f"memory/{level}/{name}", "not a regular file")
+                self._warn_once(f"{MEMORY_DIR}/{level}/{name}", "not a regular file")
         return found
 
     def relative(self, path: Path) -> str:

@@ -9,7 +9,7 @@ words a topic is made of come from `topics.py` (extraction); `root.py` writes th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -45,6 +45,39 @@ class Topic:
                 pointers.append(f"{month} ({', '.join(weeks)})" if detail >= 2 and weeks else month)
             head += " -> " + ", ".join(pointers)
         return head
+
+    def to_json(self) -> dict[str, object]:
+        """One topic as every front end's JSON gives it (the server's tree, `--json`)."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "age_days": self.age_days,
+            "keywords": list(self.keywords),
+            "months": list(self.months),
+            "weeks": list(self.weeks),
+            "last_date": self.last_date,
+            "count": self.count,
+        }
+
+
+@dataclass(frozen=True)
+class TopicsIndex:
+    """The Topics Index as a whole, most recently mentioned first: what `Memory.topics()`
+    returns. It iterates, indexes and counts its topics like the list it replaces."""
+
+    topics: tuple[Topic, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {"topics": [topic.to_json() for topic in self.topics]}
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(self.topics)
+
+    def __len__(self) -> int:
+        return len(self.topics)
+
+    def __getitem__(self, index: int) -> Topic:
+        return self.topics[index]
 
 
 def checkpoint_topics(checkpoint: Checkpoint) -> list[str]:

@@ -33,28 +33,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from pathlib import Path
 
 from . import root as root_node
 from .checkpoint import parse_log
 from .config import MemoryConfig
 from .errors import ParseError
-from .files import MAX_NODE_BYTES, MAX_STATE_BYTES, UnsafeFileError, open_regular, read_fd
-from .nodes import list_value, parse_node, render_node
+from .files import MAX_STATE_BYTES
+from .nodes import list_value, node_head, parse_node, render_node
 from .periods import month_bounds, week_bounds, week_id, week_month
-from .store import Store, decode_markdown, sha256
+from .store import ROOT_FILE, Store, decode_markdown, node_path, raw_log_day, sha256
 from .summarize import ExtractiveSummarizer, Source, Summarizer
 from .topic_index import collect_topics, topics_to_json
 from .topics import node_topics
 
 STATE_VERSION = 1
 Progress = Callable[[int, int, str], None]
-HEAD_BYTES = 4096
 
 
 @dataclass
@@ -173,13 +170,42 @@ class Compactor:
         return "fixed" if over and inputs_fixed else "tentative"
 
     def plan(self) -> Plan:
-        store, config = self.store, self.config
+        """What exists, what each node is built from, and what a pass would rebuild now."""
+        store = self.store
         state, state_problem = self._read_state()
         recorded = state["hipo"].setdefault("nodes", {})
+        days = store.raw_days()
+        raw_hashes, raw_data, unreadable = self._read_raw(days)
+        existing = {level: store.node_files(level) for level in ("daily", "weekly", "monthly")}
+        notes: list[str] = []
+        if state_problem and any(existing.values()):
+            notes.append(
+                f"memory/.compaction-state.json {state_problem}: rebuilt; tentative nodes "
+                "rebuilt, fixed ones kept where their source-hash matches"
+            )
+        nodes = self._planned_nodes(days, raw_hashes)
+        for node in nodes:
+            node.action = self._action(node, recorded, existing[node.level], notes)
+        monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
+        root_key = _key("root", self.config.root_budget, self.today.isoformat(), *monthly_keys)
+        root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
+        if root_damage is not None:
+            notes.append(f"{ROOT_FILE} was {root_damage}: rebuilt")
+        root_dirty = (
+            state["hipo"].get("root-key") != root_key
+            or not store.root_node.exists()
+            or root_damage is not None
+            or any(n.action for n in nodes)
+        )
+        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable, notes, raw_data)
+
+    def _read_raw(self, days: list[date]) -> tuple[dict[str, str], dict[str, bytes], list[str]]:
+        """Each raw log's hash and bytes (read once: the pass builds from these very bytes),
+        and the logs that could not be read, with why."""
+        store = self.store
         raw_hashes: dict[str, str] = {}
         raw_data: dict[str, bytes] = {}
         unreadable: list[str] = []
-        days = store.raw_days()
         for day in days:
             path = store.raw_path(day)
             try:
@@ -189,14 +215,12 @@ class Compactor:
                 continue
             raw_hashes[store.relative(path)] = sha256(data)
             raw_data[store.relative(path)] = data
-        existing = {level: store.node_files(level) for level in ("daily", "weekly", "monthly")}
-        notes: list[str] = []
-        if state_problem and any(existing.values()):
-            notes.append(
-                f"memory/.compaction-state.json {state_problem}: rebuilt; tentative nodes "
-                "rebuilt, fixed ones kept where their source-hash matches"
-            )
+        return raw_hashes, raw_data, unreadable
 
+    def _planned_nodes(self, days: list[date], raw_hashes: dict[str, str]) -> list[PlannedNode]:
+        """Every node the raw logs call for, with its sources, key and status: dailies from the
+        readable raw logs, weeklies from dailies, monthlies from weeklies."""
+        store, config = self.store, self.config
         nodes: list[PlannedNode] = []
         daily_by_week: dict[str, list[PlannedNode]] = {}
         for day in days:
@@ -207,7 +231,7 @@ class Compactor:
             node = PlannedNode(
                 "daily",
                 period,
-                f"memory/daily/{period}.md",
+                node_path("daily", period),
                 [raw_rel],
                 _key("daily", raw_hashes[raw_rel], config.daily_threshold),
                 self._status("daily", period, True),
@@ -220,7 +244,7 @@ class Compactor:
             node = PlannedNode(
                 "weekly",
                 week,
-                f"memory/weekly/{week}.md",
+                node_path("weekly", week),
                 [d.path for d in dailies],
                 _key("weekly", config.weekly_threshold, *(f"{d.path}={d.key}" for d in dailies)),
                 self._status("weekly", week, all(d.status == "fixed" for d in dailies)),
@@ -233,7 +257,7 @@ class Compactor:
                 PlannedNode(
                     "monthly",
                     month,
-                    f"memory/monthly/{month}.md",
+                    node_path("monthly", month),
                     [w.path for w in weeklies],
                     _key(
                         "monthly",
@@ -243,21 +267,7 @@ class Compactor:
                     self._status("monthly", month, all(w.status == "fixed" for w in weeklies)),
                 )
             )
-
-        for node in nodes:
-            node.action = self._action(node, recorded, existing[node.level], notes)
-        monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
-        root_key = _key("root", config.root_budget, self.today.isoformat(), *monthly_keys)
-        root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
-        if root_damage is not None:
-            notes.append(f"memory/ROOT.md was {root_damage}: rebuilt")
-        root_dirty = (
-            state["hipo"].get("root-key") != root_key
-            or not store.root_node.exists()
-            or root_damage is not None
-            or any(n.action for n in nodes)
-        )
-        return Plan(nodes, raw_hashes, state, root_key, root_dirty, unreadable, notes, raw_data)
+        return nodes
 
     def _action(self, node: PlannedNode, recorded: dict, existing: dict, notes: list[str]) -> str:
         period_file = existing.get(node.period)
@@ -332,9 +342,9 @@ class Compactor:
 
         if plan.root_dirty:
             if progress:
-                progress(total - 1, total, "memory/ROOT.md")
+                progress(total - 1, total, ROOT_FILE)
             self.store.write_atomic(self.store.root_node, self._build_root(plan))
-            report.built.append("memory/ROOT.md")
+            report.built.append(ROOT_FILE)
             plan.state["hipo"]["root-key"] = plan.root_key
         if progress:
             progress(total, total, "done")
@@ -412,7 +422,7 @@ class Compactor:
                 text = decode_markdown(plan.raw_data[relative], relative)
             except ParseError:
                 continue
-            checkpoints.extend(parse_log(text, date=relative[len("memory/") : -len(".md")]))
+            checkpoints.extend(parse_log(text, date=raw_log_day(relative)))
         monthly = {}
         for period, path in self.store.node_files("monthly").items():
             try:
@@ -440,56 +450,3 @@ def _verbatim(node: PlannedNode, sources: list[Source]) -> str:
     parts = [f"# {title} {node.period}"]
     parts.extend(f"<!-- from {s.path} -->\n{s.text.strip()}" for s in sources)
     return "\n\n".join(parts)
-
-
-@dataclass(frozen=True)
-class NodeHead:
-    """What the start (and last byte) of a node file tell without reading its body."""
-
-    status: str = ""
-    source_hash: str | None = None
-    damage: str | None = None  # why the file cannot be what a writer meant, or None
-
-
-def node_head(path: Path) -> NodeHead:
-    """Read a node's frontmatter and judge it. Damaged: unreadable, not UTF-8, empty, without
-    frontmatter or with one never closed, or ours (a source-hash) but not ending in a newline,
-    as every node we write does: all signs of a write cut short or a foreign tool's accident."""
-    try:
-        fd = open_regular(path, os.O_RDONLY, path.name)
-    except UnsafeFileError as exc:
-        return NodeHead(damage=f"unreadable ({exc})")
-    except OSError as exc:
-        return NodeHead(damage=f"unreadable ({exc.strerror})")
-    try:
-        size = os.fstat(fd).st_size
-        data = os.pread(fd, HEAD_BYTES, 0)
-        if size > len(data) and b"\n---" not in data[3:]:
-            # a frontmatter this long is rare: read it all (within a node's limit) to judge
-            data = read_fd(fd, MAX_NODE_BYTES, path.name)
-        last = os.pread(fd, 1, max(size - 1, 0))
-    except UnsafeFileError as exc:
-        return NodeHead(damage=f"unreadable ({exc})")
-    except OSError as exc:
-        return NodeHead(damage=f"unreadable ({exc.strerror})")
-    finally:
-        os.close(fd)
-    if b"\x00" in data:
-        return NodeHead(damage="binary (NUL bytes)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if len(data) == size or exc.start < len(data) - 3:  # a head may cut one character
-            return NodeHead(damage="not UTF-8 text")
-        text = data[: exc.start].decode("utf-8")
-    if not text.strip():
-        return NodeHead(damage="empty")
-    if not text.startswith("---"):
-        return NodeHead(damage="without frontmatter")
-    node = parse_node(text)
-    if not node.meta and not any(line.strip() == "---" for line in text.split("\n")[1:]):
-        return NodeHead(damage="cut short (its frontmatter never ends)")
-    source_hash = node.meta.get("source-hash")
-    if source_hash is not None and last != b"\n":
-        return NodeHead(node.status, source_hash, "cut short (it ends mid-line)")
-    return NodeHead(node.status, source_hash)

@@ -31,10 +31,11 @@ from hipo_jupyter.memory.errors import (
     QueryError,
 )
 from hipo_jupyter.memory.requests import MAX_QUERY_CHARS, RecallQuery, parse_count
+from hipo_jupyter.memory.store import ROOT_FILE
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
-from .views import budget_view, has_memory, jsonable, node_statuses, root_sections, topic_tree
+from .views import has_memory, jsonable, node_statuses, root_sections, topic_tree
 
 NAMESPACE = "hipo/api"
 SETTINGS_KEY = "hipo_memories"
@@ -181,9 +182,8 @@ class TreeHandler(HipoHandler):
             return reply
         memory = self.memory(folder)
         nodes = node_statuses(memory)
-        root_file = memory.root / "memory" / "ROOT.md"
-        if root_file.is_file():
-            reply["sections"] = root_sections(memory.read("memory/ROOT.md"))
+        if (memory.root / ROOT_FILE).is_file():
+            reply["sections"] = root_sections(memory.read(ROOT_FILE))
         reply["topics"] = [topic_tree(topic, nodes) for topic in memory.topics()]
         reply["nodes"] = nodes
         return reply
@@ -241,7 +241,7 @@ class BudgetHandler(HipoHandler):
     """Layer 1 parts against their budgets."""
 
     def answer(self) -> dict[str, Any]:
-        return budget_view(self.memory().layer1())
+        return self.memory().layer1().to_json()
 
 
 class RecentHandler(HipoHandler):

@@ -13,6 +13,7 @@ import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from hipo_jupyter.memory.errors import PathOutsideRootError
+from hipo_jupyter.memory.store import MEMORY_DIR
 
 
 class BadPathError(ValueError):
@@ -57,7 +58,7 @@ def memory_folder(server_root: Path, notebook_path: str) -> Path:
     return folder
 
 
-LAYOUT = ("memory", "knowledge", "plans", "SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md")
+LAYOUT = (MEMORY_DIR, "knowledge", "plans", "SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md")
 MEMORY_FOLDERS = ("", "daily", "weekly", "monthly", ".index", ".index/whoosh")
 WALKED = ("knowledge", "plans")
 
@@ -87,7 +88,7 @@ def links_out(folder: Path, base: Path) -> list[str]:
     if found:
         return found
     for sub in MEMORY_FOLDERS:
-        directory = folder / "memory" / sub
+        directory = folder / MEMORY_DIR / sub
         try:
             entries = list(os.scandir(directory))
         except (FileNotFoundError, NotADirectoryError):

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.layer1 import Layer1
 from hipo_jupyter.memory.nodes import parse_node
 from hipo_jupyter.memory.periods import week_month
+from hipo_jupyter.memory.store import MEMORY_DIR
 from hipo_jupyter.memory.topic_index import Topic
 
 
@@ -35,7 +35,7 @@ def jsonable(value: Any) -> Any:
 
 def has_memory(folder: Path) -> bool:
     """A folder has memory once `memory/` exists; the sidebar shows how to start otherwise."""
-    return (folder / "memory").is_dir()
+    return (folder / MEMORY_DIR).is_dir()
 
 
 def node_statuses(memory: Memory) -> list[dict[str, str]]:
@@ -70,7 +70,7 @@ def topic_tree(topic: Topic, nodes: list[dict[str, str]]) -> dict[str, Any]:
         )
     loose = [w for w in topic.weeks if _month_of_week(w) not in topic.months]
     periods.extend({**_node_ref(by_period, "weekly", w), "children": []} for w in loose)
-    return {**jsonable(topic), "periods": periods}
+    return {**topic.to_json(), "periods": periods}
 
 
 def _month_of_week(week: str) -> str | None:
@@ -88,25 +88,3 @@ def _node_ref(by_period: dict, level: str, period: str) -> dict[str, Any]:
         "file": node["file"] if node else None,
         "status": node["status"] if node else None,
     }
-
-
-def budget_view(layer1: Layer1) -> dict[str, Any]:
-    parts = [
-        {
-            "name": part.name,
-            "path": part.path,
-            "tokens": part.tokens,
-            "budget": part.budget,
-            "fill": part.fill if part.budget > 0 else None,
-            "truncated": part.truncated,
-            "exists": part.exists,
-        }
-        for part in layer1.parts
-    ]
-    return {
-        "parts": parts,
-        "total_tokens": layer1.total_tokens,
-        "total_budget": layer1.total_budget,
-        "over_budget": layer1.over_budget,
-    }
-

@@ -1,0 +1,170 @@
+"""Plain text of the engine's results: the one renderer every front end prints.
+
+The CLI, IPython's plain-text reprs, MCP's tool answers and the widgets' text fallbacks show a
+recall, a status, the Topics Index, Layer 1's budget and a compaction pass as these functions
+write them, so a user moving between a terminal, a notebook and an agent reads the same lines.
+HTML (the notebook's and the widgets') is built by the front ends from the same fields
+(`to_json()`), with the drill-down joined by the same `ARROW`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .store import raw_log_path
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint
+    from .layer1 import Layer1
+    from .recall import Hit, RecallResult
+    from .status import Status
+    from .topic_index import Topic
+    from .tree import CompactionReport
+
+ARROW = " -> "
+"""Between the steps of a drill-down: ROOT -> month -> week -> day -> raw line."""
+
+
+def counted(number: int, noun: str) -> str:
+    """ "1 day", "2 days", "1,204 checkpoints"."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+# --- recall -------------------------------------------------------------------------------
+def drill_down(hit: Hit) -> str:
+    """The way down the tree to the hit, or its file:line when it has none (knowledge)."""
+    return ARROW.join(hit.path) if hit.path else hit.location
+
+
+def hit_heading(hit: Hit) -> str:
+    """`2026-03-12 [decision] Competitor pricing (by ana in pricing.ipynb)`."""
+    by = f" (by {hit.author} in {hit.notebook})" if hit.author else ""
+    return f"{hit.date} [{hit.type or hit.kind}] {hit.title}{by}"
+
+
+def no_hits_text(result: RecallResult) -> str:
+    text = f"No memory of {result.query!r}."
+    if result.did_you_mean:
+        text += " Did you mean: " + ", ".join(result.did_you_mean) + "?"
+    return text
+
+
+def recall_caption(result: RecallResult) -> str:
+    """`recall 'pricing': 2 hits (hybrid) (topics: pricing)`: the ranking is named when meaning
+    took part, and the Topics Index entries the query named."""
+    caption = f"recall {result.query!r}: {counted(len(result.hits), 'hit')}"
+    if result.mode in ("semantic", "hybrid"):
+        caption += f" ({result.mode})"
+    if result.topic_matches:
+        caption += f" (topics: {', '.join(result.topic_matches)})"
+    return caption
+
+
+def recall_text(result: RecallResult) -> str:
+    if not result.hits:
+        return no_hits_text(result)
+    lines = [recall_caption(result)]
+    for number, hit in enumerate(result.hits, 1):
+        lines.append(f"{number}. {hit_heading(hit)}")
+        snippet = " ".join(hit.snippet.split())
+        if snippet:
+            lines.append(f"   {snippet}")
+        lines.append(f"   {drill_down(hit)}")
+        if hit.provenance:
+            lines.append(f"   source: {hit.provenance}")
+    return "\n".join(lines)
+
+
+# --- checkpoints ----------------------------------------------------------------------------
+def checkpoint_where(checkpoint: Checkpoint) -> str:
+    """`memory/2026-03-12.md:14`: the raw log line a checkpoint starts at."""
+    where = raw_log_path(checkpoint.date) if checkpoint.date else "the raw log"
+    return f"{where}:{checkpoint.line}" if checkpoint.line else where
+
+
+def checkpoint_line(checkpoint: Checkpoint) -> str:
+    """The confirmation a write prints: what, where, and the id to find it again."""
+    tags = " " + " ".join(f"#{tag}" for tag in checkpoint.tags) if checkpoint.tags else ""
+    what = f"{checkpoint.title!r} [{checkpoint.type}]{tags}"
+    return f"remembered {what} in {checkpoint_where(checkpoint)} (id {checkpoint.id})"
+
+
+# --- status, topics, Layer 1, compaction ------------------------------------------------------
+def status_text(status: Status) -> str:
+    nodes = ", ".join(f"{count} {kind}" for kind, count in status.nodes.items())
+    rows = [
+        ("root", status.root),
+        (
+            "raw logs",
+            f"{counted(status.raw_days, 'day')}, {counted(status.checkpoints, 'checkpoint')}",
+        ),
+        ("nodes", nodes or "none"),
+        ("topics", f"{status.topics}"),
+        ("layer 1", f"{status.layer1_tokens:,} / {status.layer1_budget:,} tokens"),
+        ("search backend", status.backend),
+        ("last compaction", status.last_compaction or "never"),
+        ("dirty nodes", f"{status.dirty_nodes}"),
+        *([("semantic", status.semantic)] if status.semantic else []),
+    ]
+    return "\n".join(f"{name + ':':<16} {value}" for name, value in rows)
+
+
+def topic_line(topic: Topic) -> str:
+    """A Topics Index line as ROOT.md writes it, and how many checkpoints mention the topic."""
+    return f"{topic.line()}  ·  {counted(topic.count, 'checkpoint')}"
+
+
+def topics_text(topics: Sequence[Topic]) -> str:
+    if not topics:
+        return "Topics Index: empty. Remember something (%%remember, hipo remember), then compact."
+    return "\n".join(
+        [f"Topics Index ({counted(len(topics), 'topic')})"]
+        + [topic_line(topic) for topic in topics]
+    )
+
+
+def layer1_line(layer1: Layer1) -> str:
+    """Layer 1 against its budget on one line, part by part."""
+    parts = "  ".join(
+        f"{part.name} {part.tokens:,}/{part.budget:,}{' (cut)' if part.truncated else ''}"
+        for part in layer1.parts
+    )
+    return f"Layer 1: {layer1.used_tokens:,} / {layer1.total_budget:,} tokens  [{parts}]"
+
+
+def budget_text(layer1: Layer1) -> str:
+    """Each Layer 1 part's tokens against its budget, as an aligned table."""
+    rows = [("part", "file", "tokens", "budget", "fill")]
+    for part in layer1.parts:
+        fill = "-" if part.budget <= 0 else f"{part.fill:.0%}"
+        mark = " cut" if part.truncated else ("" if part.exists else " (no file)")
+        rows.append((part.name, part.path, f"{part.tokens:,}", f"{part.budget:,}", fill + mark))
+    used = layer1.used_tokens
+    total_fill = f"{used / layer1.total_budget:.0%}" if layer1.total_budget else "-"
+    rows.append(("total", "", f"{used:,}", f"{layer1.total_budget:,}", total_fill))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = [f"Layer 1: {used:,} / {layer1.total_budget:,} tokens (in every prompt)"]
+    for row in rows:
+        left = f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}"
+        right = f"{row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}  {row[4]}"
+        lines.append(f"{left}  {right}".rstrip())
+    lines.append(f"prompt block: {layer1.total_tokens:,} tokens (after cuts, with headers)")
+    return "\n".join(lines)
+
+
+def compaction_text(report: CompactionReport, *, list_built: bool = True) -> str:
+    """One line for a pass, then (with `list_built`) one per node built, and one per note (a
+    skipped source, a repair, a fallback)."""
+    if not report.built and not report.fixed and not report.reopened:
+        lines = [f"Nothing to compact: the tree is up to date ({report.seconds:.2f}s)."]
+    else:
+        lines = [
+            f"Compacted: {len(report.built)} built ({len(report.summarized)} summarized), "
+            f"{len(report.fixed)} fixed, {len(report.reopened)} reopened "
+            f"in {report.seconds:.2f}s."
+        ]
+    if list_built:
+        lines += [f"  {path}" for path in report.built]
+    lines += [f"  note: {error}" for error in report.errors]
+    return "\n".join(lines)
