@@ -223,13 +223,6 @@ class AnsweredPeriods:
         return False
 
 
-def period_answered(kind: str, start: str, raw_days: Collection[str]) -> bool:
-    """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one that
-    a raw hit's day falls in (a week by ISO week, a month by its weeks' Thursdays)? Then the
-    raw log answers in full and the node is no hit of its own."""
-    return AnsweredPeriods(raw_days).answered(kind, start)
-
-
 def recall(
     index: SearchIndex,
     topics: Sequence[Topic],
