@@ -12,8 +12,8 @@ for every question of categories 1-4 builds the context a model would be given w
 budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.count_tokens`):
 
 - `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` (the call behind
-  `%%ask --recall`, `hipo recall --context` and the server's `budget=`): Layer 1 (at most a
-  quarter of the budget), then the recalled memory fenced as data (Topics Index, the daily
+  `%%ask --recall`, `hipo recall --context` and the server's `budget=`): Layer 1 (at most an
+  eighth of the budget), then the recalled memory fenced as data (Topics Index, the daily
   nodes' match, named periods and speakers, recency, the turns around each hit); its JSON says
   `"via": "Memory.context"`;
 - `bm25`: plain BM25 over the turns (`SearchIndex.search` on the same index, raw checkpoints

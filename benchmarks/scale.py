@@ -580,6 +580,8 @@ def measure_session(
         "context_p50_ms": statistics.median(context.wall),
         "context_p95_ms": percentile(context.wall, 95),
         "context_p95_cpu_ms": percentile(context.cpu, 95),
+        "context_over_bare_p95_cpu": percentile(context.cpu, 95)
+        / max(percentile(bare.cpu, 95), 1e-6),
         "identifier_found_at_5": round(found / checked, 3) if checked else None,
         "layer1_tokens": layer1_tokens,
     }
@@ -687,6 +689,7 @@ ROWS = (
     ("context_p50_ms", "`Memory.context(budget=2000)` p50, keyword (ms)", "{:.1f}"),
     ("context_p95_ms", "`Memory.context(budget=2000)` p95, keyword (ms)", "{:.1f}"),
     ("context_p95_cpu_ms", "`Memory.context` p95, CPU time (ms)", "{:.1f}"),
+    ("context_over_bare_p95_cpu", "`Memory.context` p95 / bare query p95, CPU time", "{:.1f}x"),
     ("identifier_found_at_5", "identifier queries found in top 5", "{:.0%}"),
     ("layer1_tokens", "Layer 1 tokens", "{:,}"),
     ("index_bytes", "index on disk (MB)", "{:.2f}"),

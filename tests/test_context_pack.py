@@ -73,11 +73,11 @@ def test_context_never_exceeds_the_budget_counted_on_the_final_text(memory: Memo
     assert large.tokens > 1500  # the budget is used, not left empty
 
 
-def test_layer1_takes_at_most_a_quarter_and_comes_first(memory: Memory) -> None:
+def test_layer1_takes_at_most_an_eighth_and_comes_first(memory: Memory) -> None:
     layer1 = memory.layer1().text
     assert count_tokens(layer1) > 100
     context = memory.context("starter tier", budget=400)
-    assert 0 < context.layer1_tokens <= 100
+    assert 0 < context.layer1_tokens <= 50
     assert context.text.index(layer1.strip()[:40]) < context.text.index(f"<{RECALL_TAG}")
     without = memory.context("starter tier", budget=400, layer1=False)
     assert without.layer1_tokens == 0

@@ -11,7 +11,8 @@ import pytest
 
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.importers import parse_text
-from hipo_jupyter.memory.recall import LogNeighbours, period_match, query_names, query_periods
+from hipo_jupyter.memory.neighbours import LogNeighbours
+from hipo_jupyter.memory.query_hints import period_match, query_names, query_periods
 from hipo_jupyter.memory.search import query_terms
 
 TODAY = date(2026, 3, 12)
@@ -223,3 +224,18 @@ def test_the_same_authors_next_words_are_not_lifted(memory_root: Path) -> None:
     )
     lifted = memory.recall("climbing gym", k=3, neighbours=True)
     assert texts(lifted) == ["Which climbing gym downtown has the best bouldering?"]
+
+
+def test_drill_down_paths_follow_the_node_folders_as_they_change(memory_root: Path) -> None:
+    """Recall keeps the node list while the node folders are unchanged (`NodePaths`); a node
+    built or removed since shows in (or leaves) the next hit's drill-down path at once."""
+    memory = Memory(memory_root, today=lambda: TODAY)
+    memory.remember("Pricing review", "- decisions: cut the starter tier by 15%", on=TODAY)
+    [hit] = memory.recall("starter tier")
+    assert f"memory/daily/{TODAY.isoformat()}.md" not in hit.path  # not compacted yet
+    memory.compact()
+    [hit] = memory.recall("starter tier")
+    assert f"memory/daily/{TODAY.isoformat()}.md" in hit.path
+    (memory_root / "memory" / "daily" / f"{TODAY.isoformat()}.md").unlink()
+    [hit] = memory.recall("starter tier")
+    assert f"memory/daily/{TODAY.isoformat()}.md" not in hit.path

@@ -23,6 +23,7 @@ from hipo_jupyter.memory.search import (
     Document,
     SearchIndex,
     open_index,
+    plain_snippet,
 )
 
 HAS_WHOOSH = importlib.util.find_spec("whoosh") is not None
@@ -279,6 +280,19 @@ def test_two_open_indexes_see_each_others_writes(backend: str, tmp_path: Path) -
         two.close()
 
 
+def test_documents_of_a_file_in_line_order_and_its_hash(index: SearchIndex) -> None:
+    later, first = doc(RAW, 9, "Later", "second entry"), doc(RAW, 1, "First", "first entry")
+    index.replace_file(RAW, "h1", [later, first])
+    index.replace_file("memory/2026-03-13.md", "h2", [doc("memory/2026-03-13.md", 1, "X", "x")])
+    assert index.documents_of(RAW) == [first, later]
+    assert index.file_hash(RAW) == "h1"
+    index.add(RAW, "h3", [doc(RAW, 20, "Third", "third entry")])
+    assert [d.line for d in index.documents_of(RAW)] == [1, 9, 20]
+    assert index.file_hash(RAW) == "h3"
+    index.remove_file(RAW)
+    assert index.documents_of(RAW) == [] and index.file_hash(RAW) is None
+
+
 def test_documents_by_id_returns_the_whole_documents_asked_for(filled: SearchIndex) -> None:
     found = filled.documents_by_id([LATER.id, PRICING.id, "memory/nowhere.md#L1", PRICING.id])
     assert found == {LATER.id: LATER, PRICING.id: PRICING}
@@ -389,6 +403,28 @@ def test_snippet_is_short_plain_text_around_the_term(index: SearchIndex) -> None
 def test_snippet_of_a_title_only_match_is_not_empty(filled: SearchIndex) -> None:
     [hit] = filled.search("dashboard")
     assert hit.snippet
+
+
+def test_without_snippets_the_same_hits_come_back_with_none(index: SearchIndex) -> None:
+    """`snippets=False` (a context packed from hundreds of candidates) ranks exactly as a
+    search with them; only the cuts around the matches are left out."""
+    before = " ".join(f"alpha{n}" for n in range(120))
+    docs = [doc(RAW, 1 + 5 * n, f"Note {n}", f"{before} kubernetes " * (n + 1)) for n in range(4)]
+    index.replace_file(RAW, "h", docs)
+    full, bare = index.search("kubernetes"), index.search("kubernetes", snippets=False)
+    assert [(h.doc, h.score) for h in bare] == [(h.doc, h.score) for h in full]
+    assert all(h.snippet for h in full) and not any(h.snippet for h in bare)
+
+
+@pytest.mark.parametrize("spaces", [1, 3, 900])
+def test_plain_snippet_of_a_head_equals_that_of_the_whole_text(spaces: int) -> None:
+    gap = " " * spaces
+    text = gap.join(f"word{n}" for n in range(400))
+    flat = " ".join(text.split())
+    expected = flat[:199]
+    expected = expected[: expected.rindex(" ")].rstrip() + "…"
+    assert plain_snippet(text) == expected
+    assert plain_snippet(f"short{gap}text") == "short text"
 
 
 @pytest.mark.parametrize(

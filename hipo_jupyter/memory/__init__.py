@@ -20,10 +20,13 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
 - topics: `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data;
   `topic_cache.py` it kept current without re-reading the logs.
 - search and recall: `indexing.py` the text index and vectors kept in step with the files;
-  `search.py` (SQLite FTS5) and `search_whoosh.py` the text backends; `recall.py` ranking and
-  the `Hit` / `RecallResult` results; `semantic.py`, `embed.py`, `vectors.py`, `fusion.py` the
-  `[semantic]` extra; `context_pack.py` the context a model is sent (`Memory.context`);
-  `fence.py` memory quoted as data in a prompt.
+  `search.py` (SQLite FTS5) and `search_whoosh.py` the text backends, `search_query.py` the
+  query built from user text, `migrations.py` the index schema; `recall.py` ranking and the
+  `Hit` / `RecallResult` results, `query_hints.py` the periods and names a query names,
+  `neighbours.py` the turns around a hit, `recall_run.py` one recall for a `Memory` (mode,
+  vectors, fusion, provenance); `semantic.py`, `embed.py`, `vectors.py`, `vector_matrix.py`,
+  `fusion.py` the `[semantic]` extra; `context_pack.py` the context a model is sent
+  (`Memory.context`); `fence.py` memory quoted as data in a prompt.
 - Layer 1: `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
 - structured memory: `catalog.py` every checkpoint parsed once; `rules.py` rules with triggers;
   `frame.py` a table; `graph.py` RDF and SPARQL; `structured.py` them for one root, and export.

@@ -21,8 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from . import context_pack
-from . import recall as recall_module
+from . import context_pack, recall_run
 from .catalog import CheckpointCatalog
 from .checkpoint import Checkpoint
 from .config import MemoryConfig
@@ -30,23 +29,21 @@ from .embed import Embedder, SemanticUnavailable
 from .errors import HipoError, QueryError
 from .events import Listeners
 from .importers import ImportRecord, ImportReport
-from .indexing import IndexKeeper, lookup
+from .indexing import IndexKeeper
 from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
+from .neighbours import IndexNeighbours
 from .note_files import NoteFiles
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
+from .recall_run import NodePaths, RecallSources, log_stamp
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
 from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
-    FUSIONS,
     MODES,
     FusionWeights,
-    SemanticBacklog,
     SemanticIndex,
-    fuse,
-    vector_hits_as_hits,
 )
 from .status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
 from .status import recent_checkpoints as latest_checkpoints
@@ -101,7 +98,8 @@ class Memory:
             embedder=embedder,
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
-        self._neighbours = recall_module.LogNeighbours(self.root, self._indexer.documents)
+        self._neighbours = IndexNeighbours(self._indexer.open)  # recall's neighbouring turns
+        self._node_paths = NodePaths(self.store)  # recall's drill-down paths, kept while valid
         self._topics = TopicsCache(self.store, self._all_checkpoints)
         self._writer = Writer(self.store, self._indexer, self._topics, self._lock)
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
@@ -374,108 +372,55 @@ class Memory:
         nothing without a team URL, and nothing but a warning if it cannot."""
         self._team.after_write(None)
 
-    def recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
+    def recall_query(
+        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+    ) -> RecallResult:
         """`recall` for a request already parsed (the front ends parse it first); raw hits
-        carry their checkpoint's provenance."""
-        result = self._recall_query(request, neighbours=neighbours)
-        with self._lock:
-            hits = [self._with_provenance(hit) for hit in result.hits]
-        return replace(result, hits=hits)
+        carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
+        carry the start of their text, not the index's cut around the matches."""
+        result = self._recall_query(request, neighbours=neighbours, snippets=snippets)
+        return replace(result, hits=self._provenance(result.hits))
 
-    def _with_provenance(self, hit: Hit) -> Hit:
+    def _provenance(self, hits: Sequence[Hit]) -> list[Hit]:
+        """The hits, each raw one with its checkpoint's provenance."""
+        with self._lock:
+            stamps: dict[str, tuple[int, int] | None] = {}
+            return [self._with_provenance(hit, stamps) for hit in hits]
+
+    def _with_provenance(self, hit: Hit, stamps: dict[str, tuple[int, int] | None]) -> Hit:
+        """The hit with its checkpoint's provenance. `stamps` holds each raw log's (size,
+        mtime) for this one recall: a log is stat-ed once per query, never the whole folder
+        listed per hit (at a year of memory that listing was most of a context's time)."""
         if hit.kind != "raw":
             return hit
-        checkpoint = self.catalog.at(hit.file, hit.line)
+        name = hit.file.removeprefix("memory/")
+        if name not in stamps:
+            stamps[name] = log_stamp(self.store.memory_dir / name)
+        stamp = stamps[name]
+        if stamp is None:
+            return hit
+        found = self.catalog.of_log(name, stamp)
+        checkpoint = next((c for c in found if c.line == hit.line), None)
         return replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit
 
-    def _recall_query(self, request: RecallQuery, *, neighbours: bool = False) -> RecallResult:
-        query, k, type = request.query, request.k, request.type
-        since_day = request.since.isoformat() if request.since else None
-        until_day = request.until.isoformat() if request.until else None
+    def _recall_query(
+        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+    ) -> RecallResult:
+        """The recall itself (`recall_run.run`), over what this memory holds now."""
         mode = self._recall_mode(request.mode)
         with self._lock:
-            index = self._ensure_index()
-            nodes = self.store.node_paths()
-
-            def keyword(count: int, similar: Sequence[tuple[Document, float]] = ()) -> RecallResult:
-                return recall_module.recall(
-                    index,
-                    self.topics(),
-                    query,
-                    k=count,
-                    since=since_day,
-                    until=until_day,
-                    type=type,
-                    today=self.today,
-                    half_life_days=self.config.recency_half_life_days,
-                    nodes=nodes,
-                    neighbours=self._neighbours if neighbours else None,
-                    similar=similar,
-                    similar_weight=self.config.similarity_weight,
-                )
-
-            if mode == "keyword":
-                return keyword(k)
-            # Candidates from the vectors: as many as BM25 gives keyword recall for score
-            # fusion; twice what is shown for RRF (enough for an answer one list ranks low
-            # and the other high, measured on LoCoMo); `k` for semantic recall alone.
-            fusion = self.config.fusion
-            if fusion not in FUSIONS:
-                raise HipoError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
-            rrf = fusion == "rrf"
-            if mode == "semantic":
-                limit = k
-            else:
-                limit = max(2 * k, 10) if rrf else recall_module.candidate_count(k)
-            try:
-                found = self.semantic.search(
-                    index,
-                    self._indexer.file_documents,
-                    query,
-                    limit=limit,
-                    kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
-                    types={type} if type else None,
-                    since=since_day,
-                    until=until_day,
-                )
-            except SemanticBacklog:
-                if mode == "semantic":
-                    raise
-                return keyword(k)  # the status says: run reindex
-            except HipoError as error:
-                if mode == "semantic":
-                    raise
-                self.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
-                return keyword(k)
-            found = [hit for hit in found if hit.score >= self.config.min_similarity]
-            # Documents come from the text index in one query (not by parsing each hit's file:
-            # at a year of memory that was most of a hybrid recall's time).
-            if mode == "semantic":
-                return RecallResult(
-                    query=query.strip(),
-                    hits=vector_hits_as_hits(found, lookup(index, found), nodes),
-                    mode="semantic",
-                )
-            if not rrf:
-                docs = index.documents_by_id([hit.id for hit in found])
-                similar = [(docs[hit.id], hit.score) for hit in found if hit.id in docs]
-                return replace(keyword(k, similar), mode="hybrid")
-            ranked = keyword(limit)
-            hits = fuse(
-                ranked.hits,
-                found,
-                k=k,
-                topic_names=ranked.topic_matches,
-                lookup=lookup(index, found, ranked.hits),
-                nodes=nodes,
+            sources = RecallSources(
+                index=self._ensure_index(),
+                topics=self.topics(),
+                nodes=self._node_paths(),
+                today=self.today,
+                config=self.config,
+                neighbours=self._neighbours if neighbours else None,
+                semantic=self.semantic,
+                file_documents=self._indexer.file_documents,
                 weights=self._fusion_weights(),
             )
-            return replace(
-                ranked,
-                hits=hits,
-                did_you_mean=[] if hits else ranked.did_you_mean,
-                mode="hybrid",
-            )
+            return recall_run.run(sources, request, mode, snippets=snippets)
 
     def context(
         self,
@@ -489,8 +434,8 @@ class Memory:
         mode: str | None = None,
         team: bool = False,
     ) -> context_pack.Context:
-        """The text a model is sent for `query`, within `budget` tokens: Layer 1 (at most a
-        quarter; `layer1=False` leaves it out, as `%%ask` does, which sends it as its own
+        """The text a model is sent for `query`, within `budget` tokens: Layer 1 (at most an
+        eighth; `layer1=False` leaves it out, as `%%ask` does, which sends it as its own
         block), then the recalled memory fenced as quoted data, in time order with each
         piece's date and source (see `context_pack`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
@@ -508,27 +453,24 @@ class Memory:
             )
 
         def recall(k: int) -> RecallResult:
-            return self.recall(
-                query,
-                k=k,
-                since=since,
-                until=until,
-                type=type,
-                neighbours=True,
-                mode=mode or "auto",
+            request = RecallQuery.parse(
+                query, k=k, since=since, until=until, type=type, mode=mode or "auto"
             )
+            return self._recall_query(request, neighbours=True, snippets=False)
 
         def documents(ids: Sequence[str]) -> dict[str, Document]:
             with self._lock:
                 return self._ensure_index().documents_by_id(list(ids))
 
-        return context_pack.build(
+        built = context_pack.build(
             query,
             budget=budget,
             layer1=(lambda: self.layer1().text) if layer1 else None,
             recall=recall,
             documents=documents,
         )
+        # Provenance for the pieces the text holds, not for every candidate packing saw.
+        return replace(built, hits=self._provenance(built.hits))
 
     def context_query(
         self, request: RecallQuery, *, layer1: bool = True, team: bool = False

@@ -15,10 +15,8 @@ never a hit (it is in Layer 1 already). To the relevance are added:
 - a name: the hit's title is a name in the query (the speaker of an imported turn).
 
 With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
-relevance), read from the raw log through a per-file cache (`LogNeighbours`): in a conversation
-the answer is often the reply to the turn that matches the words. Only neighbours that add are
-lifted: another speaker's (or task's) checkpoint, not the same author's next words. Hits with
-the same title and text are shown once.
+relevance; `neighbours.py`): in a conversation the answer is often the reply to the turn that
+matches the words. Hits with the same title and text are shown once.
 
 Every hit carries its drill-down path, ROOT -> monthly -> weekly -> daily -> raw line, listing
 the nodes that exist, so a reader (or a model) can walk the tree from coarse to fine.
@@ -26,20 +24,17 @@ the nodes that exist, so a reader (or a model) can walk the tree from coarse to 
 
 from __future__ import annotations
 
-import calendar
 import difflib
-import os
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
-from pathlib import Path
+from datetime import date
 
-from .errors import HipoError, QueryError
-from .files import MAX_LOG_BYTES, read_regular
+from .errors import QueryError
+from .neighbours import Neighbours, lift_neighbours
 from .periods import week_id, week_month
-from .search import STOPWORDS, Document, SearchHit, SearchIndex, plain_snippet
+from .query_hints import period_match, query_names, query_periods
+from .search import Document, SearchHit, SearchIndex, plain_snippet
 from .topic_index import Topic
 
 # Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
@@ -48,12 +43,9 @@ TOPIC_BOOST = 0.25  # the checkpoint carries a #tag the query names (Topics Inde
 RECENCY_WEIGHT = 0.15  # relevance times 1 + this * 0.5 ** (age / half-life)
 DAY_WEIGHT = 0.2  # times how well the hit's whole day (its daily node) matches, 0..1
 PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
-PERIOD_GRACE_DAYS = 7  # ... or this many days after it (half the boost)
 NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
-NEXT_WEIGHT = 0.7  # with neighbours: the checkpoint after a hit gets this share of its relevance,
-AFTER_NEXT_WEIGHT = 0.5  # the one after that this share (a reply, then its elaboration),
-PREVIOUS_WEIGHT = 0.5  # and the one before the hit this share
 CANDIDATES_PER_HIT = 6
+CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
 WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
 
 
@@ -204,86 +196,31 @@ def drill_down(
     return tuple(path)
 
 
-def _covers(hit: SearchHit, raw_days: set[str]) -> bool:
-    """Does a raw hit already answer for this node's period?"""
-    return period_answered(hit.doc.kind, hit.doc.date, raw_days)
+class AnsweredPeriods:
+    """The days, ISO weeks and months (by their weeks' Thursdays) that raw hits fall in, each
+    worked out once per recall: a node of such a period is no hit of its own, the raw log
+    answering in full. (Asked per node against every raw day, this was a week_id per pair.)"""
 
-
-def period_answered(kind: str, start: str, raw_days: Collection[str]) -> bool:
-    """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one that
-    a raw hit's day falls in (a week by ISO week, a month by its weeks' Thursdays)? Then the
-    raw log answers in full and the node is no hit of its own."""
-
-    if kind == "daily":
-        return start in raw_days
-    if kind == "weekly":
-        week = week_id(date.fromisoformat(start))
-        return any(week_id(date.fromisoformat(d)) == week for d in raw_days)
-    if kind == "monthly":
-        month = start[:7]
-        return any(week_month(week_id(date.fromisoformat(d))) == month for d in raw_days)
-    return False
-
-
-Neighbours = Callable[[str], Sequence[Document]]
-"""path of a raw log -> its checkpoints as Documents, in file order (empty if unreadable)."""
-
-
-class LogNeighbours:
-    """The checkpoints of raw logs in file order, for the neighbours of a hit, read from the raw
-    logs themselves (the truth).
-
-    Each log is parsed once per version (its size and modification time) and kept, up to
-    `max_files` logs, so a query reads only the logs its hits fall in, and a log again only
-    after it changed: no query scans the whole memory.
-    """
-
-    def __init__(
-        self,
-        root: Path,
-        documents: Callable[[str, bytes], list[Document]],
-        max_files: int = 1024,
-    ) -> None:
-        self.root = Path(root)
-        self._folder = str(self.root)
-        self._documents = documents
-        self._max_files = max_files
-        self._logs: OrderedDict[str, tuple[tuple[int, int], list[Document], dict[int, int]]]
-        self._logs = OrderedDict()
-
-    def __call__(self, path: str) -> list[Document]:
-        log = self._log(path)
-        return log[0] if log is not None else []
-
-    def around(self, path: str, line: int) -> tuple[Document | None, Document | None]:
-        """The checkpoints just before and after the one whose heading is at `line`."""
-        log = self._log(path)
-        at = log[1].get(line) if log is not None else None
-        if log is None or at is None:
-            return None, None
-        docs = log[0]
-        return (docs[at - 1] if at > 0 else None, docs[at + 1] if at + 1 < len(docs) else None)
-
-    def _log(self, path: str) -> tuple[list[Document], dict[int, int]] | None:
-        file = os.path.join(self._folder, path)
-        try:
-            stat = os.stat(file)
-        except OSError:
-            return None
-        version = (stat.st_mtime_ns, stat.st_size)
-        cached = self._logs.get(path)
-        if cached is None or cached[0] != version:
+    def __init__(self, raw_days: Collection[str]) -> None:
+        self.days = set(raw_days)
+        self.weeks: set[str] = set()
+        for day in self.days:
             try:
-                data = read_regular(Path(file), MAX_LOG_BYTES, path)
-                docs = sorted(self._documents(path, data), key=lambda d: d.line)
-            except (OSError, HipoError):
-                return None
-            cached = (version, docs, {doc.line: i for i, doc in enumerate(docs)})
-            self._logs[path] = cached
-            while len(self._logs) > self._max_files:
-                self._logs.popitem(last=False)
-        self._logs.move_to_end(path)
-        return cached[1], cached[2]
+                self.weeks.add(week_id(date.fromisoformat(day)))
+            except ValueError:
+                continue
+        self.months = {week_month(week) for week in self.weeks}
+
+    def answered(self, kind: str, start: str) -> bool:
+        """Is the period of a node (`kind` daily, weekly or monthly, starting on `start`) one
+        a raw hit's day falls in?"""
+        if kind == "daily":
+            return start in self.days
+        if kind == "weekly":
+            return week_id(date.fromisoformat(start)) in self.weeks
+        if kind == "monthly":
+            return start[:7] in self.months
+        return False
 
 
 def recall(
@@ -301,6 +238,7 @@ def recall(
     neighbours: Neighbours | None = None,
     similar: Sequence[tuple[Document, float]] = (),
     similar_weight: float = 0.5,
+    snippets: bool = True,
 ) -> RecallResult:
     """Rank what the index finds for `query` (see the module docstring for the score), best first.
 
@@ -311,7 +249,8 @@ def recall(
     `similar` (documents near the query by meaning, with their cosine similarity, from the
     semantic extra) joins BM25 as text relevance, weighted by `similar_weight` (see
     `blend_relevance`): everything else (topics, the day's match, periods, names, recency,
-    neighbours) then applies to what either found.
+    neighbours) then applies to what either found. `snippets=False` leaves out the index's
+    cuts around the matched words (`SearchIndex.search`): a context shows whole texts.
     """
     query = query.strip()
     if not query:
@@ -328,12 +267,12 @@ def recall(
         types={type} if type else None,
         since=since,
         until=until,
+        snippets=snippets,
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight)
-    raw_days = {h.doc.date for h in found if h.doc.kind == "raw"}
     day_prior = _day_prior(found)
-    found = [h for h in found if h.doc.kind in ("raw", "knowledge") or not _covers(h, raw_days)]
+    found = _without_answered_nodes(found)
     best = max((h.score for h in found), default=1.0) or 1.0
     relevance: dict[str, float] = {}
     candidates: dict[str, tuple[Document, str]] = {}
@@ -341,30 +280,19 @@ def recall(
         relevance[hit.doc.id] = max(relevance.get(hit.doc.id, 0.0), hit.score / best)
         candidates.setdefault(hit.doc.id, (hit.doc, hit.snippet))
     if neighbours is not None:
-        _lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
+        lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
     periods = query_periods(query)
     names = query_names(query)
     scored = []
-    seen_texts: set[str] = set()
+    by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
     for doc_id, (doc, snippet) in candidates.items():
-        added, factor = _priors(doc, today, half_life_days, day_prior, periods, names)
+        added, factor = _priors(doc, today, half_life_days, day_prior, periods, names, by_day)
         score = relevance[doc_id] * factor + added
         hit_topics = tuple(sorted(matched_names & set(doc.tags)))
         if hit_topics:
             score += TOPIC_BOOST
         scored.append((score, doc, snippet, hit_topics))
-    scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
-    hits = []
-    for score, doc, snippet, hit_topics in scored:
-        fingerprint = " ".join(f"{doc.title}\n{doc.text}".split()).casefold()
-        if fingerprint in seen_texts:  # the same words twice (a repeated import, a copy)
-            continue
-        seen_texts.add(fingerprint)
-        hits.append(
-            Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
-        )
-        if len(hits) == k:
-            break
+    hits = _distinct_best(scored, k, nodes)
     return RecallResult(
         query=query,
         hits=hits,
@@ -373,10 +301,35 @@ def recall(
     )
 
 
+def _distinct_best(
+    scored: list[tuple[float, Document, str, tuple[str, ...]]], k: int, nodes: Collection[str]
+) -> list[Hit]:
+    """The `k` best of (score, document, snippet, topics), as hits; the same title and text
+    twice (a repeated import, a copy) is shown once. Only the hits walked are fingerprinted."""
+    scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
+    hits: list[Hit] = []
+    seen_texts: set[str] = set()
+    for score, doc, snippet, hit_topics in scored:
+        fingerprint = " ".join(f"{doc.title}\n{doc.text}".split()).casefold()
+        if fingerprint in seen_texts:
+            continue
+        seen_texts.add(fingerprint)
+        hits.append(
+            Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
+        )
+        if len(hits) == k:
+            break
+    return hits
+
+
 def candidate_count(k: int) -> int:
     """How many hits recall asks of BM25 (and of the vectors, in hybrid recall) to show `k`:
-    enough that the boosts and the neighbours can reorder them."""
-    return max(k * CANDIDATES_PER_HIT, 30)
+    enough that the boosts and the neighbours can reorder them: six per hit for the few a
+    person reads (30 for `%recall`), at most CANDIDATE_HEADROOM more than asked for the many a
+    context packs from (300, not 1,000, for 166 hits at 2,000 tokens). Each candidate costs
+    Python time; on LoCoMo's dev set the cap moved all-evidence by -0.003 at 2,000 tokens and
+    -0.006 at 4,000, and a year's context went from 95 to 68 ms CPU (p50, cold caches)."""
+    return max(min(k * CANDIDATES_PER_HIT, k + CANDIDATE_HEADROOM), 30)
 
 
 def blend_relevance(
@@ -406,6 +359,16 @@ def blend_relevance(
     return blended
 
 
+def _without_answered_nodes(found: Sequence[SearchHit]) -> list[SearchHit]:
+    """The hits less the nodes whose period a raw hit falls in (the raw log answers in full)."""
+    answered = AnsweredPeriods({h.doc.date for h in found if h.doc.kind == "raw"})
+    return [
+        h
+        for h in found
+        if h.doc.kind in ("raw", "knowledge") or not answered.answered(h.doc.kind, h.doc.date)
+    ]
+
+
 def _day_prior(found: Sequence[SearchHit]) -> dict[str, float]:
     """How well each day's whole log (its daily node) matches, 0..1 against the best day."""
     days = [h for h in found if h.doc.kind == "daily"]
@@ -425,181 +388,29 @@ def _priors(
     day_prior: dict[str, float],
     periods: Sequence[tuple[date, date]],
     names: Collection[str],
+    by_day: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     """(added, factor): what is added to a hit's text relevance (the day's match, a named
     period, a name; raw checkpoints only, a node's date being its period's start), and the
     recency factor it is multiplied by, so that recency orders relevant hits and never lifts an
-    irrelevant one over them."""
-    try:
-        day = date.fromisoformat(doc.date)
-    except ValueError:
-        return 0.0, 1.0
-    age = max(0, (today - day).days)
-    factor = 1.0 + RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1))
+    irrelevant one over them. `by_day` keeps what depends on the date alone, worked out once
+    per date of a recall's candidates (hundreds of them share a few dozen days)."""
+    known = by_day.get(doc.date) if by_day is not None else None
+    if known is None:
+        try:
+            day = date.fromisoformat(doc.date)
+        except ValueError:
+            return 0.0, 1.0
+        age = max(0, (today - day).days)
+        known = (
+            DAY_WEIGHT * day_prior.get(doc.date, 0.0) + PERIOD_BOOST * period_match(day, periods),
+            1.0 + RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1)),
+        )
+        if by_day is not None:
+            by_day[doc.date] = known
+    added, factor = known
     if doc.kind != "raw":
         return 0.0, factor
-    added = DAY_WEIGHT * day_prior.get(doc.date, 0.0) + PERIOD_BOOST * period_match(day, periods)
     if names and doc.title.casefold() in names:
         added += NAME_BOOST
     return added, factor
-
-
-def _lift_neighbours(
-    found: Sequence[SearchHit],
-    best: float,
-    neighbours: Neighbours,
-    relevance: dict[str, float],
-    candidates: dict[str, tuple[Document, str]],
-    type: str | None,
-    since: str | None,
-    until: str | None,
-) -> None:
-    """Give the checkpoints after a raw hit NEXT_WEIGHT and AFTER_NEXT_WEIGHT of the hit's
-    relevance, and the one before it PREVIOUS_WEIGHT, unless it matched better on its own;
-    the filters still apply."""
-    logs: dict[str, tuple[Sequence[Document], dict[int, int]]] = {}
-    for hit in found:
-        if hit.doc.kind != "raw":
-            continue
-        if hit.doc.path not in logs:  # each log read (or found cached) once per query
-            docs = neighbours(hit.doc.path)
-            logs[hit.doc.path] = (docs, {doc.line: i for i, doc in enumerate(docs)})
-        docs, position = logs[hit.doc.path]
-        at = position.get(hit.doc.line)
-        if at is None:
-            continue
-        lifted = hit.score / best
-        for offset, weight in ((1, NEXT_WEIGHT), (2, AFTER_NEXT_WEIGHT), (-1, PREVIOUS_WEIGHT)):
-            if not 0 <= at + offset < len(docs) or not _adds(docs, at, offset):
-                continue
-            doc = docs[at + offset]
-            if (type and doc.type != type) or (since and doc.date < since):
-                continue
-            if until and doc.date > until:
-                continue
-            if weight * lifted > relevance.get(doc.id, 0.0):
-                relevance[doc.id] = weight * lifted
-                candidates.setdefault(doc.id, (doc, ""))  # its snippet is cut if shown
-
-
-def _adds(docs: Sequence[Document], at: int, offset: int) -> bool:
-    """Does the checkpoint at `at + offset` add to the hit at `at`? It does when it answers or
-    prompts it: another speaker or task (a different title) next to it, or, two after it, the
-    turn after a reply. The same author's next words (a log of one person's requests, where the
-    replies are not kept) are only another thing they said, and would take budget from a hit."""
-    title = docs[at].title.casefold()
-    if offset == 2:
-        return docs[at + 1].title.casefold() != title
-    return docs[at + offset].title.casefold() != title
-
-
-# --- query handling: names and periods ---------------------------------------------------------
-
-_MONTH_NAMES = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH = (
-    r"(?P<{}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
-_ORDINAL = r"(?:st|nd|rd|th)?"
-_DATE_PATTERNS = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b",
-        r"\b(?P<day>\d{1,2})"
-        + _ORDINAL
-        + r"\s+(?:of\s+)?"
-        + _MONTH.format("name")
-        + r"(?:,?\s+(?P<year>\d{4}))?\b",
-        r"\b"
-        + _MONTH.format("name")
-        + r"\s+(?P<day>\d{1,2})"
-        + _ORDINAL
-        + r"(?:,?\s+(?P<year>\d{4}))?\b",
-        r"\b" + _MONTH.format("name") + r",?\s+(?:of\s+)?(?P<year>\d{4})\b",
-        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})\b",
-        r"\b(?P<year>(?:19|20)\d{2})\b",
-    )
-]
-
-
-_RANGE_WORDS = re.compile(r"\b(?:between|from)\b.+\b(?:and|to|until|till)\b", re.IGNORECASE)
-
-
-def _month_number(name: str) -> int:
-    name = name.lower().rstrip(".")
-    return next(i for i, full in enumerate(_MONTH_NAMES, start=1) if full.startswith(name[:3]))
-
-
-def query_periods(query: str) -> list[tuple[date, date]]:
-    """The days, months and years a query names, as inclusive (start, end) ranges.
-
-    "on 9 November, 2022", "May 8 2023", "2023-05-08", "in May 2023", "2023-05", "in 2022"; a
-    day without a year takes the next year the query names ("between August 11 and August 15
-    2023"). Each stretch of text counts once, the most precise reading first.
-    """
-    taken: list[tuple[int, int]] = []
-    years = [(m.start(), int(m.group())) for m in re.finditer(r"\b(?:19|20)\d{2}\b", query)]
-    periods: list[tuple[date, date]] = []
-    for pattern in _DATE_PATTERNS:
-        for match in pattern.finditer(query):
-            if any(match.start() < end and start < match.end() for start, end in taken):
-                continue
-            parts = match.groupdict()
-            year = parts.get("year")
-            if year is None:
-                year = next((str(y) for at, y in years if at > match.start()), None)
-                if year is None:
-                    continue
-            try:
-                month = (
-                    int(parts["month"])
-                    if parts.get("month")
-                    else (_month_number(parts["name"]) if parts.get("name") else None)
-                )
-                if month is None:
-                    start, end = date(int(year), 1, 1), date(int(year), 12, 31)
-                elif parts.get("day"):
-                    start = end = date(int(year), month, int(parts["day"]))
-                else:
-                    start = date(int(year), month, 1)
-                    end = date(int(year), month, calendar.monthrange(int(year), month)[1])
-            except (ValueError, StopIteration):
-                continue
-            taken.append((match.start(), match.end()))
-            periods.append((start, end))
-    if len(periods) == 2 and _RANGE_WORDS.search(query):  # "between May 3 and May 9 2023"
-        periods = [(min(p[0] for p in periods), max(p[1] for p in periods))]
-    return periods
-
-
-def period_match(day: date, periods: Sequence[tuple[date, date]]) -> float:
-    """1 when `day` is in a named period, 0.5 in the PERIOD_GRACE_DAYS after it (things are
-    often told a few days after they happened), else 0."""
-    best = 0.0
-    for start, end in periods:
-        if start <= day <= end:
-            return 1.0
-        if end < day <= end + timedelta(days=PERIOD_GRACE_DAYS):
-            best = 0.5
-    return best
-
-
-def query_names(query: str) -> set[str]:
-    """Capitalised words of the query that are not stopwords ("Caroline", "Nate"), folded:
-    a checkpoint titled with one of them (a speaker, a person's notes) is what the query is
-    about."""
-    names = (re.sub(r"['’]s\Z", "", word) for word in re.findall(r"\b[A-Z][\w'’-]*", query))
-    return {name.casefold() for name in names if len(name) > 1 and name.casefold() not in STOPWORDS}

@@ -23,25 +23,32 @@ fts5.sqlite3 holds:
 - `_migrations`: the named schema migrations applied, in order (see `MIGRATIONS`).
 
 Ranking is BM25 with the title weighted above the tags and the text. User text never reaches
-FTS5 as syntax: `build_match_query` keeps the words, drops stopwords and quotes every term.
+FTS5 as syntax: `build_match_query` (`search_query.py`) keeps the words, drops stopwords and
+quotes every term. The schema is built by the named migrations of `migrations.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shutil
 import sqlite3
 import threading
-import unicodedata
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Protocol
 
 from .errors import HipoError, QueryError
+from .migrations import MIGRATIONS as MIGRATIONS  # re-exported: tests and vectors use them here
+from .migrations import REQUIRED_TABLES, _write, migrate
+from .migrations import migration as migration
+from .search_query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
+from .search_query import SNIPPET_CHARS as SNIPPET_CHARS
+from .search_query import STOPWORDS as STOPWORDS
+from .search_query import build_match_query, normalize_day, plain_snippet
+from .search_query import query_terms as query_terms
+from .search_query import quote_fts as quote_fts
 
 BACKENDS = ("fts5", "whoosh")
 
@@ -53,8 +60,6 @@ TEXT_WEIGHT = 1.0
 TAGS_WEIGHT = 3.0
 RANK_FUNCTION = f"bm25({TITLE_WEIGHT}, {TEXT_WEIGHT}, {TAGS_WEIGHT})"
 
-SNIPPET_CHARS = 200
-MAX_QUERY_TERMS = 32  # a pasted paragraph still searches fast; the first terms are kept
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -85,7 +90,7 @@ def document_id(path: str, line: int) -> str:
 class SearchHit:
     doc: Document
     score: float  # higher is better, always > 0
-    snippet: str  # plain text around the matched terms, at most ~SNIPPET_CHARS characters
+    snippet: str  # plain text around the matched terms, at most ~SNIPPET_CHARS ("" if not asked)
 
 
 class SearchIndex(Protocol):
@@ -117,13 +122,25 @@ class SearchIndex(Protocol):
         types: Collection[str] | None = None,
         since: str | None = None,
         until: str | None = None,
-    ) -> list[SearchHit]: ...
+        snippets: bool = True,
+    ) -> list[SearchHit]:
+        """Ranked hits, best first. `snippets=False`: each hit's snippet is "" (a caller cuts
+        one from the text if it shows it): a caller that shows whole texts (a context packed
+        to a budget, from hundreds of candidates) need not pay for cuts it drops."""
 
     def documents(self, *, kinds: Collection[str] | None = None) -> Iterator[Document]: ...
 
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
         """The documents with these ids (unknown ids left out): hybrid recall's vector hits,
         read in one go rather than by parsing each hit's Markdown file."""
+
+    def documents_of(self, path: str) -> list[Document]:
+        """The documents of one file in line order (a raw log's checkpoints: the neighbours
+        of a hit, read from the index rather than by parsing the log again)."""
+
+    def file_hash(self, path: str) -> str | None:
+        """The hash recorded for `path` (None: not indexed): what a cache of `documents_of`
+        is keyed by."""
 
     def count(self) -> int: ...
 
@@ -132,225 +149,10 @@ class SearchIndex(Protocol):
     def close(self) -> None: ...
 
 
-# ---------------------------------------------------------------------------------------------
-# Query building: pure functions, shared by both backends.
-
-# English stopwords: too common to tell documents apart, so a query drops them.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its
-    itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    d ll m re s t ve
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-
-# A word as unicode61 sees one: a run of letters and digits (underscore and punctuation split).
-WORD = re.compile(r"[^\W_]+")
-# Words held together by a single connector ("2026-03-12", "foo_bar", "v2.1", "q1/q2", "it's")
-# are one term, searched as a phrase; any other punctuation or space separates terms.
-_TERM = re.compile(r"[^\W_]+(?:[-_./'’][^\W_]+)*")
-_POSSESSIVE = re.compile(r"['’][sS]\Z")
-
-
-def query_terms(text: str) -> list[tuple[str, ...]]:
-    """The searchable terms of user text, each a tuple of lower-cased words (a phrase when
-    several: "2026-03-12" -> ("2026", "03", "12")). A possessive loses its "'s" ("Melanie's" ->
-    ("melanie",)). Terms made only of stopwords and repeats are dropped, and at most
-    MAX_QUERY_TERMS are kept."""
-    terms: list[tuple[str, ...]] = []
-    seen: set[tuple[str, ...]] = set()
-    for match in _TERM.finditer(unicodedata.normalize("NFKC", text)):
-        words = tuple(word.casefold() for word in WORD.findall(match.group()))
-        if len(words) > 1 and _POSSESSIVE.search(match.group()):
-            words = words[:-1]  # "Melanie's" finds "Melanie" too, not only "Melanie's"
-        if all(word in STOPWORDS for word in words) or words in seen:
-            continue
-        seen.add(words)
-        terms.append(words)
-        if len(terms) == MAX_QUERY_TERMS:
-            break
-    return terms
-
-
-def quote_fts(words: Sequence[str]) -> str:
-    """One FTS5 string (a phrase when there are several words); quotes inside are doubled."""
-    return '"' + " ".join(words).replace('"', '""') + '"'
-
-
-def build_match_query(text: str) -> str:
-    """User text -> an FTS5 MATCH expression: every term quoted, OR-ed, stopwords dropped.
-
-    Quoting means no user text is ever FTS5 syntax (AND, NEAR, `col:`, `*`, `^`, brackets are
-    just words), so a query can never be a syntax error. "" when nothing is searchable.
-    """
-    return " OR ".join(quote_fts(words) for words in query_terms(text))
-
-
-def normalize_day(value: str | date | None, name: str) -> str | None:
-    """An inclusive date filter as "YYYY-MM-DD" (a `date` is accepted too), or QueryError."""
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(str(value)).isoformat()
-    except ValueError:
-        raise QueryError(f"{name}={value!r} is not a date; use YYYY-MM-DD") from None
-
-
-def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """Whitespace collapsed to single spaces and cut to `limit` characters at a word boundary."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip() + "…"
-
-
 def check_paths(path: str, docs: Sequence[Document]) -> None:
     for doc in docs:
         if doc.path != path:
             raise ValueError(f"document {doc.id!r} belongs to {doc.path!r}, not {path!r}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema: named migrations, appended at the end, never edited once released.
-
-Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: list[Migration] = []
-
-
-def migration(fn: Migration) -> Migration:
-    MIGRATIONS.append(fn)
-    return fn
-
-
-@migration
-def m001_documents_files_fts(db: sqlite3.Connection) -> None:
-    db.execute(
-        """
-        create table documents (
-            pk integer primary key,
-            id text not null unique,
-            path text not null,
-            line integer not null,
-            kind text not null,
-            date text not null,
-            type text not null,
-            title text not null,
-            text text not null,
-            tags text not null
-        )
-        """
-    )
-    db.execute("create index documents_path on documents(path)")
-    db.execute("create index documents_date on documents(date)")
-    db.execute("create table files (path text primary key, hash text not null)")
-    db.execute(
-        """
-        create virtual table documents_fts using fts5(
-            title, text, tags,
-            content='documents', content_rowid='pk', tokenize='porter unicode61'
-        )
-        """
-    )
-    db.execute(
-        """
-        create trigger documents_ai after insert on documents begin
-            insert into documents_fts(rowid, title, text, tags)
-            values (new.pk, new.title, new.text, new.tags);
-        end
-        """
-    )
-    db.execute(
-        """
-        create trigger documents_ad after delete on documents begin
-            insert into documents_fts(documents_fts, rowid, title, text, tags)
-            values ('delete', old.pk, old.title, old.text, old.tags);
-        end
-        """
-    )
-    db.execute(
-        """
-        create trigger documents_au after update on documents begin
-            insert into documents_fts(documents_fts, rowid, title, text, tags)
-            values ('delete', old.pk, old.title, old.text, old.tags);
-            insert into documents_fts(rowid, title, text, tags)
-            values (new.pk, new.title, new.text, new.tags);
-        end
-        """
-    )
-
-
-@migration
-def m002_vectors(db: sqlite3.Connection) -> None:
-    """Embeddings for semantic recall (extra `[semantic]`, see `vectors`): one row per Document
-    id, with the model that made it and a hash of the text it was made from, so a changed text
-    or another model is re-embedded; `vector_files` records which version of each file (and
-    which model) the vectors were made from, as `files` does for the text. Every write bumps
-    `vectors_state.generation`, so a reader's cached matrix knows it is stale. Empty, and never
-    read, without the extra."""
-    db.execute(
-        """
-        create table vectors (
-            id text primary key,
-            path text not null,
-            line integer not null,
-            kind text not null,
-            date text not null,
-            type text not null,
-            model text not null,
-            text_hash text not null,
-            dim integer not null,
-            vector blob not null
-        )
-        """
-    )
-    db.execute("create index vectors_path on vectors(path)")
-    db.execute(
-        "create table vector_files (path text primary key, hash text not null, model text not null)"
-    )
-    db.execute("create table vectors_state (generation integer not null)")
-    db.execute("insert into vectors_state (generation) values (0)")
-
-
-REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
-
-
-def migrate(db: sqlite3.Connection) -> None:
-    """Apply the migrations not yet recorded, in one write transaction, so two kernels opening a
-    fresh index at once do not both create it."""
-    with _write(db):
-        db.execute(
-            "create table if not exists _migrations (name text primary key, applied_at text)"
-        )
-        applied = {row[0] for row in db.execute("select name from _migrations")}
-        for fn in MIGRATIONS:
-            if fn.__name__ not in applied:
-                fn(db)
-                db.execute(
-                    "insert into _migrations (name, applied_at) values (?, ?)",
-                    (fn.__name__, datetime.now(UTC).isoformat()),
-                )
-
-
-@contextlib.contextmanager
-def _write(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction. IMMEDIATE takes the write lock up front, so a second writer waits
-    for the busy timeout instead of failing on a read-to-write upgrade."""
-    db.execute("begin immediate")
-    try:
-        yield
-    except BaseException:
-        if db.in_transaction:  # some errors (a full disk, corruption) have rolled back already
-            db.execute("rollback")
-        raise
-    db.execute("commit")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,6 +299,16 @@ class Fts5Index:
                 found.update((row[0], _row_to_document(row)) for row in rows)
         return found
 
+    def documents_of(self, path: str) -> list[Document]:
+        sql = f"select {_DOC_COLUMNS} from documents d where d.path = ? order by d.line"
+        with self._lock, self._guard():
+            return [_row_to_document(row) for row in self._db.execute(sql, (path,))]
+
+    def file_hash(self, path: str) -> str | None:
+        with self._lock, self._guard():
+            row = self._db.execute("select hash from files where path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
     def search(
         self,
         query: str,
@@ -506,13 +318,20 @@ class Fts5Index:
         types: Collection[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         since, until = normalize_day(since, "since"), normalize_day(until, "until")
         match = build_match_query(query)
         if not match or limit <= 0:
             return []
         sql, params = search_sql(
-            match, limit=limit, kinds=kinds, types=types, since=since, until=until
+            match,
+            limit=limit,
+            kinds=kinds,
+            types=types,
+            since=since,
+            until=until,
+            snippets=snippets,
         )
         with self._lock, self._guard():
             try:
@@ -522,8 +341,11 @@ class Fts5Index:
                     raise QueryError(f"search could not run {query!r}: {error}") from error
                 raise
         return [
-            SearchHit(doc=_row_to_document(row), score=row[-2], snippet=plain_snippet(row[-1]))
+            SearchHit(doc=doc, score=row[-2], snippet=plain_snippet(row[-1] or doc.text))
+            if snippets
+            else SearchHit(doc=doc, score=row[-2], snippet="")
             for row in rows
+            for doc in (_row_to_document(row),)
         ]
 
     def close(self) -> None:
@@ -548,6 +370,7 @@ class Fts5Index:
             raise
 
 
+SNIPPET_SQL = "snippet(documents_fts, -1, '', '', '…', 20)"
 _DOC_COLUMNS = "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags"
 ID_BATCH = 500  # ids per `in (...)` query
 
@@ -564,12 +387,15 @@ def search_sql(
     types: Collection[str] | None = None,
     since: str | None = None,
     until: str | None = None,
+    snippets: bool = True,
 ) -> tuple[str, list[object]]:
     """The SQL and parameters of one ranked, filtered search; pure, so tests can read it.
 
     Rows: the document columns, the score (-bm25, > 0) and the raw snippet. Ranking goes through
     FTS5's `rank` column (`rank match 'bm25(...)'`, `order by rank`): FTS5 then sorts inside the
     virtual table, measured 1.5-2x faster than `order by bm25(...)` on a common term.
+    Without `snippets` the snippet column is empty: FTS5's snippet() re-reads each row's text,
+    and at a year of memory, over a thousand candidates, it was four fifths of the query.
     """
     where = ["documents_fts match ?", "documents_fts.rank match ?"]
     params: list[object] = [match, RANK_FUNCTION]
@@ -589,7 +415,7 @@ def search_sql(
     sql = f"""
         select {_DOC_COLUMNS},
             -documents_fts.rank as score,
-            snippet(documents_fts, -1, '', '', '…', 20) as snippet
+            {SNIPPET_SQL if snippets else "''"} as snippet
         from documents_fts join documents d on d.pk = documents_fts.rowid
         where {" and ".join(where)}
         order by documents_fts.rank
@@ -608,7 +434,7 @@ def _row_to_document(row: Sequence) -> Document:
         type=row[5],
         title=row[6],
         text=row[7],
-        tags=tuple(json.loads(row[8])),
+        tags=() if row[8] == "[]" else tuple(json.loads(row[8])),  # most have none: no parse
     )
 
 

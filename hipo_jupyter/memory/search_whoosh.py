@@ -29,19 +29,15 @@ from whoosh.writing import CLEAR, LockError
 from .errors import HipoError, QueryError
 from .search import (
     ANY_HASH,
-    SNIPPET_CHARS,
     TAGS_WEIGHT,
     TEXT_WEIGHT,
     TITLE_WEIGHT,
-    WORD,
     Document,
     SearchHit,
     check_paths,
-    normalize_day,
-    plain_snippet,
-    query_terms,
     remove_path,
 )
+from .search_query import SNIPPET_CHARS, WORD, normalize_day, plain_snippet, query_terms
 
 WHOOSH_DIRNAME = "whoosh"
 WRITE_TIMEOUT_S = 10.0
@@ -142,8 +138,12 @@ def _stored_to_document(fields_: dict[str, Any]) -> Document:
 
 def _hit(stored: dict[str, Any], score: float, query_words: set[str]) -> SearchHit:
     doc = _stored_to_document(stored)
-    snippet = _snippet(doc.text, query_words) or _snippet(doc.title, query_words)
-    return SearchHit(doc=doc, score=float(score), snippet=snippet or plain_snippet(doc.text))
+    snippet = ""
+    if query_words:  # none: the caller asked for no snippets (`SearchIndex.search`)
+        snippet = _snippet(doc.text, query_words) or _snippet(doc.title, query_words)
+    if query_words and not snippet:
+        snippet = plain_snippet(doc.text)
+    return SearchHit(doc=doc, score=float(score), snippet=snippet)
 
 
 def _doc_fields(doc: Document) -> dict[str, Any]:
@@ -267,6 +267,17 @@ class WhooshIndex:
         docs.sort(key=lambda doc: (doc.path, doc.line))
         return iter(docs)
 
+    def documents_of(self, path: str) -> list[Document]:
+        with self._lock:
+            stored = self._fresh_searcher().documents(path=path, record="doc")
+            docs = [_stored_to_document(fields_) for fields_ in stored]
+        return sorted(docs, key=lambda doc: doc.line)
+
+    def file_hash(self, path: str) -> str | None:
+        with self._lock:
+            record = self._fresh_searcher().document(id=_file_record_id(path))
+        return record.get("hash") if record else None
+
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
         found: dict[str, Document] = {}
         with self._lock:
@@ -286,6 +297,7 @@ class WhooshIndex:
         types: Collection[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         since, until = normalize_day(since, "since"), normalize_day(until, "until")
         parsed = build_whoosh_query(query)
@@ -299,7 +311,9 @@ class WhooshIndex:
                 results = searcher.search(
                     parsed, limit=limit, filter=_filter_query(kinds, types, since, until)
                 )
-                query_words = {text for _field, text in parsed.iter_all_terms()}
+                query_words = (
+                    {text for _field, text in parsed.iter_all_terms()} if snippets else set()
+                )
                 return [_hit(result.fields(), result.score, query_words) for result in results]
             except HipoError:
                 raise

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from .embed import Embedder, SemanticUnavailable, semantic_available, shared_embedder
 from .errors import HipoError
 from .fusion import RRF_K, reciprocal_rank_fusion
-from .recall import Hit, period_answered
+from .recall import AnsweredPeriods, Hit
 from .search import Document, SearchIndex
 
 if TYPE_CHECKING:
@@ -296,12 +296,11 @@ def fuse(
         by_key.setdefault(key, vector_hit)
     keyword_keys = [(hit.file, hit.line) for hit in keyword]
     # As in keyword recall, a node is no hit when a raw checkpoint of its period already is.
-    raw_days = {item.date for item in by_key.values() if item.kind == "raw"}
+    answered = AnsweredPeriods({item.date for item in by_key.values() if item.kind == "raw"})
     vector_keys = [
         key
         for key in vector_keys
-        if isinstance(by_key[key], Hit)
-        or not period_answered(by_key[key].kind, by_key[key].date, raw_days)
+        if isinstance(by_key[key], Hit) or not answered.answered(by_key[key].kind, by_key[key].date)
     ]
     candidates = list(dict.fromkeys(keyword_keys + vector_keys))
     docs: dict[tuple[str, int], Document] = {}
@@ -323,14 +322,7 @@ def fuse(
         dates = {key: by_key[key].date for key in candidates}
         rankings["recency"] = sorted(candidates, key=lambda key: dates[key], reverse=True)
     fused = reciprocal_rank_fusion(
-        rankings,
-        {
-            "keyword": weights.keyword,
-            "vector": weights.vector,
-            "topics": weights.topics,
-            "recency": weights.recency,
-        },
-        k=weights.k,
+        rankings, {name: getattr(weights, name) for name in rankings}, k=weights.k
     )
     hits: list[Hit] = []
     seen_texts: set[str] = set()

@@ -46,6 +46,7 @@ class TeamIndex:
         types: Collection[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         if kinds is not None and "raw" not in kinds:
             return []

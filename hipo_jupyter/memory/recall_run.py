@@ -1,0 +1,195 @@
+"""Running a recall for `Memory`: the mode it runs in, the vectors it asks, the provenance it adds.
+
+`Memory.recall_query` and `Memory.context` are thin delegations to this module, so the write
+path, team and structured memory in `memory.py` and the recall path here change apart.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+
+from . import recall as recall_module
+from .config import MemoryConfig
+from .errors import HipoError
+from .indexing import lookup
+from .neighbours import Neighbours
+from .recall import RecallResult
+from .requests import RecallQuery
+from .search import Document, SearchIndex
+from .semantic import (
+    FUSIONS,
+    FusionWeights,
+    SemanticBacklog,
+    SemanticIndex,
+    fuse,
+    vector_hits_as_hits,
+)
+from .store import NODE_LEVELS, Store
+from .topic_index import Topic
+
+ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
+
+
+@dataclass(frozen=True)
+class RecallSources:
+    """What one recall reads from its Memory, gathered under the Memory's lock."""
+
+    index: SearchIndex
+    topics: Sequence[Topic]
+    nodes: Collection[str]
+    today: date
+    config: MemoryConfig
+    neighbours: Neighbours | None  # None: no neighbouring turns lifted
+    semantic: SemanticIndex
+    file_documents: Callable[[str], tuple[str, list[Document]] | None]
+    weights: FusionWeights  # RRF's, when config.fusion == "rrf"
+
+
+def run(
+    sources: RecallSources, request: RecallQuery, mode: str, *, snippets: bool = True
+) -> RecallResult:
+    """The recall of `request` in `mode` (keyword | semantic | hybrid, already resolved by
+    `Memory._recall_mode`). Hybrid fuses as `config.fusion` says; when the vectors cannot
+    answer (a backlog, a failure) hybrid answers by keyword, semantic raises."""
+    k = request.k
+
+    def keyword(count: int, similar: Sequence[tuple[Document, float]] = ()) -> RecallResult:
+        return keyword_recall(sources, request, count, similar=similar, snippets=snippets)
+
+    if mode == "keyword":
+        return keyword(k)
+    # Candidates from the vectors: as many as BM25 gives keyword recall for score
+    # fusion; twice what is shown for RRF (enough for an answer one list ranks low
+    # and the other high, measured on LoCoMo); `k` for semantic recall alone.
+    fusion = sources.config.fusion
+    if fusion not in FUSIONS:
+        raise HipoError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
+    rrf = fusion == "rrf"
+    limit = recall_module.candidate_count(k)
+    if mode == "semantic":
+        limit = k
+    elif rrf:
+        limit = max(2 * k, 10)
+    try:
+        found = sources.semantic.search(
+            sources.index,
+            sources.file_documents,
+            request.query,
+            limit=limit,
+            kinds={"raw"} if request.type else set(ALL_KINDS),
+            types={request.type} if request.type else None,
+            since=_day(request.since),
+            until=_day(request.until),
+        )
+    except SemanticBacklog:
+        if mode == "semantic":
+            raise
+        return keyword(k)  # the status says: run reindex
+    except HipoError as error:
+        if mode == "semantic":
+            raise
+        sources.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
+        return keyword(k)
+    found = [hit for hit in found if hit.score >= sources.config.min_similarity]
+    # Documents come from the text index in one query (not by parsing each hit's file:
+    # at a year of memory that was most of a hybrid recall's time).
+    index, nodes = sources.index, sources.nodes
+    if mode == "semantic":
+        hits = vector_hits_as_hits(found, lookup(index, found), nodes)
+        return RecallResult(query=request.query.strip(), hits=hits, mode="semantic")
+    if not rrf:
+        docs = index.documents_by_id([hit.id for hit in found])
+        similar = [(docs[hit.id], hit.score) for hit in found if hit.id in docs]
+        return replace(keyword(k, similar), mode="hybrid")
+    ranked = keyword(limit)
+    hits = fuse(
+        ranked.hits,
+        found,
+        k=k,
+        topic_names=ranked.topic_matches,
+        lookup=lookup(index, found, ranked.hits),
+        nodes=nodes,
+        weights=sources.weights,
+    )
+    did_you_mean = [] if hits else ranked.did_you_mean
+    return replace(ranked, hits=hits, did_you_mean=did_you_mean, mode="hybrid")
+
+
+def keyword_recall(
+    sources: RecallSources,
+    request: RecallQuery,
+    k: int,
+    *,
+    similar: Sequence[tuple[Document, float]] = (),
+    snippets: bool = True,
+) -> RecallResult:
+    """`recall.recall` over these sources: BM25 with the tree, topics, recency and (with
+    `similar`) the vectors' similarity as more text relevance."""
+    return recall_module.recall(
+        sources.index,
+        sources.topics,
+        request.query,
+        k=k,
+        since=_day(request.since),
+        until=_day(request.until),
+        type=request.type,
+        today=sources.today,
+        half_life_days=sources.config.recency_half_life_days,
+        nodes=sources.nodes,
+        neighbours=sources.neighbours,
+        similar=similar,
+        similar_weight=sources.config.similarity_weight,
+        snippets=snippets,
+    )
+
+
+def _day(value: date | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def log_stamp(path: Path) -> tuple[int, int] | None:
+    """A raw log's (size, mtime_ns), as `Store.raw_stamps` gives it, from one lstat of that
+    log alone; None when it is gone or not a regular file."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
+
+
+class NodePaths:
+    """`Store.node_paths()` (the nodes a hit's drill-down may name), kept while the node
+    folders and ROOT.md are unchanged: a folder's mtime moves whenever a file is created,
+    removed or renamed in it (a node rewrite is a rename), which is all that changes the set.
+    At a year of memory, listing ~430 nodes was a tenth of every recall."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._key: tuple[object, ...] | None = None
+        self._paths: frozenset[str] = frozenset()
+
+    def __call__(self) -> frozenset[str]:
+        key = tuple(
+            _folder_stamp(path)
+            for path in (
+                *(self.store.level_dir(level) for level in NODE_LEVELS),
+                self.store.root_node,
+            )
+        )
+        if key != self._key:
+            self._paths = frozenset(self.store.node_paths())
+            self._key = key
+        return self._paths
+
+
+def _folder_stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_mode)
