@@ -4,8 +4,7 @@
   inside a function or under TYPE_CHECKING is lazy and does not count).
 - The engine, hipo_jupyter/memory, imports no front end: not IPython, Jupyter, anthropic,
   ipywidgets or tornado, at any level, and of hipo_jupyter only itself and the team backend.
-- Modules of one job: none over ~500 lines, no function over ~80, except the few still being
-  split, listed here so the list can only shrink.
+- Modules of one job: none over 500 lines, no function over 80.
 - The package docstrings tell a new reader where each job lives: every module is named there.
 """
 
@@ -23,18 +22,6 @@ FRONT_END_LIBRARIES = ("IPython", "ipykernel", "jupyter", "anthropic", "ipywidge
 ENGINE_MAY_USE = (ENGINE, "hipo_jupyter.team")  # the team backend, loaded only with a team URL
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
-# Still being split under issue 12 (remove a name once it is under the limit).
-LONG_MODULES = {
-    "hipo_jupyter/memory/memory.py",
-    "hipo_jupyter/memory/recall.py",
-    "hipo_jupyter/memory/search.py",
-    "hipo_jupyter/memory/vectors.py",
-}
-LONG_FUNCTIONS = {
-    "hipo_jupyter/memory/memory.py:_recall_query",
-    "hipo_jupyter/memory/recall.py:recall",
-    "hipo_jupyter/memory/semantic.py:fuse",
-}
 
 
 def module_files() -> dict[str, Path]:
@@ -187,8 +174,8 @@ def test_modules_and_functions_stay_short():
             function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             if function and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
                 long_functions.add(f"{relative}:{node.name}")
-    assert long_modules <= LONG_MODULES
-    assert long_functions <= LONG_FUNCTIONS
+    assert long_modules == set()
+    assert long_functions == set()
 
 
 def test_the_package_docstrings_name_every_module():

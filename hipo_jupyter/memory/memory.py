@@ -25,23 +25,21 @@ from . import context_pack, recall_run
 from .catalog import CheckpointCatalog
 from .checkpoint import Checkpoint
 from .config import MemoryConfig
-from .embed import Embedder, SemanticUnavailable
-from .errors import HipoError, QueryError
+from .embed import Embedder
+from .errors import HipoError
 from .events import Listeners
 from .importers import ImportRecord, ImportReport
 from .indexing import IndexKeeper
 from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .neighbours import IndexNeighbours
 from .note_files import NoteFiles
-from .provenance import provenance_text
 from .recall import Hit, RecallResult
-from .recall_run import NodePaths, RecallSources, log_stamp
+from .recall_run import NodePaths, RecallSources
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
 from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
 from .semantic import (
-    MODES,
     FusionWeights,
     SemanticIndex,
 )
@@ -384,30 +382,13 @@ class Memory:
     def _provenance(self, hits: Sequence[Hit]) -> list[Hit]:
         """The hits, each raw one with its checkpoint's provenance."""
         with self._lock:
-            stamps: dict[str, tuple[int, int] | None] = {}
-            return [self._with_provenance(hit, stamps) for hit in hits]
-
-    def _with_provenance(self, hit: Hit, stamps: dict[str, tuple[int, int] | None]) -> Hit:
-        """The hit with its checkpoint's provenance. `stamps` holds each raw log's (size,
-        mtime) for this one recall: a log is stat-ed once per query, never the whole folder
-        listed per hit (at a year of memory that listing was most of a context's time)."""
-        if hit.kind != "raw":
-            return hit
-        name = hit.file.removeprefix("memory/")
-        if name not in stamps:
-            stamps[name] = log_stamp(self.store.memory_dir / name)
-        stamp = stamps[name]
-        if stamp is None:
-            return hit
-        found = self.catalog.of_log(name, stamp)
-        checkpoint = next((c for c in found if c.line == hit.line), None)
-        return replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit
+            return recall_run.with_provenance(hits, self.catalog, self.store)
 
     def _recall_query(
         self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
     ) -> RecallResult:
         """The recall itself (`recall_run.run`), over what this memory holds now."""
-        mode = self._recall_mode(request.mode)
+        mode = recall_run.resolve_mode(request.mode, self.semantic)
         with self._lock:
             sources = RecallSources(
                 index=self._ensure_index(),
@@ -418,7 +399,7 @@ class Memory:
                 neighbours=self._neighbours if neighbours else None,
                 semantic=self.semantic,
                 file_documents=self._indexer.file_documents,
-                weights=self._fusion_weights(),
+                weights=FusionWeights.of(self.config),
             )
             return recall_run.run(sources, request, mode, snippets=snippets)
 
@@ -486,32 +467,6 @@ class Memory:
             type=request.type,
             mode=request.mode,
             team=team,
-        )
-
-    def _recall_mode(self, mode: str | None) -> str:
-        """The mode a recall runs in: "auto" and "hybrid" become keyword when semantic recall is
-        off; "semantic" then fails with how to turn it on."""
-        mode = (mode or "keyword").lower()
-        if mode not in (*MODES, "auto"):
-            raise QueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if mode == "keyword":
-            return mode
-        on, message = self.semantic.status()
-        if mode == "semantic" and not on:
-            raise SemanticUnavailable(message)
-        if mode in ("auto", "hybrid"):
-            return "hybrid" if on else "keyword"
-        return mode
-
-    def _fusion_weights(self) -> FusionWeights:
-        """RRF's weights (`config.fusion == "rrf"`)."""
-        config = self.config
-        return FusionWeights(
-            keyword=config.keyword_weight,
-            vector=config.vector_weight,
-            topics=config.topics_weight,
-            recency=config.recency_weight,
-            k=config.rrf_k,
         )
 
     # --- events (`events`) ---------------------------------------------------------------------

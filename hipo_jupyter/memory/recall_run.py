@@ -14,22 +14,26 @@ from datetime import date
 from pathlib import Path
 
 from . import recall as recall_module
+from .catalog import CheckpointCatalog
 from .config import MemoryConfig
-from .errors import HipoError
+from .embed import SemanticUnavailable
+from .errors import HipoError, QueryError
 from .indexing import lookup
 from .neighbours import Neighbours
-from .recall import RecallResult
+from .provenance import provenance_text
+from .recall import Hit, RecallResult
 from .requests import RecallQuery
 from .search import Document, SearchIndex
 from .semantic import (
     FUSIONS,
+    MODES,
     FusionWeights,
     SemanticBacklog,
     SemanticIndex,
     fuse,
     vector_hits_as_hits,
 )
-from .store import NODE_LEVELS, Store
+from .store import MEMORY_DIR, NODE_LEVELS, Store
 from .topic_index import Topic
 
 ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
@@ -54,7 +58,7 @@ def run(
     sources: RecallSources, request: RecallQuery, mode: str, *, snippets: bool = True
 ) -> RecallResult:
     """The recall of `request` in `mode` (keyword | semantic | hybrid, already resolved by
-    `Memory._recall_mode`). Hybrid fuses as `config.fusion` says; when the vectors cannot
+    `resolve_mode`). Hybrid fuses as `config.fusion` says; when the vectors cannot
     answer (a backlog, a failure) hybrid answers by keyword, semantic raises."""
     k = request.k
 
@@ -150,6 +154,41 @@ def keyword_recall(
 
 def _day(value: date | None) -> str | None:
     return value.isoformat() if value else None
+
+
+def resolve_mode(mode: str | None, semantic: SemanticIndex) -> str:
+    """The mode a recall runs in: "auto" and "hybrid" become keyword when semantic recall is
+    off; "semantic" then fails with how to turn it on."""
+    mode = (mode or "keyword").lower()
+    if mode not in (*MODES, "auto"):
+        raise QueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if mode == "keyword":
+        return mode
+    on, message = semantic.status()
+    if mode == "semantic" and not on:
+        raise SemanticUnavailable(message)
+    if mode in ("auto", "hybrid"):
+        return "hybrid" if on else "keyword"
+    return mode
+
+
+def with_provenance(hits: Sequence[Hit], catalog: CheckpointCatalog, store: Store) -> list[Hit]:
+    """The hits, each raw one with its checkpoint's provenance from the catalog. Each hit's
+    log is stat-ed once per call, never the whole folder listed per hit (at a year of memory
+    that listing was most of a context's time)."""
+    stamps: dict[str, tuple[int, int] | None] = {}
+    found = []
+    for hit in hits:
+        name = hit.file.removeprefix(f"{MEMORY_DIR}/")
+        if hit.kind == "raw" and name not in stamps:
+            stamps[name] = log_stamp(store.memory_dir / name)
+        stamp = stamps.get(name) if hit.kind == "raw" else None
+        if stamp is None:
+            found.append(hit)
+            continue
+        checkpoint = next((c for c in catalog.of_log(name, stamp) if c.line == hit.line), None)
+        found.append(replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit)
+    return found
 
 
 def log_stamp(path: Path) -> tuple[int, int] | None:

@@ -41,6 +41,7 @@ from .recall import AnsweredPeriods, Hit
 from .search import Document, SearchIndex
 
 if TYPE_CHECKING:
+    from .config import MemoryConfig
     from .vectors import VectorHit, VectorStore
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,17 @@ class FusionWeights:
     topics: float = 0.3
     recency: float = 0.0
     k: float = RRF_K
+
+    @classmethod
+    def of(cls, config: MemoryConfig) -> FusionWeights:
+        """RRF's weights as a memory's config sets them (`config.fusion == "rrf"`)."""
+        return cls(
+            keyword=config.keyword_weight,
+            vector=config.vector_weight,
+            topics=config.topics_weight,
+            recency=config.recency_weight,
+            k=config.rrf_k,
+        )
 
 
 class SemanticIndex:
