@@ -109,15 +109,20 @@ class ImportReport:
 def read_file(path: str | Path, format: str | None = None) -> list[ImportRecord]:
     """Parse a transcript file (format detected when not given); raises ImportFormatError."""
     path = Path(path)
+    return parse_text(read_transcript_text(path), format, name=path.name)
+
+
+def read_transcript_text(path: Path) -> str:
+    """A transcript's text (UTF-8, a BOM allowed); ImportFormatError, one line, if it cannot be
+    read or is not text. What `hipo import` and `hipo check --transcript` read."""
     try:
         data = read_transcript(path)
     except OSError as error:
         raise ImportFormatError(f"cannot read {path}: {error.strerror or error}") from None
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ImportFormatError(f"{path.name} is not UTF-8 text (byte {error.start})") from None
-    return parse_text(text, format, name=path.name)
 
 
 def read_transcript(path: Path) -> bytes:

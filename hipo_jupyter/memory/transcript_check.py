@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .check import CheckResult
-from .importers import ImportFormatError, claude_code_records, read_transcript
+from .importers import claude_code_records, read_transcript_text
 
 SUBSTANTIVE_WORDS = 20
 LAYER1_MARKERS = ("# memory/ROOT.md", "## Topics Index")
@@ -87,14 +87,7 @@ def _tool_events(number: int, block: dict[str, Any]) -> Iterator[Event]:
 def check_transcript(path: str | Path, *, strict: bool = False) -> list[CheckResult]:
     """The two protocol rules for one session transcript; ImportFormatError if it is not one."""
     path = Path(path)
-    try:
-        data = read_transcript(path)
-    except OSError as error:
-        raise ImportFormatError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ImportFormatError(f"{path.name} is not UTF-8 text (byte {error.start})") from None
+    text = read_transcript_text(path)
     events = list(transcript_events(claude_code_records(text, path.name)))
     return [_loaded_first(events, strict), _checkpointed(events)]
 
