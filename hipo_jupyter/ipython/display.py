@@ -81,13 +81,6 @@ def rules_text(rules: Sequence[Rule]) -> str:
 
 
 # --- the engine's text, as the magics print it ----------------------------------------------
-checkpoint_line = render.checkpoint_line
-status_text = render.status_text
-topics_text = render.topics_text
-budget_table = render.budget_text
-counted = render.counted
-
-
 def report_text(report: CompactionReport) -> str:
     """A compaction pass as `%hipo compact` and `%load_ext` show it: without the list of nodes."""
     return render.compaction_text(report, list_built=False)

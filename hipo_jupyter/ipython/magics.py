@@ -19,7 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from hipo_jupyter import caching, llm
-from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError
+from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, render
 from hipo_jupyter.memory.check import results_text
 from hipo_jupyter.memory.frame import hits_frame, to_frame
 from hipo_jupyter.memory.graph import result_frame
@@ -119,7 +119,7 @@ class HipoMagics(Magics):
                 rule=rule if rule is not None else args.rule,
             )
         self.session.note(f"remember {checkpoint.id}")
-        print(display.checkpoint_line(checkpoint))
+        print(render.checkpoint_line(checkpoint))
 
     def _cell_number(self) -> str:
         """The running cell's execution count, `[7]` in the notebook. IPython 9 bumps
@@ -272,7 +272,7 @@ class HipoMagics(Magics):
         print(f"injection {state} into the anthropic calls made in this kernel")
 
     def _status(self, text_only: bool) -> None:
-        print(display.status_text(self.session.memory.status()))
+        print(render.status_text(self.session.memory.status()))
 
     def _compact(self, text_only: bool) -> None:
         with ProgressBar("compacting") as bar:
@@ -287,7 +287,7 @@ class HipoMagics(Magics):
     def _budget(self, text_only: bool) -> None:
         memory = self.session.memory
         if text_only or not self._show_widget("show_budget", memory):
-            print(display.budget_table(memory.layer1()))
+            print(render.budget_text(memory.layer1()))
         print(self._cache_text(memory))
 
     def _cache_text(self, memory: Any) -> str:
@@ -302,7 +302,7 @@ class HipoMagics(Magics):
     def _topics(self, text_only: bool) -> None:
         memory = self.session.memory
         if text_only or not self._show_widget("show_topics", memory):
-            print(display.topics_text(memory.topics()))
+            print(render.topics_text(memory.topics()))
 
     def _rules(self, text_only: bool) -> None:
         print(display.rules_text(self.session.memory.rules()))
