@@ -41,3 +41,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Keyword recall unless a test asks for vectors: the same results whether or not the
     # semantic extra is installed (the semantic tests turn it back on).
     monkeypatch.setenv("HIPO_SEMANTIC", "0")
+
+
+@pytest.fixture
+def jp_server_config():
+    """pytest-jupyter's server, with hipo's REST API (the sidebar's) enabled."""
+    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}

@@ -110,11 +110,6 @@ def test_cli_context_default_budget_and_bad_budgets(hipo, memory_root: Path) -> 
 
 # --- the server -----------------------------------------------------------------------------------
 @pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}
-
-
-@pytest.fixture
 def project(jp_root_dir: Path) -> Path:
     folder = jp_root_dir / "project"
     folder.mkdir()

@@ -58,11 +58,6 @@ BAD_CHECKPOINTS = [
 
 
 @pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}
-
-
-@pytest.fixture
 def project(jp_root_dir: Path) -> Path:
     folder = jp_root_dir / "project"
     folder.mkdir()

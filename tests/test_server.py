@@ -22,11 +22,6 @@ NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
 @pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}
-
-
-@pytest.fixture
 def project(jp_root_dir: Path) -> Path:
     """A folder in the server root with a notebook and a memory holding two checkpoints."""
     folder = jp_root_dir / "project"

@@ -32,11 +32,6 @@ ENDPOINTS = [name for name, _ in ROUTES]
 PARAMS = {"q": "sentinel plans", "file": "memory/ROOT.md", "k": "5", "n": "5"}
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}
-
-
 def remember_in(folder: Path, title: str, body: str) -> None:
     memory = Memory(folder, today=lambda: date(2026, 3, 12))
     memory.remember(title, body, tags=["plans"], on=date(2026, 3, 11))

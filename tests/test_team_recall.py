@@ -196,11 +196,6 @@ def test_remember_with_the_team_down_queues_on_disk_and_a_later_sync_sends_it(
     assert queue == {}
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"hipo_jupyter.server": True}}}
-
-
 async def test_server_recall_with_team_1(jp_fetch, jp_root_dir, team_url, monkeypatch):
     folder = jp_root_dir / "project"
     memory = team_memory(folder, team_url, "ana")
