@@ -71,6 +71,7 @@ if str(REPO) not in sys.path:
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.context_pack import LAYER1_SHARE  # noqa: E402  the share users get
 from hipo_jupyter.memory.importers import ImportRecord, locomo_turns  # noqa: E402
 from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
 from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens  # noqa: E402
@@ -81,7 +82,6 @@ SYSTEMS = ("hipo", "bm25", "full_context", "hipo_whoosh")
 SEMANTIC_SYSTEM = "hipo_semantic"
 SEMANTIC_SYSTEMS = (SEMANTIC_SYSTEM, "hipo_semantic_rrf")
 KNOWN_SYSTEMS = (*SYSTEMS, *SEMANTIC_SYSTEMS)
-LAYER1_SHARE = 0.25  # Layer 1 takes at most this share of a budget; recall gets the rest
 TARGET_AT_2000 = 0.90  # issue 5: all-evidence rate of `hipo` at a 2,000-token budget
 CANDIDATES = 150  # bm25: hits asked per question, more turns than the largest budget holds
 VIA = {"bm25": "SearchIndex.search", "full_context": "every turn"}  # the rest: Memory.context
