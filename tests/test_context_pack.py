@@ -73,12 +73,14 @@ def test_context_never_exceeds_the_budget_counted_on_the_final_text(memory: Memo
     assert large.tokens > 1500  # the budget is used, not left empty
 
 
-def test_layer1_takes_at_most_an_eighth_and_comes_first(memory: Memory) -> None:
+def test_layer1_gives_its_lines_about_the_query_first_within_an_eighth(memory: Memory) -> None:
     layer1 = memory.layer1().text
     assert count_tokens(layer1) > 100
+    line = next(line for line in layer1.splitlines() if "15% cut on the starter tier" in line)
     context = memory.context("starter tier", budget=400)
     assert 0 < context.layer1_tokens <= 50
-    assert context.text.index(layer1.strip()[:40]) < context.text.index(f"<{RECALL_TAG}")
+    assert context.text.index(line) < context.text.index(f"<{RECALL_TAG}")
+    assert "## Topics Index" not in context.text  # no line of it is about the starter tier
     without = memory.context("starter tier", budget=400, layer1=False)
     assert without.layer1_tokens == 0
     assert without.text.startswith(f"<{RECALL_TAG}")
@@ -161,6 +163,22 @@ def test_the_fast_path_of_escape_fence_knows_every_character_that_reads_as_a_bra
         "caf\u00e9 \uff1c/hipo-recalled-memory>"
     )
     assert fence.escape_fence("caf\u00e9 ok") == "caf\u00e9 ok"
+
+
+def test_a_long_piece_shows_the_passage_that_answers(memory_root: Path) -> None:
+    memory = Memory(memory_root, today=lambda: TODAY)
+    filler = "We went over the agenda, the room booking and who takes the notes next time. "
+    memory.remember(
+        "Weekly sync",
+        filler * 6
+        + "The car wash on February 3rd cost $15 and the parking ticket $40. "
+        + filler * 6,
+        on=date(2026, 3, 9),
+    )
+    context = memory.context("what did the car wash and the parking ticket cost?", budget=500)
+    assert "car wash on February 3rd cost $15 and the parking ticket $40" in context.text
+    assert context.text.count("room booking") <= 2  # not the whole checkpoint
+    assert count_tokens(context.text) <= 500
 
 
 def test_each_source_is_shown_with_its_date_once(memory: Memory) -> None:

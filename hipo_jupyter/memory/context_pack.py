@@ -4,17 +4,21 @@ Every front end that hands memory to a model (`%%ask --recall`, `hipo recall --c
 server's `budget=`) sends this text, and the benchmarks score this text, so what is measured is
 what users get. In order:
 
-1. Layer 1 (ROOT.md and the working files), cut to at most `LAYER1_SHARE` (an eighth) of the
-   budget; left out with `layer1=False` (`%%ask` already sends it as its own cached system
-   block). A context is built for one question about what was remembered: the recalled pieces
-   answer it, where Layer 1 is mostly ROOT's Active Context (the last days' work);
+1. Layer 1's lines about the question (ROOT.md's Topics Index entries, Active Context lines and
+   working notes that share at least two of its words, under their headings), at most
+   `LAYER1_SHARE` (an eighth) of the budget; left out with `layer1=False` (`%%ask` already
+   sends the whole of Layer 1 as its own cached system block). The head of ROOT.md is about
+   whatever happened last, not about the question: measured on both dev sets, it cost more
+   than it gave at every budget;
 2. the recalled memory, fenced as quoted data exactly as `%%ask` fences it (`fence.py`: stored
    text can neither close the fence nor open a fake one). Recall runs with the neighbouring
    checkpoints lifted (in a conversation the answer is often the reply to the turn that matches)
    and asks for enough hits to fill the budget; they are packed best first while they fit (a
    piece that does not fit is skipped and the next tried), then shown in time order, one line
    per source file with its date, each piece with its line, title and type, so a model (or a
-   person) can cite and open it.
+   person) can cite and open it. A piece over LONG_PIECE tokens shows its passage that
+   matches the question (`passages.py`), so a pasted page does not take the room of a dozen
+   memories; shorter pieces are shown whole.
 
 The budget is counted with `count_tokens` (o200k) on the final text and is never exceeded: the
 packing estimates each piece's cost, then the rendered text is counted and the last-packed
@@ -28,20 +32,24 @@ from dataclasses import dataclass, field
 
 from .errors import QueryError
 from .fence import RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute
+from .passages import matching_lines, passage, query_stems
 from .recall import Hit, RecallResult
 from .requests import MIN_BUDGET
 from .search import Document, document_id
-from .tokens import count_tokens, truncate_to_tokens
+from .tokens import count_tokens
 
 # Layer 1 takes at most this share of the budget; recall gets the rest. An eighth, not the
 # quarter the issue allows: measured on both dev sets (benchmarks/, dev figures), MemAware +0.007
 # to +0.023 and LoCoMo all-evidence +0.025 at 500 tokens, +0.009 at 2,000, +0.004 at 4,000.
 LAYER1_SHARE = 0.125
-PIECE_SHARE = 0.25  # one piece takes at most this share of the recall budget (cut beyond it)
-MIN_PIECE_TOKENS = 60  # ... but never less than this: a cut piece must still say something
+# A piece longer than LONG_PIECE shows its passage of PASSAGE_TOKENS that matches the query
+# (`passages.py`): two or three sentences. Shorter pieces are whole: a conversation's turn is
+# rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
+PASSAGE_TOKENS = 40
+LONG_PIECE = 100
 TOKENS_PER_HIT = 12  # hits asked of recall per budget token: more than the budget can hold
 MIN_CANDIDATES, MAX_CANDIDATES = 10, 200
-QUERY_CHARS = 160  # the query as the fence's attribute: enough to recognise, not a second copy
+QUERY_CHARS = 60  # the query as the fence's attribute: enough to recognise, not a second copy
 NOTHING = "(nothing found)"
 
 
@@ -102,22 +110,20 @@ def build(
     were checked, so bad input costs nothing."""
     budget = check_budget(budget)
     result = recall(candidates(budget))
-    prefix = ""
+    stems = query_stems(result.query or query)
     text = layer1().strip() if layer1 is not None else ""
-    if text:
-        prefix = truncate_to_tokens(escape_fence(text), int(budget * LAYER1_SHARE)).rstrip()
+    prefix = matching_lines(escape_fence(text), stems, int(budget * LAYER1_SHARE)) if text else ""
     layer1_tokens = count_tokens(prefix)
     found = documents([document_id(hit.file, hit.line) for hit in result.hits])
     head = _fence_open(result.query or query)
     used = count_tokens(_join(prefix, head, []))
     room = budget - used
-    cap = max(MIN_PIECE_TOKENS, int(room * PIECE_SHARE))
     chosen: list[tuple[Hit, str]] = []
     groups: set[tuple[str, str]] = set()
     for hit in result.hits:
         if room < 8:  # nothing of use fits in what is left
             break
-        line = piece_line(hit, found.get(document_id(hit.file, hit.line)), cap)
+        line = piece_line(hit, found.get(document_id(hit.file, hit.line)), stems)
         cost = count_tokens(line) + 1
         group = (hit.date, hit.file)
         if group not in groups:
@@ -144,19 +150,17 @@ def build(
     )
 
 
-def piece_line(hit: Hit, doc: Document | None, cap: int) -> str:
+def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
-    checkpoint's fields and words (the search snippet when the index no longer has it), its
-    later lines indented, cut to `cap` tokens."""
+    checkpoint's fields and words (the search snippet when the index no longer has it), or,
+    when longer than PASSAGE_TOKENS, its passage that best matches the query's `stems`
+    (`passages.py`); its later lines indented."""
     text = doc.text if doc is not None else hit.snippet
-    lines = [" ".join(part.split()) for part in text.splitlines()]
-    body = "\n  ".join(part for part in lines if part)
+    cap = PASSAGE_TOKENS if count_tokens(text) > LONG_PIECE else LONG_PIECE
+    body = passage(text, stems, cap).replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
     tag = f" [{label}]" if label and label != "project" else ""
-    line = escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
-    if count_tokens(line) > cap:
-        line = truncate_to_tokens(line, cap - 2).rstrip() + " ..."
-    return line
+    return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
 
 
 def group_line(hit: Hit) -> str:

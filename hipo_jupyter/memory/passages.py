@@ -1,0 +1,122 @@
+"""The part of a long text that answers a query: a context shows passages, not heads.
+
+A context packed to a budget holds more memories when each shows only the sentences that match
+the question (as a search engine's snippet does) instead of the first tokens of every piece: at
+2,000 tokens that is about twice as many pieces. `passage` picks, among the windows of
+consecutive sentences (or lines) that fit `cap` tokens, the one holding the most distinct query
+words, the earliest on a tie (the head, which usually says what the piece is about, when
+nothing matches); a cut is marked with "…" at either end. Pure functions of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .search_query import query_terms
+from .tokens import count_tokens, truncate_to_tokens
+
+ELLIPSIS = "…"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_WORD = re.compile(r"[^\W_]+")
+_SUFFIXES = ("ing", "ed", "es", "s")  # enough for "cleaning" to meet "clean", "fines" "fine"
+
+
+def stem(word: str) -> str:
+    """A word folded so that its common inflections meet: lower case, one suffix off."""
+    word = word.casefold()
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def query_stems(query: str) -> frozenset[str]:
+    """The stems of the query's searchable words (stopwords dropped, as search drops them)."""
+    return frozenset(stem(word) for term in query_terms(query) for word in term)
+
+
+def units(text: str) -> list[tuple[str, bool]]:
+    """The text as sentences, each with whether it starts a line of its own."""
+    found = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        for number, sentence in enumerate(_SENTENCE_END.split(line) if line else ()):
+            found.append((sentence, number == 0))
+    return found
+
+
+def passage(text: str, stems: Iterable[str], cap: int) -> str:
+    """The best window of `text` within `cap` tokens for a query of these `stems` (see the
+    module docstring); the whole text, its lines joined by "\\n", when it fits."""
+    pieces = units(text)
+    whole = _render(pieces, 0, len(pieces))
+    if count_tokens(whole) <= cap:
+        return whole
+    wanted = frozenset(stems)
+    matched = [
+        {stem(word) for word in _WORD.findall(sentence)} & wanted for sentence, _ in pieces
+    ]
+    sizes = [count_tokens(sentence) + 1 for sentence, _ in pieces]  # the joining space
+    best, best_score = (0, 1), -1
+    for start in range(len(pieces)):
+        end, size, found = start, 0, set()
+        while end < len(pieces) and (end == start or size + sizes[end] <= cap):
+            size += sizes[end]
+            found |= matched[end]
+            end += 1
+        if len(found) > best_score:
+            best, best_score = (start, end), len(found)
+    start, end = best
+    shown = _render(pieces, start, end)
+    cut_end = end < len(pieces)
+    if count_tokens(shown) > cap:  # one sentence longer than the cap
+        shown, cut_end = truncate_to_tokens(shown, cap - 1).rstrip(), True
+    prefix = f"{ELLIPSIS} " if start > 0 else ""
+    return f"{prefix}{shown} {ELLIPSIS}" if cut_end else f"{prefix}{shown}"
+
+
+def _render(pieces: list[tuple[str, bool]], start: int, end: int) -> str:
+    out: list[str] = []
+    for sentence, new_line in pieces[start:end]:
+        if out and not new_line:
+            out[-1] += f" {sentence}"
+        else:
+            out.append(sentence)
+    return "\n".join(out)
+
+
+def matching_lines(text: str, stems: Iterable[str], cap: int) -> str:
+    """The lines of a Markdown `text` that share the most query `stems` (two at least, or the
+    one a one-word query has), within `cap` tokens, in their order and under their headings;
+    "" when none does. Layer 1 in a context for one question: the Topics Index entry, the
+    recent line or the working note about it, not the head of ROOT.md, which is about
+    whatever happened last, nor every line that shares one common word (a name) with it."""
+    wanted = frozenset(stems)
+    least = min(2, len(wanted))
+    lines = text.splitlines()
+    headings: list[tuple[int, int]] = []  # (level, line) of the headings in force
+    just_headed = False  # a heading right under another (a file's path, then its title) adds
+    ranked = []
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            level = len(stripped) - len(stripped.lstrip("#"))
+            if not just_headed:
+                headings = [(at, n) for at, n in headings if at < level]
+            headings.append((level, number))
+            just_headed = True
+            continue
+        just_headed = just_headed and not stripped
+        shared = len({stem(word) for word in _WORD.findall(line)} & wanted)
+        if shared and shared >= least:
+            ranked.append((-shared, number, tuple(n for _, n in headings)))
+    chosen: set[int] = set()
+    room = cap
+    for _, number, above in sorted(ranked):
+        new = [n for n in (*above, number) if n not in chosen]
+        cost = sum(count_tokens(lines[n]) + 1 for n in new)
+        if cost <= room:
+            room -= cost
+            chosen.update(new)
+    return "\n".join(lines[n] for n in sorted(chosen))
