@@ -41,7 +41,10 @@ from .topic_index import Topic
 # conversations (benchmarks/LOCOMO.md); each is a general signal, not a fit to those questions.
 TOPIC_BOOST = 0.25  # the checkpoint carries a #tag the query names (Topics Index)
 RECENCY_WEIGHT = 0.15  # relevance times 1 + this * 0.5 ** (age / half-life)
-DAY_WEIGHT = 0.2  # times how well the hit's whole day (its daily node) matches, 0..1
+# times how well the hit's whole day (its daily node) matches, 0..1. 0.1, not 0.2: a day that
+# holds many conversations (MemAware: 14 a day) says little about one turn; on LoCoMo (a day is
+# one conversation) 0.1 and 0.2 are level, on MemAware 0.1 is +0.02 to +0.03 (dev figures).
+DAY_WEIGHT = 0.1
 PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
 NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
 CANDIDATES_PER_HIT = 6
