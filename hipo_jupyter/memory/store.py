@@ -76,6 +76,7 @@ NODE_LEVELS = ("daily", "weekly", "monthly")
 
 # The layout's names, relative to the root: the one place that spells them (front ends link to
 # these paths and never build them).
+RawStamps = dict[str, tuple[int, int]]  # raw log name -> (size, mtime_ns), `Store.raw_stamps`
 MEMORY_DIR = "memory"
 ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
 CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
@@ -220,7 +221,7 @@ class Store:
                 continue  # "2026-02-30.md": not a day, not ours to judge; or gone meanwhile
         return found
 
-    def raw_stamps(self) -> dict[str, tuple[int, int]]:
+    def raw_stamps(self) -> RawStamps:
         """Raw log name -> (size, mtime_ns): a cheap way to tell whether any raw log changed."""
         return {
             name: (info.st_size, info.st_mtime_ns)
