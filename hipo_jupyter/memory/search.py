@@ -43,24 +43,25 @@ from .errors import HipoError, QueryError
 from .migrations import MIGRATIONS as MIGRATIONS  # re-exported: tests and vectors use them here
 from .migrations import REQUIRED_TABLES, _write, migrate
 from .migrations import migration as migration
+from .search_query import DOC_COLUMNS as _DOC_COLUMNS
 from .search_query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
+from .search_query import RANK_FUNCTION as RANK_FUNCTION
 from .search_query import SNIPPET_CHARS as SNIPPET_CHARS
 from .search_query import STOPWORDS as STOPWORDS
-from .search_query import build_match_query, normalize_day, plain_snippet
+from .search_query import TAGS_WEIGHT as TAGS_WEIGHT
+from .search_query import TEXT_WEIGHT as TEXT_WEIGHT
+from .search_query import TITLE_WEIGHT as TITLE_WEIGHT
+from .search_query import build_match_query, normalize_day, placeholders, plain_snippet
 from .search_query import query_terms as query_terms
 from .search_query import quote_fts as quote_fts
+from .search_query import search_sql as search_sql
 
 BACKENDS = ("fts5", "whoosh")
 
 FTS5_FILENAME = "fts5.sqlite3"
 
-# Column weights for bm25(): title, text, tags (the order of the FTS5 columns).
-TITLE_WEIGHT = 5.0
-TEXT_WEIGHT = 1.0
-TAGS_WEIGHT = 3.0
-RANK_FUNCTION = f"bm25({TITLE_WEIGHT}, {TEXT_WEIGHT}, {TAGS_WEIGHT})"
-
 BUSY_TIMEOUT_MS = 10_000
+ID_BATCH = 500  # ids per `in (...)` query
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,7 @@ class Fts5Index:
         sql = f"select {_DOC_COLUMNS} from documents d"
         params: list[object] = []
         if kinds is not None:
-            sql += f" where d.kind in ({_placeholders(kinds)})"
+            sql += f" where d.kind in ({placeholders(kinds)})"
             params.extend(kinds)
         sql += " order by d.path, d.line"
         with self._lock, self._guard():
@@ -292,7 +293,7 @@ class Fts5Index:
         with self._lock, self._guard():
             for start in range(0, len(wanted), ID_BATCH):  # under SQLite's variable limit
                 chunk = wanted[start : start + ID_BATCH]
-                where = f"d.id in ({_placeholders(chunk)})"
+                where = f"d.id in ({placeholders(chunk)})"
                 rows = self._db.execute(
                     f"select {_DOC_COLUMNS} from documents d where {where}", chunk
                 ).fetchall()
@@ -368,60 +369,6 @@ class Fts5Index:
                     f"the search index {self.path} is locked by another process; try again"
                 ) from error
             raise
-
-
-SNIPPET_SQL = "snippet(documents_fts, -1, '', '', '…', 20)"
-_DOC_COLUMNS = "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags"
-ID_BATCH = 500  # ids per `in (...)` query
-
-
-def _placeholders(values: Collection[str]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def search_sql(
-    match: str,
-    *,
-    limit: int,
-    kinds: Collection[str] | None = None,
-    types: Collection[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    snippets: bool = True,
-) -> tuple[str, list[object]]:
-    """The SQL and parameters of one ranked, filtered search; pure, so tests can read it.
-
-    Rows: the document columns, the score (-bm25, > 0) and the raw snippet. Ranking goes through
-    FTS5's `rank` column (`rank match 'bm25(...)'`, `order by rank`): FTS5 then sorts inside the
-    virtual table, measured 1.5-2x faster than `order by bm25(...)` on a common term.
-    Without `snippets` the snippet column is empty: FTS5's snippet() re-reads each row's text,
-    and at a year of memory, over a thousand candidates, it was four fifths of the query.
-    """
-    where = ["documents_fts match ?", "documents_fts.rank match ?"]
-    params: list[object] = [match, RANK_FUNCTION]
-    if kinds is not None:
-        where.append(f"d.kind in ({_placeholders(kinds)})")
-        params.extend(kinds)
-    if types is not None:
-        where.append(f"d.type in ({_placeholders(types)})")
-        params.extend(types)
-    if since is not None:
-        where.append("d.date >= ?")
-        params.append(since)
-    if until is not None:
-        where.append("d.date <= ?")
-        params.append(until)
-    params.append(limit)
-    sql = f"""
-        select {_DOC_COLUMNS},
-            -documents_fts.rank as score,
-            {SNIPPET_SQL if snippets else "''"} as snippet
-        from documents_fts join documents d on d.pk = documents_fts.rowid
-        where {" and ".join(where)}
-        order by documents_fts.rank
-        limit ?
-    """
-    return sql, params
 
 
 def _row_to_document(row: Sequence) -> Document:
