@@ -104,7 +104,7 @@ class LocalRecall:
                 nodes=self._node_paths(),
                 today=self._today(),
                 config=self.config,
-                neighbours=self._neighbours if neighbours else None,
+                neighbours=self._neighbours.current() if neighbours else None,
                 semantic=semantic,
                 file_documents=self._indexer.file_documents,
                 weights=FusionWeights.of(self.config),

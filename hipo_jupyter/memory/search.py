@@ -34,7 +34,7 @@ import json
 import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -62,6 +62,7 @@ FTS5_FILENAME = "fts5.sqlite3"
 
 BUSY_TIMEOUT_MS = 10_000
 ID_BATCH = 500  # ids per `in (...)` query
+SEEN_DOCUMENTS = 10_000  # documents kept from searches for `documents_by_id` (a year: ~7,700)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,12 @@ class SearchIndex(Protocol):
         """The hash recorded for `path` (None: not indexed): what a cache of `documents_of`
         is keyed by."""
 
+    def version(self) -> Hashable | None:
+        """A value that changes whenever the index may have changed, by this handle or any
+        other (another kernel): what is read from the index may be kept while it holds, so
+        a recall asks a log's hash once, not once per query. None: this backend cannot tell
+        cheaply, and nothing read may be kept."""
+
     def count(self) -> int: ...
 
     def clear(self) -> None: ...
@@ -181,6 +188,10 @@ class Fts5Index:
     def __init__(self, db_path: Path) -> None:
         self.path = db_path
         self._lock = threading.RLock()
+        # Documents this handle read since the index last changed (`version`), by id: a
+        # context reads the whole text of the hits its recall's search has just returned.
+        self._seen: dict[str, Document] = {}
+        self._seen_at: tuple[int, int] | None = None
         # Autocommit mode (transactions are explicit, see `_write`); the timeout is SQLite's busy
         # timeout: a writer waits that long for another kernel's write to finish.
         self._db = sqlite3.connect(
@@ -276,6 +287,20 @@ class Fts5Index:
         with self._lock, self._guard():
             return self._db.execute("select count(*) from documents").fetchone()[0]
 
+    def version(self) -> tuple[int, int]:
+        """(rows this connection changed, SQLite's `data_version`, which moves when another
+        connection commits): equal twice only if nothing was written in between."""
+        with self._lock, self._guard():
+            return self._db.total_changes, self._db.execute("pragma data_version").fetchone()[0]
+
+    def _known(self) -> dict[str, Document]:
+        """`_seen`, emptied when the index changed since it was filled (or it is full). Asked
+        before the rows it will hold are read, so nothing read before a change is kept."""
+        version = self.version()
+        if version != self._seen_at or len(self._seen) >= SEEN_DOCUMENTS:
+            self._seen, self._seen_at = {}, version
+        return self._seen
+
     def documents(self, *, kinds: Collection[str] | None = None) -> Iterator[Document]:
         sql = f"select {_DOC_COLUMNS} from documents d"
         params: list[object] = []
@@ -288,9 +313,16 @@ class Fts5Index:
         return (_row_to_document(row) for row in rows)
 
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
-        wanted = list(dict.fromkeys(ids))
         found: dict[str, Document] = {}
         with self._lock, self._guard():
+            seen = self._known()
+            wanted = []
+            for doc_id in dict.fromkeys(ids):
+                doc = seen.get(doc_id)
+                if doc is None:
+                    wanted.append(doc_id)
+                else:
+                    found[doc_id] = doc
             for start in range(0, len(wanted), ID_BATCH):  # under SQLite's variable limit
                 chunk = wanted[start : start + ID_BATCH]
                 where = f"d.id in ({placeholders(chunk)})"
@@ -298,12 +330,16 @@ class Fts5Index:
                     f"select {_DOC_COLUMNS} from documents d where {where}", chunk
                 ).fetchall()
                 found.update((row[0], _row_to_document(row)) for row in rows)
+            seen.update((doc_id, found[doc_id]) for doc_id in wanted if doc_id in found)
         return found
 
     def documents_of(self, path: str) -> list[Document]:
         sql = f"select {_DOC_COLUMNS} from documents d where d.path = ? order by d.line"
         with self._lock, self._guard():
-            return [_row_to_document(row) for row in self._db.execute(sql, (path,))]
+            seen = self._known()
+            docs = [_row_to_document(row) for row in self._db.execute(sql, (path,))]
+            seen.update((doc.id, doc) for doc in docs)
+        return docs
 
     def file_hash(self, path: str) -> str | None:
         with self._lock, self._guard():
@@ -335,18 +371,20 @@ class Fts5Index:
             snippets=snippets,
         )
         with self._lock, self._guard():
+            seen = self._known()
             try:
                 rows = self._db.execute(sql, params).fetchall()
             except sqlite3.OperationalError as error:
                 if "fts5" in str(error).lower() or "syntax" in str(error).lower():
                     raise QueryError(f"search could not run {query!r}: {error}") from error
                 raise
+            docs = [_row_to_document(row) for row in rows]
+            seen.update((doc.id, doc) for doc in docs)
         return [
             SearchHit(doc=doc, score=row[-2], snippet=plain_snippet(row[-1] or doc.text))
             if snippets
             else SearchHit(doc=doc, score=row[-2], snippet="")
-            for row in rows
-            for doc in (_row_to_document(row),)
+            for row, doc in zip(rows, docs, strict=True)
         ]
 
     def close(self) -> None:
