@@ -36,6 +36,7 @@ import sqlite3
 import threading
 from collections.abc import Collection, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -419,8 +420,15 @@ def _row_to_document(row: Sequence) -> Document:
         type=row[5],
         title=row[6],
         text=row[7],
-        tags=() if row[8] == "[]" else tuple(json.loads(row[8])),  # most have none: no parse
+        tags=_tags(row[8]),
     )
+
+
+@lru_cache(maxsize=1024)
+def _tags(column: str) -> tuple[str, ...]:
+    """The tags column (a JSON list) as a tuple. A memory holds a few hundred sets of tags,
+    and a year's context reads ~300 rows: each set parsed once, not once per row."""
+    return () if column == "[]" else tuple(json.loads(column))
 
 
 # ---------------------------------------------------------------------------------------------
