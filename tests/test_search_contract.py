@@ -349,6 +349,27 @@ def test_documents_read_are_never_older_than_another_handles_write(
         two.close()
 
 
+def test_fts5_reads_of_one_call_are_of_one_version(tmp_path: Path) -> None:
+    """What an FTS5 read keeps is tagged with the version its rows were read at: a write by
+    another kernel between the version and the rows cannot slip in (one read transaction)."""
+    from hipo_jupyter.memory.migrations import _snapshot
+
+    one = open_index(tmp_path / ".index", "fts5")
+    two = open_index(tmp_path / ".index", "fts5")
+    try:
+        one.replace_file(RAW, "h1", [PRICING])
+        with _snapshot(one._db):
+            version = one.version()
+            two.replace_file(RAW, "h2", [ONBOARDING])  # commits while `one` reads
+            assert one.documents_of(RAW) == [PRICING] and one.version() == version
+        assert one.version() != version
+        assert one.documents_of(RAW) == [ONBOARDING]
+        assert [hit.doc for hit in one.search("onboarding")] == [ONBOARDING]
+    finally:
+        one.close()
+        two.close()
+
+
 def test_documents_by_id_reads_many_at_once(index: SearchIndex) -> None:
     many = [doc(RAW, line, f"Turn {line}", f"- request: item {line}") for line in range(1, 1202)]
     index.replace_file(RAW, "h-many", many)

@@ -42,7 +42,7 @@ from typing import Protocol
 
 from .errors import HipoError, QueryError
 from .migrations import MIGRATIONS as MIGRATIONS  # re-exported: tests and vectors use them here
-from .migrations import REQUIRED_TABLES, _write, migrate
+from .migrations import REQUIRED_TABLES, _snapshot, _write, migrate
 from .migrations import migration as migration
 from .search_query import DOC_COLUMNS as _DOC_COLUMNS
 from .search_query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
@@ -296,7 +296,7 @@ class Fts5Index:
 
     def _known(self) -> dict[str, Document]:
         """`_seen`, emptied when the index changed since it was filled (or it is full). Asked
-        before the rows it will hold are read, so nothing read before a change is kept."""
+        inside the `_snapshot` its rows are read in, so they are all of that version."""
         version = self.version()
         if version != self._seen_at or len(self._seen) >= SEEN_DOCUMENTS:
             self._seen, self._seen_at = {}, version
@@ -315,7 +315,7 @@ class Fts5Index:
 
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
         found: dict[str, Document] = {}
-        with self._lock, self._guard():
+        with self._lock, self._guard(), _snapshot(self._db):
             seen = self._known()
             wanted = []
             for doc_id in dict.fromkeys(ids):
@@ -336,7 +336,7 @@ class Fts5Index:
 
     def documents_of(self, path: str) -> list[Document]:
         sql = f"select {_DOC_COLUMNS} from documents d where d.path = ? order by d.line"
-        with self._lock, self._guard():
+        with self._lock, self._guard(), _snapshot(self._db):
             seen = self._known()
             docs = [_row_to_document(row) for row in self._db.execute(sql, (path,))]
             seen.update((doc.id, doc) for doc in docs)
@@ -371,7 +371,7 @@ class Fts5Index:
             until=until,
             snippets=snippets,
         )
-        with self._lock, self._guard():
+        with self._lock, self._guard(), _snapshot(self._db):
             seen = self._known()
             try:
                 rows = self._db.execute(sql, params).fetchall()
@@ -379,7 +379,8 @@ class Fts5Index:
                 if "fts5" in str(error).lower() or "syntax" in str(error).lower():
                     raise QueryError(f"search could not run {query!r}: {error}") from error
                 raise
-            docs = [_row_to_document(row) for row in rows]
+            # A document read since the index last changed is that row: not built again.
+            docs = [seen.get(row[0]) or _row_to_document(row) for row in rows]
             seen.update((doc.id, doc) for doc in docs)
         return [
             SearchHit(doc=doc, score=row[-2], snippet=plain_snippet(row[-1] or doc.text))
