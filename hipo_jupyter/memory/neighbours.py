@@ -38,15 +38,18 @@ class IndexNeighbours:
     recall searched, so the neighbours are of the same version of the log as the hits.
 
     `current()` is the same for one recall, asking the index's `version()` once: a log whose
-    hash was checked at that version is not asked again (a year's context lifts from ~150
-    logs; asking each its hash was a tenth of the recall under cProfile)."""
+    hash was checked at that version of that index handle is not asked again (a year's
+    context lifts from ~150 logs; asking each its hash was a tenth of the recall under
+    cProfile). A reopened index is another handle, whose versions start again."""
 
     def __init__(self, index: Callable[[], SearchIndex], max_files: int = 1024) -> None:
         self._index = index
         self._max_files = max_files
-        # path -> (hash, its documents, line -> place, the index version it was checked at)
+        # path -> (hash, its documents, line -> place, the (handle, version) it was checked at)
         self._logs: OrderedDict[str, tuple[str, list[Document], dict[int, int], object]]
         self._logs = OrderedDict()
+        self._handle: SearchIndex | None = None  # the index the versions are of
+        self._handles = 0  # ... counted, so a version of an earlier handle never matches
 
     def positions(self, path: str) -> tuple[list[Document], dict[int, int]]:
         return self._positions(self._index(), None, path)
@@ -54,12 +57,17 @@ class IndexNeighbours:
     def current(self) -> Neighbours:
         """The neighbours for one recall, the index's version read now (see the class)."""
         index = self._index()
+        if index is not self._handle:
+            self._handle, self._handles = index, self._handles + 1
         version = index.version()
-        return _AtVersion(lambda path: self._positions(index, version, path))
+        tag = None if version is None else (self._handles, version)
+        return _AtVersion(lambda path: self._positions(index, tag, path))
 
     def _positions(
         self, index: SearchIndex, version: object, path: str
     ) -> tuple[list[Document], dict[int, int]]:
+        """A log's checkpoints and places, its hash asked unless checked at `version` (None:
+        always asked)."""
         cached = self._logs.get(path)
         if version is None or cached is None or cached[3] != version:
             digest = index.file_hash(path)
