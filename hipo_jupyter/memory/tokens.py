@@ -58,7 +58,7 @@ O200K_SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 CHARS_PER_TOKEN = 4
 PACKAGED_STATUS = "tiktoken o200k_base (packaged)"
 
-_COUNT_CACHE_SIZE = 4096  # Layer 1's parts, and the pieces a context packs from (a few per hit)
+_COUNT_CACHE_SIZE = 8192  # Layer 1's parts, and the lines a context packs (~300 a context)
 _TRUNCATE_CACHE_SIZE = 256  # Layer 1 cut to a context's share, and the long pieces cut to a cap
 
 
