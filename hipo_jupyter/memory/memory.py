@@ -103,9 +103,9 @@ class Memory:
             self._today,
             self._lock,
         )
-        self._writer = Writer(self.store, self._indexer, self._topics, self._lock)
-        self._notes = NoteFiles(self.store, self._indexer, self._lock)
         self._views = StructuredViews(self.store, self.catalog, self._lock)
+        self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
+        self._notes = NoteFiles(self.store, self._indexer, self._lock)
         self._team = TeamLink(self.store, self.config, self._today)
 
     def __repr__(self) -> str:

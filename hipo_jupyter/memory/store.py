@@ -128,6 +128,9 @@ class Appended:
     hash_before: str
     hash_after: str
     text_after: str
+    # The log's (size, mtime_ns) as `raw_stamps` gives them, under its lock (`StructuredViews`)
+    stamp_before: tuple[int, int] = (0, 0)
+    stamp_after: tuple[int, int] = (0, 0)
 
 
 class Store:
@@ -396,6 +399,8 @@ class Store:
                 if repaired:
                     log.warning("hipo: %s", repaired)
                 before = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
+                info = os.fstat(fd)
+                stamp_before = (info.st_size, info.st_mtime_ns)
                 prefix = b""
                 if before and not before.endswith(b"\n"):
                     prefix = b"\n\n"
@@ -414,6 +419,8 @@ class Store:
                         f"could not append to {self.relative(path)}: {failed}; nothing was "
                         f"written ({failed.kept})"
                     ) from failed.error
+                info = os.fstat(fd)
+                stamp_after = (info.st_size, info.st_mtime_ns)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -426,6 +433,8 @@ class Store:
             hash_before=sha256(before),
             hash_after=sha256(after),
             text_after=after.decode("utf-8", errors="replace"),
+            stamp_before=stamp_before,
+            stamp_after=stamp_after,
         )
 
     @contextlib.contextmanager
