@@ -550,16 +550,21 @@ def measure_session(
         timed(iter([lambda q=query: memory.context(q[1], budget=2000, mode="keyword")]), context)
     bare_index.close()
     rng = random.Random(seed + 1)
-    fresh, _ = synthetic_days(end, 1, samples + 20, seed + 2)
+    fresh, _ = synthetic_days(end, 1, samples + 40, seed + 2)
     remember = timed(
         (lambda w=w: memory.remember(w.title, w.body, type=w.type, tags=w.tags))
         for w in fresh[0][:samples]
     )
-    after = Timings()
-    pairs = zip(fresh[0][samples:], rng.sample(queries, min(20, len(queries))), strict=False)
-    for w, query in pairs:
+    # The notebook's next cell: a recall, then a context, right after a %%remember.
+    after, context_after = Timings(), Timings()
+    picked = rng.sample(queries, min(20, len(queries)))
+    for w, query in zip(fresh[0][samples : samples + 20], picked, strict=False):
         memory.remember(w.title, w.body, type=w.type, tags=w.tags)
         timed(iter([recall_one(query)]), after)
+    for w, query in zip(fresh[0][samples + 20 :], picked, strict=False):
+        memory.remember(w.title, w.body, type=w.type, tags=w.tags)
+        context_one = [lambda q=query: memory.context(q[1], budget=2000, mode="keyword")]
+        timed(iter(context_one), context_after)
     semantic = memory.semantic.status()[1] if memory.config.semantic else ""
     memory.close()
     return {
@@ -572,6 +577,12 @@ def measure_session(
         "remember_p95_ms": percentile(remember.wall, 95),
         "remember_p95_cpu_ms": percentile(remember.cpu, 95),
         "recall_after_remember_p50_ms": statistics.median(after.wall) if after.wall else None,
+        "context_after_remember_p50_ms": (
+            statistics.median(context_after.wall) if context_after.wall else None
+        ),
+        "context_after_remember_p50_cpu_ms": (
+            statistics.median(context_after.cpu) if context_after.cpu else None
+        ),
         "bare_p50_ms": statistics.median(bare.wall),
         "bare_p95_ms": percentile(bare.wall, 95),
         "bare_p95_cpu_ms": percentile(bare.cpu, 95),
@@ -695,6 +706,8 @@ ROWS = (
     ("context_p50_cpu_ms", "`Memory.context` p50, CPU time (ms)", "{:.1f}"),
     ("context_p95_cpu_ms", "`Memory.context` p95, CPU time (ms)", "{:.1f}"),
     ("context_over_bare_p95_cpu", "`Memory.context` p95 / bare query p95, CPU time", "{:.1f}x"),
+    ("context_after_remember_p50_ms", "`Memory.context` after a `%%remember`, p50 (ms)", "{:.1f}"),
+    ("context_after_remember_p50_cpu_ms", "... the same, CPU time (ms)", "{:.1f}"),
     ("identifier_found_at_5", "identifier queries found in top 5", "{:.0%}"),
     ("layer1_tokens", "Layer 1 tokens", "{:,}"),
     ("index_bytes", "index on disk (MB)", "{:.2f}"),

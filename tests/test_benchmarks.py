@@ -45,6 +45,8 @@ METRICS = (
     "context_p95_ms",
     "context_p50_cpu_ms",
     "context_p95_cpu_ms",
+    "context_after_remember_p50_ms",
+    "context_after_remember_p50_cpu_ms",
 )
 
 
