@@ -22,7 +22,8 @@ the copy's index with that backend, then measures each copy the way a user meets
 The synthetic memory is deterministic for a seed (content, dates and order; checkpoint ids carry
 the wall clock, as real ones do). Timings are wall-clock on a shared machine: read them as orders
 of magnitude and compare the columns of one run, not runs of different days.
-`--profile DIR` also writes cProfile statistics of the three hot paths at the largest size.
+`--profile DIR` also writes cProfile statistics of the hot paths (load, recall, context,
+remember) at the largest size.
 """
 
 from __future__ import annotations
@@ -549,16 +550,21 @@ def measure_session(
         timed(iter([lambda q=query: memory.context(q[1], budget=2000, mode="keyword")]), context)
     bare_index.close()
     rng = random.Random(seed + 1)
-    fresh, _ = synthetic_days(end, 1, samples + 20, seed + 2)
+    fresh, _ = synthetic_days(end, 1, samples + 40, seed + 2)
     remember = timed(
         (lambda w=w: memory.remember(w.title, w.body, type=w.type, tags=w.tags))
         for w in fresh[0][:samples]
     )
-    after = Timings()
-    pairs = zip(fresh[0][samples:], rng.sample(queries, min(20, len(queries))), strict=False)
-    for w, query in pairs:
+    # The notebook's next cell: a recall, then a context, right after a %%remember.
+    after, context_after = Timings(), Timings()
+    picked = rng.sample(queries, min(20, len(queries)))
+    for w, query in zip(fresh[0][samples : samples + 20], picked, strict=False):
         memory.remember(w.title, w.body, type=w.type, tags=w.tags)
         timed(iter([recall_one(query)]), after)
+    for w, query in zip(fresh[0][samples + 20 :], picked, strict=False):
+        memory.remember(w.title, w.body, type=w.type, tags=w.tags)
+        context_one = [lambda q=query: memory.context(q[1], budget=2000, mode="keyword")]
+        timed(iter(context_one), context_after)
     semantic = memory.semantic.status()[1] if memory.config.semantic else ""
     memory.close()
     return {
@@ -571,6 +577,12 @@ def measure_session(
         "remember_p95_ms": percentile(remember.wall, 95),
         "remember_p95_cpu_ms": percentile(remember.cpu, 95),
         "recall_after_remember_p50_ms": statistics.median(after.wall) if after.wall else None,
+        "context_after_remember_p50_ms": (
+            statistics.median(context_after.wall) if context_after.wall else None
+        ),
+        "context_after_remember_p50_cpu_ms": (
+            statistics.median(context_after.cpu) if context_after.cpu else None
+        ),
         "bare_p50_ms": statistics.median(bare.wall),
         "bare_p95_ms": percentile(bare.wall, 95),
         "bare_p95_cpu_ms": percentile(bare.cpu, 95),
@@ -579,6 +591,7 @@ def measure_session(
         "recall_over_bare_p95": percentile(again.wall, 95) / max(percentile(bare.wall, 95), 1e-6),
         "context_p50_ms": statistics.median(context.wall),
         "context_p95_ms": percentile(context.wall, 95),
+        "context_p50_cpu_ms": statistics.median(context.cpu),
         "context_p95_cpu_ms": percentile(context.cpu, 95),
         "context_over_bare_p95_cpu": percentile(context.cpu, 95)
         / max(percentile(bare.cpu, 95), 1e-6),
@@ -592,7 +605,7 @@ def folder_bytes(folder: Path) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Profiles of the three hot paths (load, remember, recall) at the largest size.
+# Profiles of the hot paths (load, recall, context, remember) at the largest size.
 
 
 def top_functions(stats_path: str, limit: int = 15) -> str:
@@ -605,7 +618,8 @@ def top_functions(stats_path: str, limit: int = 15) -> str:
 def profile_hot_paths(
     root: Path, backend: str, end: date, queries: list[tuple[str, str, str]], out: Path, seed: int
 ) -> dict[str, str]:
-    """cProfile of 200 recalls, 200 remembers and 20 remember+recall pairs on a copy of `root`."""
+    """cProfile of 200 recalls, 200 contexts (budget 2,000, keyword), 200 remembers and 20
+    remember+recall pairs on a copy of `root`."""
     out.mkdir(parents=True, exist_ok=True)
     work = out / "memory-copy"
     if work.exists():
@@ -617,6 +631,7 @@ def profile_hot_paths(
     fresh, _ = synthetic_days(end, 1, 220, seed + 3)
     jobs = {
         "recall": lambda: [memory.recall(q[1], k=5) for q in queries],
+        "context": lambda: [memory.context(q[1], budget=2000, mode="keyword") for q in queries],
         "remember": lambda: [
             memory.remember(w.title, w.body, type=w.type, tags=w.tags) for w in fresh[0][:200]
         ],
@@ -688,8 +703,11 @@ ROWS = (
     ("recall_over_bare_p95_cpu", "`%recall` p95 / bare query p95, CPU time", "{:.1f}x"),
     ("context_p50_ms", "`Memory.context(budget=2000)` p50, keyword (ms)", "{:.1f}"),
     ("context_p95_ms", "`Memory.context(budget=2000)` p95, keyword (ms)", "{:.1f}"),
+    ("context_p50_cpu_ms", "`Memory.context` p50, CPU time (ms)", "{:.1f}"),
     ("context_p95_cpu_ms", "`Memory.context` p95, CPU time (ms)", "{:.1f}"),
     ("context_over_bare_p95_cpu", "`Memory.context` p95 / bare query p95, CPU time", "{:.1f}x"),
+    ("context_after_remember_p50_ms", "`Memory.context` after a `%%remember`, p50 (ms)", "{:.1f}"),
+    ("context_after_remember_p50_cpu_ms", "... the same, CPU time (ms)", "{:.1f}"),
     ("identifier_found_at_5", "identifier queries found in top 5", "{:.0%}"),
     ("layer1_tokens", "Layer 1 tokens", "{:,}"),
     ("index_bytes", "index on disk (MB)", "{:.2f}"),

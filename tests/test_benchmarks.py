@@ -43,6 +43,10 @@ METRICS = (
     "recall_over_bare_p95",
     "context_p50_ms",
     "context_p95_ms",
+    "context_p50_cpu_ms",
+    "context_p95_cpu_ms",
+    "context_after_remember_p50_ms",
+    "context_after_remember_p50_cpu_ms",
 )
 
 

@@ -226,6 +226,45 @@ def test_the_same_authors_next_words_are_not_lifted(memory_root: Path) -> None:
     assert texts(lifted) == ["Which climbing gym downtown has the best bouldering?"]
 
 
+def test_neighbours_follow_another_kernels_append(memory_root: Path) -> None:
+    """The neighbours of a log are kept while the index is unchanged (`IndexNeighbours`);
+    a turn another kernel appends to that log (indexed by it) is lifted at the next recall."""
+    ours = memory_with(
+        memory_root,
+        [
+            ("2023-05-08", "User", "Which climbing gym downtown has the best bouldering?"),
+            ("2023-05-08", "Coach", "Try the one by the river."),
+        ],
+    )
+    assert len(ours.recall("climbing gym", k=5, neighbours=True)) == 2
+    other = Memory(memory_root, today=lambda: TODAY)
+    other.remember("Friend", "The river one opens at six on weekdays.", on="2023-05-08")
+    lifted = ours.recall("climbing gym", k=5, neighbours=True)
+    assert [hit.title for hit in lifted][-1] == "Friend"
+    assert ours.context("climbing gym").text.count("opens at six") == 1
+    other.close()
+
+
+def test_neighbours_kept_from_a_closed_index_are_checked_again(memory_root: Path) -> None:
+    """A reopened index is another connection, whose versions start again: what was kept
+    under the old one is checked against the new one, not taken for current."""
+    memory_with(
+        memory_root,
+        [
+            ("2023-05-08", "User", "Which climbing gym downtown has the best bouldering?"),
+            ("2023-05-08", "Coach", "Try the one by the river."),
+        ],
+    ).close()
+    ours = Memory(memory_root, today=lambda: TODAY)
+    assert len(ours.recall("climbing gym", k=5, neighbours=True)) == 2
+    ours.close()
+    other = Memory(memory_root, today=lambda: TODAY)
+    other.remember("Friend", "The river one opens at six on weekdays.", on="2023-05-08")
+    other.close()
+    lifted = ours.recall("climbing gym", k=5, neighbours=True)
+    assert [hit.title for hit in lifted][-1] == "Friend"
+
+
 def test_drill_down_paths_follow_the_node_folders_as_they_change(memory_root: Path) -> None:
     """Recall keeps the node list while the node folders are unchanged (`NodePaths`); a node
     built or removed since shows in (or leaves) the next hit's drill-down path at once."""

@@ -103,6 +103,27 @@ def test_rules_enter_layer1_after_root_within_their_own_budget(memory_root: Path
     assert "broke prod" not in layer1.text  # the full text stays on demand
 
 
+def test_layer1_rules_follow_every_append_kept_or_not(memory_root: Path) -> None:
+    """The rules are kept across this process's own appends that state none (no raw log read
+    again for Layer 1 after a `%%remember`), and made again after a rule, another writer's
+    append, or a hand edit of a log."""
+    memory = Memory(memory_root, config=MemoryConfig())
+    memory.remember("No Friday deploys", "x", trigger="before a deploy", rule="not on Friday")
+    assert "not on Friday" in memory.layer1().text
+    memory.remember("Pricing review", "- decisions: cut the starter tier")  # no rule: kept
+    assert memory._views._rules is not None
+    assert memory.layer1().text.count("-> not on Friday") == 1
+    memory.remember("Deploy on Mondays", "x", trigger="before a deploy", rule="only Monday")
+    assert "only Monday" in memory.layer1().text  # a rule: made again
+    other = Memory(memory_root, config=MemoryConfig())
+    other.remember("Tests first", "x", trigger="before a merge", rule="run the tests")
+    memory.remember("Standup notes", "- outcome: nothing new")  # after another writer's rule
+    assert "run the tests" in memory.layer1().text
+    log = next((memory_root / "memory").glob("2*.md"))
+    log.write_text(log.read_text().replace("run the tests", "run every test"))
+    assert "run every test" in memory.layer1().text
+
+
 def test_a_full_rules_budget_cuts_the_superseded_rules_first(memory_root: Path) -> None:
     config = MemoryConfig()
     config.layer1_budgets = {**config.layer1_budgets, "RULES": 60}

@@ -301,6 +301,75 @@ def test_documents_by_id_returns_the_whole_documents_asked_for(filled: SearchInd
     assert filled.documents_by_id([LATER.id]) == {}
 
 
+def test_version_moves_with_every_write_of_either_handle(backend: str, tmp_path: Path) -> None:
+    """What a caller keeps from the index (a log's neighbours, documents read) is valid while
+    `version()` is unchanged; a backend that cannot tell says None."""
+    one = open_index(tmp_path / ".index", backend)
+    two = open_index(tmp_path / ".index", backend)
+    try:
+        if one.version() is None:
+            return
+        one.replace_file(RAW, "h1", [PRICING])
+        before = one.version()
+        one.search("competitors", snippets=False)
+        one.documents_by_id([PRICING.id])
+        assert one.version() == before  # reads change nothing
+        seen = []
+        for write in (
+            lambda: one.add(RAW, "h2", [ONBOARDING]),
+            lambda: two.add(RAW_LATER, "h3", [LATER]),  # another kernel
+            lambda: two.remove_file(RAW_LATER),
+            lambda: one.replace_file(RAW, "h4", [PRICING]),
+        ):
+            write()
+            seen.append(one.version())
+        assert len({before, *seen}) == 5
+    finally:
+        one.close()
+        two.close()
+
+
+def test_documents_read_are_never_older_than_another_handles_write(
+    backend: str, tmp_path: Path
+) -> None:
+    one = open_index(tmp_path / ".index", backend)
+    two = open_index(tmp_path / ".index", backend)
+    try:
+        one.replace_file(RAW, "h1", [PRICING])
+        assert [hit.doc for hit in one.search("competitors")] == [PRICING]
+        assert one.documents_by_id([PRICING.id]) == {PRICING.id: PRICING}
+        changed = doc(RAW, 1, "Competitor pricing", "- request: compare competitors again")
+        two.replace_file(RAW, "h2", [changed])
+        assert one.documents_by_id([PRICING.id]) == {PRICING.id: changed}
+        assert one.documents_of(RAW) == [changed]
+        two.remove_file(RAW)
+        assert one.documents_by_id([PRICING.id]) == {}
+    finally:
+        one.close()
+        two.close()
+
+
+def test_fts5_reads_of_one_call_are_of_one_version(tmp_path: Path) -> None:
+    """What an FTS5 read keeps is tagged with the version its rows were read at: a write by
+    another kernel between the version and the rows cannot slip in (one read transaction)."""
+    from hipo_jupyter.memory.migrations import _snapshot
+
+    one = open_index(tmp_path / ".index", "fts5")
+    two = open_index(tmp_path / ".index", "fts5")
+    try:
+        one.replace_file(RAW, "h1", [PRICING])
+        with _snapshot(one._db):
+            version = one.version()
+            two.replace_file(RAW, "h2", [ONBOARDING])  # commits while `one` reads
+            assert one.documents_of(RAW) == [PRICING] and one.version() == version
+        assert one.version() != version
+        assert one.documents_of(RAW) == [ONBOARDING]
+        assert [hit.doc for hit in one.search("onboarding")] == [ONBOARDING]
+    finally:
+        one.close()
+        two.close()
+
+
 def test_documents_by_id_reads_many_at_once(index: SearchIndex) -> None:
     many = [doc(RAW, line, f"Turn {line}", f"- request: item {line}") for line in range(1, 1202)]
     index.replace_file(RAW, "h-many", many)

@@ -83,10 +83,11 @@ class CheckpointCatalog:
         the row cache; only the logs whose stamp changed are parsed. Shared: do not mutate."""
         return [row for name, text in self._cached("rows") for row in self._rows_of(name, text)]
 
-    def rule_rows(self) -> Rows:
+    def rule_rows(self, stamps: dict[str, Stamp] | None = None) -> Rows:
         """The rows of the checkpoints that state a rule, oldest first: what Layer 1 needs,
-        read from the small rules column of the row cache."""
-        return [row for _, text in self._cached("rules") for row in parse_lines(text)]
+        read from the small rules column of the row cache. `stamps`: the raw logs' stamps
+        when the caller has just listed them (`Store.raw_stamps`)."""
+        return [row for _, text in self._cached("rules", stamps) for row in parse_lines(text)]
 
     def export_lines(self, column: str) -> str:
         """Every row as the export writes it, `superseded_by` set: a JSON line of the nested
@@ -115,10 +116,10 @@ class CheckpointCatalog:
             self._parsed[name] = held
         return held[1]
 
-    def _cached(self, column: str) -> list[tuple[str, str]]:
+    def _cached(self, column: str, stamps: dict[str, Stamp] | None = None) -> list[tuple[str, str]]:
         """(log, text of `column`) for every raw log, oldest first: kept in the process, else
         read from the file, else made from the parsed log (and written to the file)."""
-        stamps = self.store.raw_stamps()
+        stamps = self.store.raw_stamps() if stamps is None else stamps
         held = self._texts[column]
         for name in set(held) - set(stamps):
             del held[name]

@@ -4,11 +4,12 @@ A Memory is a root folder laid out as Hipocampus lays it out (see `store`). It w
 to the raw log and indexes them in the same call, keeps the compaction tree and the search index
 up to date from the Markdown files (which stay the truth), and answers recall.
 
-This module is the facade and recall; each other job is a module of its own that a method here
-hands over to: `writing` (checkpoints, knowledge, imports), `note_files` (an agent's notes),
-`topic_cache` (the Topics Index kept at hand), `structured` (rules, frame, graph, SPARQL,
-export), `team_link` (the team database), `status` (status, nodes, latest checkpoints),
-`indexing` (the text index and vectors), `tree` (compaction), `layer1`.
+This module is the facade; each job is a module of its own that a method here hands over to:
+`recall_run` (recall, and what a context reads), `writing` (checkpoints, knowledge, imports),
+`note_files` (an agent's notes), `topic_cache` (the Topics Index kept at hand), `structured`
+(rules, frame, graph, SPARQL, export), `team_link` (the team database), `status` (status,
+nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (compaction),
+`layer1`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from . import context_pack, recall_run
+from . import context_pack
 from .catalog import CheckpointCatalog
 from .checkpoint import Checkpoint
 from .config import MemoryConfig
@@ -31,21 +32,17 @@ from .events import Listeners
 from .importers import ImportRecord, ImportReport
 from .indexing import IndexKeeper
 from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
-from .neighbours import IndexNeighbours
 from .note_files import NoteFiles
-from .recall import Hit, RecallResult
-from .recall_run import NodePaths, RecallSources
+from .recall import RecallResult
+from .recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
 from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
-from .semantic import (
-    FusionWeights,
-    SemanticIndex,
-)
+from .semantic import SemanticIndex
 from .status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
 from .status import recent_checkpoints as latest_checkpoints
-from .store import Store, raw_log_path
+from .store import RawStamps, Store, raw_log_path
 from .structured import StructuredViews
 from .summarize import ExtractiveSummarizer, Summarizer
 from .team_link import TeamLink
@@ -96,12 +93,19 @@ class Memory:
             embedder=embedder,
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
-        self._neighbours = IndexNeighbours(self._indexer.open)  # recall's neighbouring turns
-        self._node_paths = NodePaths(self.store)  # recall's drill-down paths, kept while valid
         self._topics = TopicsCache(self.store, self._all_checkpoints)
-        self._writer = Writer(self.store, self._indexer, self._topics, self._lock)
-        self._notes = NoteFiles(self.store, self._indexer, self._lock)
+        self._recall = LocalRecall(
+            self.store,
+            self.config,
+            self._indexer,
+            self._topics,
+            self.catalog,
+            self._today,
+            self._lock,
+        )
         self._views = StructuredViews(self.store, self.catalog, self._lock)
+        self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
+        self._notes = NoteFiles(self.store, self._indexer, self._lock)
         self._team = TeamLink(self.store, self.config, self._today)
 
     def __repr__(self) -> str:
@@ -244,9 +248,14 @@ class Memory:
     def layer1(self) -> Layer1:
         """Layer 1 measured; counts are remembered by content, so an unchanged Layer 1 is
         measured without building the tokenizer."""
+        return self._layer1(None)
+
+    def _layer1(self, stamps: RawStamps | None) -> Layer1:
+        """`layer1`, the rules read for the raw logs' `stamps` when the caller listed them."""
         budgets, count = self.config.layer1_budgets, self._token_cache.count
         layer1 = assemble_layer1(self.root, budgets, count)
-        layer1 = with_rules_index(layer1, rules_index_text(self.rules()), budgets, count)
+        rules = rules_index_text(self._views.rules(stamps))
+        layer1 = with_rules_index(layer1, rules, budgets, count)
         layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
         self._token_cache.save()
         return layer1
@@ -376,32 +385,7 @@ class Memory:
         """`recall` for a request already parsed (the front ends parse it first); raw hits
         carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
         carry the start of their text, not the index's cut around the matches."""
-        result = self._recall_query(request, neighbours=neighbours, snippets=snippets)
-        return replace(result, hits=self._provenance(result.hits))
-
-    def _provenance(self, hits: Sequence[Hit]) -> list[Hit]:
-        """The hits, each raw one with its checkpoint's provenance."""
-        with self._lock:
-            return recall_run.with_provenance(hits, self.catalog, self.store)
-
-    def _recall_query(
-        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
-    ) -> RecallResult:
-        """The recall itself (`recall_run.run`), over what this memory holds now."""
-        mode = recall_run.resolve_mode(request.mode, self.semantic)
-        with self._lock:
-            sources = RecallSources(
-                index=self._ensure_index(),
-                topics=self.topics(),
-                nodes=self._node_paths(),
-                today=self.today,
-                config=self.config,
-                neighbours=self._neighbours if neighbours else None,
-                semantic=self.semantic,
-                file_documents=self._indexer.file_documents,
-                weights=FusionWeights.of(self.config),
-            )
-            return recall_run.run(sources, request, mode, snippets=snippets)
+        return self._recall.recall(request, neighbours=neighbours, snippets=snippets)
 
     def context(
         self,
@@ -433,25 +417,25 @@ class Memory:
                 documents=lambda ids: {},  # the team's text is in its hits, not this index
             )
 
+        # The raw logs are listed once for the whole call (at a year of memory, each listing
+        # is 365 stats): Layer 1's rules, the topics and the provenance all read them.
+        stamps = self.store.raw_stamps()
+
         def recall(k: int) -> RecallResult:
             request = RecallQuery.parse(
                 query, k=k, since=since, until=until, type=type, mode=mode or "auto"
             )
-            return self._recall_query(request, neighbours=True, snippets=False)
-
-        def documents(ids: Sequence[str]) -> dict[str, Document]:
-            with self._lock:
-                return self._ensure_index().documents_by_id(list(ids))
+            return self._recall.ranked(request, stamps, neighbours=True, snippets=False)
 
         built = context_pack.build(
             query,
             budget=budget,
-            layer1=(lambda: self.layer1().text) if layer1 else None,
+            layer1=(lambda: self._layer1(stamps).text) if layer1 else None,
             recall=recall,
-            documents=documents,
+            documents=self._recall.documents,
         )
         # Provenance for the pieces the text holds, not for every candidate packing saw.
-        return replace(built, hits=self._provenance(built.hits))
+        return replace(built, hits=self._recall.provenance(built.hits, stamps))
 
     def context_query(
         self, request: RecallQuery, *, layer1: bool = True, team: bool = False

@@ -1,7 +1,8 @@
 """The FTS5 index's schema: named migrations, appended at the end, never edited once released.
 
 `migrate` applies those not yet recorded in `_migrations`, in one write transaction; `_write` is
-the write transaction every writer of the index file uses (IMMEDIATE: a second kernel waits).
+the write transaction every writer of the index file uses (IMMEDIATE: a second kernel waits),
+and `_snapshot` the read transaction of a reader that keeps what it read.
 """
 
 from __future__ import annotations
@@ -141,3 +142,19 @@ def _write(db: sqlite3.Connection) -> Iterator[None]:
             db.execute("rollback")
         raise
     db.execute("commit")
+
+
+@contextlib.contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction (unless one is open): a version read first (`Fts5Index._known`:
+    the first read starts the transaction) and every row read after it are of one state of
+    the index, whatever another kernel commits meanwhile (WAL readers keep their snapshot)."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("begin")
+    try:
+        yield
+    finally:
+        if db.in_transaction:
+            db.execute("commit")

@@ -35,28 +35,62 @@ class IndexNeighbours:
     """The checkpoints of raw logs in file order, read from the search index (`documents_of`:
     one indexed query, no parsing) and kept per log while the hash the index records for it
     holds, so a query asks the index one hash per log its hits fall in. The index is what
-    recall searched, so the neighbours are of the same version of the log as the hits."""
+    recall searched, so the neighbours are of the same version of the log as the hits.
+
+    `current()` is the same for one recall, asking the index's `version()` once: a log whose
+    hash was checked at that version of that index handle is not asked again (a year's
+    context lifts from ~150 logs; asking each its hash was a tenth of the recall under
+    cProfile). A reopened index is another handle, whose versions start again."""
 
     def __init__(self, index: Callable[[], SearchIndex], max_files: int = 1024) -> None:
         self._index = index
         self._max_files = max_files
-        self._logs: OrderedDict[str, tuple[str, list[Document], dict[int, int]]] = OrderedDict()
+        # path -> (hash, its documents, line -> place, the (handle, version) it was checked at)
+        self._logs: OrderedDict[str, tuple[str, list[Document], dict[int, int], object]]
+        self._logs = OrderedDict()
+        self._handle: SearchIndex | None = None  # the index the versions are of
+        self._handles = 0  # ... counted, so a version of an earlier handle never matches
 
     def positions(self, path: str) -> tuple[list[Document], dict[int, int]]:
+        return self._positions(self._index(), None, path)
+
+    def current(self) -> Neighbours:
+        """The neighbours for one recall, the index's version read now (see the class)."""
         index = self._index()
-        digest = index.file_hash(path)
-        if digest is None:
-            self._logs.pop(path, None)
-            return [], {}
+        if index is not self._handle:
+            self._handle, self._handles = index, self._handles + 1
+        version = index.version()
+        tag = None if version is None else (self._handles, version)
+        return _AtVersion(lambda path: self._positions(index, tag, path))
+
+    def _positions(
+        self, index: SearchIndex, version: object, path: str
+    ) -> tuple[list[Document], dict[int, int]]:
+        """A log's checkpoints and places, its hash asked unless checked at `version` (None:
+        always asked)."""
         cached = self._logs.get(path)
-        if cached is None or cached[0] != digest:
-            docs = index.documents_of(path)
-            cached = (digest, docs, {doc.line: i for i, doc in enumerate(docs)})
+        if version is None or cached is None or cached[3] != version:
+            digest = index.file_hash(path)
+            if digest is None:
+                self._logs.pop(path, None)
+                return [], {}
+            if cached is None or cached[0] != digest:
+                docs = index.documents_of(path)
+                cached = (digest, docs, {doc.line: i for i, doc in enumerate(docs)}, version)
+            else:
+                cached = (*cached[:3], version)
             self._logs[path] = cached
             while len(self._logs) > self._max_files:
                 self._logs.popitem(last=False)
         self._logs.move_to_end(path)
         return cached[1], cached[2]
+
+
+class _AtVersion:
+    """`IndexNeighbours.current()`: positions as of one reading of the index's version."""
+
+    def __init__(self, positions: Callable[[str], tuple[list[Document], dict[int, int]]]):
+        self.positions = positions
 
 
 class LogNeighbours:

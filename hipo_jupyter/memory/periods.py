@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import calendar
 from datetime import date, timedelta
+from functools import lru_cache
+
+# Recall names the week and month of every hit's day (its drill-down path, the periods its
+# raw hits answer): a year's context asks ~280 times per call over a few dozen days, so the
+# two are kept per day and per week.
+DAYS_KEPT = 4096
 
 
+@lru_cache(maxsize=DAYS_KEPT)
 def week_id(day: date) -> str:
     year, week, _ = day.isocalendar()
     return f"{year:04d}-W{week:02d}"
@@ -23,6 +30,7 @@ def week_bounds(week: str) -> tuple[date, date]:
     return monday, monday + timedelta(days=6)
 
 
+@lru_cache(maxsize=DAYS_KEPT)
 def week_month(week: str) -> str:
     """A week belongs to the month of its Thursday (so each week lives in exactly one month)."""
     thursday = week_bounds(week)[0] + timedelta(days=3)

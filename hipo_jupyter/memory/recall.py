@@ -29,6 +29,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 
 from .errors import QueryError
 from .neighbours import Neighbours, lift_neighbours
@@ -181,6 +182,18 @@ def drill_down(
 
     if kind not in ("raw", "daily", "weekly", "monthly"):
         return (file,)
+    path = [p for p in _node_chain(kind, day) if p in nodes]
+    if kind == "raw":
+        path.append(f"{file}#L{line}")
+    elif file not in path:
+        path.append(file)
+    return tuple(path)
+
+
+@lru_cache(maxsize=4096)
+def _node_chain(kind: str, day: str) -> tuple[str, ...]:
+    """The nodes above a `kind` hit dated `day`, coarse to fine, whether they exist or not:
+    the same for every hit of a day, so worked out once per (kind, day)."""
     start = date.fromisoformat(day)
     week = week_id(start)
     chain = [
@@ -191,12 +204,7 @@ def drill_down(
         chain.append(f"memory/weekly/{week}.md")
     if kind in ("raw", "daily"):
         chain.append(f"memory/daily/{day}.md")
-    path = [p for p in chain if p in nodes]
-    if kind == "raw":
-        path.append(f"{file}#L{line}")
-    elif file not in path:
-        path.append(file)
-    return tuple(path)
+    return tuple(chain)
 
 
 class AnsweredPeriods:

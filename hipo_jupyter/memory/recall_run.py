@@ -1,14 +1,17 @@
 """Running a recall for `Memory`: the mode it runs in, the vectors it asks, the provenance it adds.
 
-`Memory.recall_query` and `Memory.context` are thin delegations to this module, so the write
-path, team and structured memory in `memory.py` and the recall path here change apart.
+`Memory.recall_query` and `Memory.context` are thin delegations to this module (`LocalRecall`),
+so the write path, team and structured memory in `memory.py` and the recall path here change
+apart. What a recall reads besides the index is kept between calls while it holds (the node
+paths, a raw log's neighbours, the topics), and the raw logs are listed once per call.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Collection, Sequence
+import threading
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -18,8 +21,8 @@ from .catalog import CheckpointCatalog
 from .config import MemoryConfig
 from .embed import SemanticUnavailable
 from .errors import HipoError, QueryError
-from .indexing import lookup
-from .neighbours import Neighbours
+from .indexing import IndexKeeper, lookup
+from .neighbours import IndexNeighbours, Neighbours
 from .provenance import provenance_text
 from .recall import Hit, RecallResult
 from .requests import RecallQuery
@@ -33,8 +36,9 @@ from .semantic import (
     fuse,
     vector_hits_as_hits,
 )
-from .store import MEMORY_DIR, NODE_LEVELS, Store
-from .topic_index import Topic
+from .store import MEMORY_DIR, NODE_LEVELS, RawStamps, Store
+from .topic_cache import TopicsCache
+from .topic_index import Topic, TopicsIndex
 
 ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
 
@@ -52,6 +56,70 @@ class RecallSources:
     semantic: SemanticIndex
     file_documents: Callable[[str], tuple[str, list[Document]] | None]
     weights: FusionWeights  # RRF's, when config.fusion == "rrf"
+
+
+class LocalRecall:
+    """A Memory's own recall (the team's is `team_link`): the sources each call reads,
+    gathered under the Memory's lock, and the provenance of the hits it returns."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: MemoryConfig,
+        indexer: IndexKeeper,
+        topics: TopicsCache,
+        catalog: CheckpointCatalog,
+        today: Callable[[], date],
+        lock: threading.RLock,
+    ) -> None:
+        self.store, self.config, self.catalog = store, config, catalog
+        self._indexer, self._topics, self._today, self._lock = indexer, topics, today, lock
+        self._neighbours = IndexNeighbours(indexer.open)  # recall's neighbouring turns
+        self._node_paths = NodePaths(store)  # recall's drill-down paths, kept while valid
+
+    def recall(
+        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+    ) -> RecallResult:
+        """`Memory.recall_query`: the ranked hits, raw ones with their provenance."""
+        stamps = self.store.raw_stamps()  # the raw logs listed once: topics and provenance
+        result = self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
+        return replace(result, hits=self.provenance(result.hits, stamps))
+
+    def ranked(
+        self,
+        request: RecallQuery,
+        stamps: RawStamps,
+        *,
+        neighbours: bool = False,
+        snippets: bool = True,
+    ) -> RecallResult:
+        """The recall itself (`run`), over what the memory holds now, its raw logs as
+        `stamps` (`Store.raw_stamps`) found them; no provenance yet."""
+        semantic = self._indexer.semantic
+        mode = resolve_mode(request.mode, semantic)
+        with self._lock:
+            sources = RecallSources(
+                index=self._indexer.ensure(),
+                topics=TopicsIndex(tuple(self._topics.topics(self._today(), stamps))),
+                nodes=self._node_paths(),
+                today=self._today(),
+                config=self.config,
+                neighbours=self._neighbours.current() if neighbours else None,
+                semantic=semantic,
+                file_documents=self._indexer.file_documents,
+                weights=FusionWeights.of(self.config),
+            )
+            return run(sources, request, mode, snippets=snippets)
+
+    def provenance(self, hits: Sequence[Hit], stamps: RawStamps) -> list[Hit]:
+        """The hits, each raw one with its checkpoint's provenance."""
+        with self._lock:
+            return with_provenance(hits, self.catalog, self.store, stamps)
+
+    def documents(self, ids: Sequence[str]) -> dict[str, Document]:
+        """The full documents of these ids, from the index (a context's pieces)."""
+        with self._lock:
+            return self._indexer.ensure().documents_by_id(list(ids))
 
 
 def run(
@@ -172,16 +240,24 @@ def resolve_mode(mode: str | None, semantic: SemanticIndex) -> str:
     return mode
 
 
-def with_provenance(hits: Sequence[Hit], catalog: CheckpointCatalog, store: Store) -> list[Hit]:
-    """The hits, each raw one with its checkpoint's provenance from the catalog. Each hit's
-    log is stat-ed once per call, never the whole folder listed per hit (at a year of memory
-    that listing was most of a context's time)."""
+def with_provenance(
+    hits: Sequence[Hit],
+    catalog: CheckpointCatalog,
+    store: Store,
+    listed: Mapping[str, tuple[int, int]] | None = None,
+) -> list[Hit]:
+    """The hits, each raw one with its checkpoint's provenance from the catalog. `listed`:
+    the raw logs' stamps (`Store.raw_stamps`) when the caller has just listed them; else each
+    hit's log is stat-ed once per call, never the whole folder listed per hit (at a year of
+    memory that listing was most of a context's time)."""
     stamps: dict[str, tuple[int, int] | None] = {}
     found = []
     for hit in hits:
         name = hit.file.removeprefix(f"{MEMORY_DIR}/")
         if hit.kind == "raw" and name not in stamps:
-            stamps[name] = log_stamp(store.memory_dir / name)
+            stamps[name] = (
+                listed.get(name) if listed is not None else log_stamp(store.memory_dir / name)
+            )
         stamp = stamps.get(name) if hit.kind == "raw" else None
         if stamp is None:
             found.append(hit)

@@ -34,33 +34,36 @@ import json
 import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 from .errors import HipoError, QueryError
 from .migrations import MIGRATIONS as MIGRATIONS  # re-exported: tests and vectors use them here
-from .migrations import REQUIRED_TABLES, _write, migrate
+from .migrations import REQUIRED_TABLES, _snapshot, _write, migrate
 from .migrations import migration as migration
+from .search_query import DOC_COLUMNS as _DOC_COLUMNS
 from .search_query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
+from .search_query import RANK_FUNCTION as RANK_FUNCTION
 from .search_query import SNIPPET_CHARS as SNIPPET_CHARS
 from .search_query import STOPWORDS as STOPWORDS
-from .search_query import build_match_query, normalize_day, plain_snippet
+from .search_query import TAGS_WEIGHT as TAGS_WEIGHT
+from .search_query import TEXT_WEIGHT as TEXT_WEIGHT
+from .search_query import TITLE_WEIGHT as TITLE_WEIGHT
+from .search_query import build_match_query, normalize_day, placeholders, plain_snippet
 from .search_query import query_terms as query_terms
 from .search_query import quote_fts as quote_fts
+from .search_query import search_sql as search_sql
 
 BACKENDS = ("fts5", "whoosh")
 
 FTS5_FILENAME = "fts5.sqlite3"
 
-# Column weights for bm25(): title, text, tags (the order of the FTS5 columns).
-TITLE_WEIGHT = 5.0
-TEXT_WEIGHT = 1.0
-TAGS_WEIGHT = 3.0
-RANK_FUNCTION = f"bm25({TITLE_WEIGHT}, {TEXT_WEIGHT}, {TAGS_WEIGHT})"
-
 BUSY_TIMEOUT_MS = 10_000
+ID_BATCH = 500  # ids per `in (...)` query
+SEEN_DOCUMENTS = 10_000  # documents kept from searches for `documents_by_id` (a year: ~7,700)
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,12 @@ class SearchIndex(Protocol):
         """The hash recorded for `path` (None: not indexed): what a cache of `documents_of`
         is keyed by."""
 
+    def version(self) -> Hashable | None:
+        """A value that changes whenever the index may have changed, by this handle or any
+        other (another kernel): what is read from the index may be kept while it holds, so
+        a recall asks a log's hash once, not once per query. None: this backend cannot tell
+        cheaply, and nothing read may be kept."""
+
     def count(self) -> int: ...
 
     def clear(self) -> None: ...
@@ -180,6 +189,10 @@ class Fts5Index:
     def __init__(self, db_path: Path) -> None:
         self.path = db_path
         self._lock = threading.RLock()
+        # Documents this handle read since the index last changed (`version`), by id: a
+        # context reads the whole text of the hits its recall's search has just returned.
+        self._seen: dict[str, Document] = {}
+        self._seen_at: tuple[int, int] | None = None
         # Autocommit mode (transactions are explicit, see `_write`); the timeout is SQLite's busy
         # timeout: a writer waits that long for another kernel's write to finish.
         self._db = sqlite3.connect(
@@ -275,11 +288,25 @@ class Fts5Index:
         with self._lock, self._guard():
             return self._db.execute("select count(*) from documents").fetchone()[0]
 
+    def version(self) -> tuple[int, int]:
+        """(rows this connection changed, SQLite's `data_version`, which moves when another
+        connection commits): equal twice only if nothing was written in between."""
+        with self._lock, self._guard():
+            return self._db.total_changes, self._db.execute("pragma data_version").fetchone()[0]
+
+    def _known(self) -> dict[str, Document]:
+        """`_seen`, emptied when the index changed since it was filled (or it is full). Asked
+        inside the `_snapshot` its rows are read in, so they are all of that version."""
+        version = self.version()
+        if version != self._seen_at or len(self._seen) >= SEEN_DOCUMENTS:
+            self._seen, self._seen_at = {}, version
+        return self._seen
+
     def documents(self, *, kinds: Collection[str] | None = None) -> Iterator[Document]:
         sql = f"select {_DOC_COLUMNS} from documents d"
         params: list[object] = []
         if kinds is not None:
-            sql += f" where d.kind in ({_placeholders(kinds)})"
+            sql += f" where d.kind in ({placeholders(kinds)})"
             params.extend(kinds)
         sql += " order by d.path, d.line"
         with self._lock, self._guard():
@@ -287,22 +314,33 @@ class Fts5Index:
         return (_row_to_document(row) for row in rows)
 
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
-        wanted = list(dict.fromkeys(ids))
         found: dict[str, Document] = {}
-        with self._lock, self._guard():
+        with self._lock, self._guard(), _snapshot(self._db):
+            seen = self._known()
+            wanted = []
+            for doc_id in dict.fromkeys(ids):
+                doc = seen.get(doc_id)
+                if doc is None:
+                    wanted.append(doc_id)
+                else:
+                    found[doc_id] = doc
             for start in range(0, len(wanted), ID_BATCH):  # under SQLite's variable limit
                 chunk = wanted[start : start + ID_BATCH]
-                where = f"d.id in ({_placeholders(chunk)})"
+                where = f"d.id in ({placeholders(chunk)})"
                 rows = self._db.execute(
                     f"select {_DOC_COLUMNS} from documents d where {where}", chunk
                 ).fetchall()
                 found.update((row[0], _row_to_document(row)) for row in rows)
+            seen.update((doc_id, found[doc_id]) for doc_id in wanted if doc_id in found)
         return found
 
     def documents_of(self, path: str) -> list[Document]:
         sql = f"select {_DOC_COLUMNS} from documents d where d.path = ? order by d.line"
-        with self._lock, self._guard():
-            return [_row_to_document(row) for row in self._db.execute(sql, (path,))]
+        with self._lock, self._guard(), _snapshot(self._db):
+            seen = self._known()
+            docs = [_row_to_document(row) for row in self._db.execute(sql, (path,))]
+            seen.update((doc.id, doc) for doc in docs)
+        return docs
 
     def file_hash(self, path: str) -> str | None:
         with self._lock, self._guard():
@@ -333,19 +371,22 @@ class Fts5Index:
             until=until,
             snippets=snippets,
         )
-        with self._lock, self._guard():
+        with self._lock, self._guard(), _snapshot(self._db):
+            seen = self._known()
             try:
                 rows = self._db.execute(sql, params).fetchall()
             except sqlite3.OperationalError as error:
                 if "fts5" in str(error).lower() or "syntax" in str(error).lower():
                     raise QueryError(f"search could not run {query!r}: {error}") from error
                 raise
+            # A document read since the index last changed is that row: not built again.
+            docs = [seen.get(row[0]) or _row_to_document(row) for row in rows]
+            seen.update((doc.id, doc) for doc in docs)
         return [
             SearchHit(doc=doc, score=row[-2], snippet=plain_snippet(row[-1] or doc.text))
             if snippets
             else SearchHit(doc=doc, score=row[-2], snippet="")
-            for row in rows
-            for doc in (_row_to_document(row),)
+            for row, doc in zip(rows, docs, strict=True)
         ]
 
     def close(self) -> None:
@@ -370,60 +411,6 @@ class Fts5Index:
             raise
 
 
-SNIPPET_SQL = "snippet(documents_fts, -1, '', '', '…', 20)"
-_DOC_COLUMNS = "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags"
-ID_BATCH = 500  # ids per `in (...)` query
-
-
-def _placeholders(values: Collection[str]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def search_sql(
-    match: str,
-    *,
-    limit: int,
-    kinds: Collection[str] | None = None,
-    types: Collection[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    snippets: bool = True,
-) -> tuple[str, list[object]]:
-    """The SQL and parameters of one ranked, filtered search; pure, so tests can read it.
-
-    Rows: the document columns, the score (-bm25, > 0) and the raw snippet. Ranking goes through
-    FTS5's `rank` column (`rank match 'bm25(...)'`, `order by rank`): FTS5 then sorts inside the
-    virtual table, measured 1.5-2x faster than `order by bm25(...)` on a common term.
-    Without `snippets` the snippet column is empty: FTS5's snippet() re-reads each row's text,
-    and at a year of memory, over a thousand candidates, it was four fifths of the query.
-    """
-    where = ["documents_fts match ?", "documents_fts.rank match ?"]
-    params: list[object] = [match, RANK_FUNCTION]
-    if kinds is not None:
-        where.append(f"d.kind in ({_placeholders(kinds)})")
-        params.extend(kinds)
-    if types is not None:
-        where.append(f"d.type in ({_placeholders(types)})")
-        params.extend(types)
-    if since is not None:
-        where.append("d.date >= ?")
-        params.append(since)
-    if until is not None:
-        where.append("d.date <= ?")
-        params.append(until)
-    params.append(limit)
-    sql = f"""
-        select {_DOC_COLUMNS},
-            -documents_fts.rank as score,
-            {SNIPPET_SQL if snippets else "''"} as snippet
-        from documents_fts join documents d on d.pk = documents_fts.rowid
-        where {" and ".join(where)}
-        order by documents_fts.rank
-        limit ?
-    """
-    return sql, params
-
-
 def _row_to_document(row: Sequence) -> Document:
     return Document(
         id=row[0],
@@ -434,8 +421,15 @@ def _row_to_document(row: Sequence) -> Document:
         type=row[5],
         title=row[6],
         text=row[7],
-        tags=() if row[8] == "[]" else tuple(json.loads(row[8])),  # most have none: no parse
+        tags=_tags(row[8]),
     )
+
+
+@lru_cache(maxsize=1024)
+def _tags(column: str) -> tuple[str, ...]:
+    """The tags column (a JSON list) as a tuple. A memory holds a few hundred sets of tags,
+    and a year's context reads ~300 rows: each set parsed once, not once per row."""
+    return () if column == "[]" else tuple(json.loads(column))
 
 
 # ---------------------------------------------------------------------------------------------

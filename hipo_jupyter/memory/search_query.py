@@ -2,19 +2,26 @@
 
 User text never reaches FTS5 as syntax: `build_match_query` keeps the words, drops stopwords and
 quotes every term. Built here, run in `search.py` (and the Whoosh and team backends), so tests
-can read a query without an index.
+can read a query without an index; `search_sql` is the FTS5 backend's whole ranked query.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date
 
 from .errors import QueryError
 
 SNIPPET_CHARS = 200
+
+# Column weights for bm25(): title, text, tags (the order of the FTS5 columns).
+TITLE_WEIGHT = 5.0
+TEXT_WEIGHT = 1.0
+TAGS_WEIGHT = 3.0
+RANK_FUNCTION = f"bm25({TITLE_WEIGHT}, {TEXT_WEIGHT}, {TAGS_WEIGHT})"
+
 MAX_QUERY_TERMS = 32  # a pasted paragraph still searches fast; the first terms are kept
 
 # English stopwords: too common to tell documents apart, so a query drops them.
@@ -99,3 +106,57 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     if " " in cut[limit // 2 :]:
         cut = cut[: cut.rindex(" ")]
     return cut.rstrip() + "…"
+
+
+SNIPPET_SQL = "snippet(documents_fts, -1, '', '', '…', 20)"
+DOC_COLUMNS = "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags"
+
+
+def placeholders(values: Collection[str]) -> str:
+    """One `?` per value, for an `in (...)` list."""
+    return ", ".join("?" for _ in values)
+
+
+def search_sql(
+    match: str,
+    *,
+    limit: int,
+    kinds: Collection[str] | None = None,
+    types: Collection[str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    snippets: bool = True,
+) -> tuple[str, list[object]]:
+    """The SQL and parameters of one ranked, filtered search; pure, so tests can read it.
+
+    Rows: the document columns, the score (-bm25, > 0) and the raw snippet. Ranking goes through
+    FTS5's `rank` column (`rank match 'bm25(...)'`, `order by rank`): FTS5 then sorts inside the
+    virtual table, measured 1.5-2x faster than `order by bm25(...)` on a common term.
+    Without `snippets` the snippet column is empty: FTS5's snippet() re-reads each row's text,
+    and at a year of memory, over a thousand candidates, it was four fifths of the query.
+    """
+    where = ["documents_fts match ?", "documents_fts.rank match ?"]
+    params: list[object] = [match, RANK_FUNCTION]
+    if kinds is not None:
+        where.append(f"d.kind in ({placeholders(kinds)})")
+        params.extend(kinds)
+    if types is not None:
+        where.append(f"d.type in ({placeholders(types)})")
+        params.extend(types)
+    if since is not None:
+        where.append("d.date >= ?")
+        params.append(since)
+    if until is not None:
+        where.append("d.date <= ?")
+        params.append(until)
+    params.append(limit)
+    sql = f"""
+        select {DOC_COLUMNS},
+            -documents_fts.rank as score,
+            {SNIPPET_SQL if snippets else "''"} as snippet
+        from documents_fts join documents d on d.pk = documents_fts.rowid
+        where {" and ".join(where)}
+        order by documents_fts.rank
+        limit ?
+    """
+    return sql, params

@@ -278,6 +278,11 @@ class WhooshIndex:
             record = self._fresh_searcher().document(id=_file_record_id(path))
         return record.get("hash") if record else None
 
+    def version(self) -> None:
+        """None (the contract allows it): nothing read from a Whoosh index is kept, every
+        read asks the index as before."""
+        return None
+
     def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
         found: dict[str, Document] = {}
         with self._lock:

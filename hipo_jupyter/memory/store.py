@@ -76,6 +76,7 @@ NODE_LEVELS = ("daily", "weekly", "monthly")
 
 # The layout's names, relative to the root: the one place that spells them (front ends link to
 # these paths and never build them).
+RawStamps = dict[str, tuple[int, int]]  # raw log name -> (size, mtime_ns), `Store.raw_stamps`
 MEMORY_DIR = "memory"
 ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
 CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
@@ -127,6 +128,9 @@ class Appended:
     hash_before: str
     hash_after: str
     text_after: str
+    # The log's (size, mtime_ns) as `raw_stamps` gives them, under its lock (`StructuredViews`)
+    stamp_before: tuple[int, int] = (0, 0)
+    stamp_after: tuple[int, int] = (0, 0)
 
 
 class Store:
@@ -220,7 +224,7 @@ class Store:
                 continue  # "2026-02-30.md": not a day, not ours to judge; or gone meanwhile
         return found
 
-    def raw_stamps(self) -> dict[str, tuple[int, int]]:
+    def raw_stamps(self) -> RawStamps:
         """Raw log name -> (size, mtime_ns): a cheap way to tell whether any raw log changed."""
         return {
             name: (info.st_size, info.st_mtime_ns)
@@ -395,6 +399,8 @@ class Store:
                 if repaired:
                     log.warning("hipo: %s", repaired)
                 before = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
+                info = os.fstat(fd)
+                stamp_before = (info.st_size, info.st_mtime_ns)
                 prefix = b""
                 if before and not before.endswith(b"\n"):
                     prefix = b"\n\n"
@@ -413,6 +419,8 @@ class Store:
                         f"could not append to {self.relative(path)}: {failed}; nothing was "
                         f"written ({failed.kept})"
                     ) from failed.error
+                info = os.fstat(fd)
+                stamp_after = (info.st_size, info.st_mtime_ns)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -425,6 +433,8 @@ class Store:
             hash_before=sha256(before),
             hash_after=sha256(after),
             text_after=after.decode("utf-8", errors="replace"),
+            stamp_before=stamp_before,
+            stamp_after=stamp_after,
         )
 
     @contextlib.contextmanager

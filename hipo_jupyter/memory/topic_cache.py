@@ -29,9 +29,10 @@ class TopicsCache:
         self._read_checkpoints = read_checkpoints
         self._cached: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
 
-    def topics(self, today: date) -> list[Topic]:
-        """The Topics Index as data (what ROOT.md lists), for `today`."""
-        stamps = self.store.raw_stamps()
+    def topics(self, today: date, stamps: dict | None = None) -> list[Topic]:
+        """The Topics Index as data (what ROOT.md lists), for `today`; `stamps` are the raw
+        logs' (`Store.raw_stamps`) when the caller has just listed them."""
+        stamps = self.store.raw_stamps() if stamps is None else stamps
         cached = self._cached
         if cached and cached[0] == stamps and cached[1] == today:
             return cached[2]

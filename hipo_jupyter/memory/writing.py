@@ -24,6 +24,7 @@ from .redact import redact
 from .requests import CheckpointDraft, storable
 from .status import read_checkpoints
 from .store import Store
+from .structured import StructuredViews
 from .topic_cache import TopicsCache
 from .topics import slug
 from .tree import CompactionReport
@@ -98,12 +99,18 @@ class Writer:
     """Writes into one memory root, under the root's lock, keeping index and topics in step."""
 
     def __init__(
-        self, store: Store, indexer: IndexKeeper, topics: TopicsCache, lock: threading.RLock
+        self,
+        store: Store,
+        indexer: IndexKeeper,
+        topics: TopicsCache,
+        lock: threading.RLock,
+        views: StructuredViews | None = None,
     ) -> None:
         self.store = store
         self._indexer = indexer
         self._topics = topics
         self._lock = lock
+        self._views = views  # the rules kept for Layer 1, carried over an append
 
     def checkpoint(self, checkpoint: Checkpoint, day: date) -> Checkpoint:
         """Append `checkpoint` to the raw log of `day`, index and embed it, add its topics;
@@ -120,6 +127,8 @@ class Writer:
                 log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
             self._indexer.embed_raw_append(day, written, checkpoint)
             self._topics.after_append(day, written, checkpoint)
+            if self._views is not None:
+                self._views.after_append(self.store.raw_path(day).name, written, checkpoint)
         return checkpoint
 
     def knowledge(self, title: str, text: str, day: date) -> str:
