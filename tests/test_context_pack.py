@@ -76,12 +76,15 @@ def test_context_never_exceeds_the_budget_counted_on_the_final_text(memory: Memo
 def test_layer1_gives_its_lines_about_the_query_first_within_an_eighth(memory: Memory) -> None:
     layer1 = memory.layer1().text
     assert count_tokens(layer1) > 100
-    line = next(line for line in layer1.splitlines() if "15% cut on the starter tier" in line)
-    context = memory.context("starter tier", budget=400)
+    topic = next(line for line in layer1.splitlines() if line.startswith("- pricing ["))
+    recent = next(line for line in layer1.splitlines() if "15% cut on the starter" in line)
+    context = memory.context("competitor pricing", budget=400)
     assert 0 < context.layer1_tokens <= 50
-    assert context.text.index(line) < context.text.index(f"<{RECALL_TAG}")
-    assert "## Topics Index" not in context.text  # no line of it is about the starter tier
-    without = memory.context("starter tier", budget=400, layer1=False)
+    assert context.text.index(topic) < context.text.index(f"<{RECALL_TAG}")
+    # the Active Context's cut lines are left to recall, which shows the checkpoint whole
+    assert recent not in context.text.split(f"<{RECALL_TAG}")[0]
+    assert "## Topics Index" in context.text and "## Active Context" not in context.text
+    without = memory.context("competitor pricing", budget=400, layer1=False)
     assert without.layer1_tokens == 0
     assert without.text.startswith(f"<{RECALL_TAG}")
     assert len(without.hits) >= len(context.hits)

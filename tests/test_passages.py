@@ -118,3 +118,11 @@ def test_layer1_lines_keep_within_the_cap_best_first() -> None:
     assert "recommend a 15% cut on the starter tier" in shown  # shares four words
     assert "SCRATCHPAD" not in shown  # shares two, and no longer fits
     assert matching_lines(LAYER1, query, 30).endswith("- starter tier copy still to review")
+
+
+def test_lines_under_a_skipped_heading_are_never_taken() -> None:
+    query = query_stems("starter tier pricing")
+    assert "starter tier" in matching_lines(LAYER1, query, 200)
+    shown = matching_lines(LAYER1, query, 200, skip=("Active Context",))
+    assert "Active Context" not in shown and "15% cut" not in shown
+    assert "- starter tier copy still to review" in shown

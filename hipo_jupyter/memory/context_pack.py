@@ -42,6 +42,9 @@ from .tokens import count_tokens
 # quarter the issue allows: measured on both dev sets (benchmarks/, dev figures), MemAware +0.007
 # to +0.023 and LoCoMo all-evidence +0.025 at 500 tokens, +0.009 at 2,000, +0.004 at 4,000.
 LAYER1_SHARE = 0.125
+# ROOT's Active Context lists the last days' checkpoints, cut: recall shows them whole when they
+# answer, so a context takes Layer 1's other lines (topics, patterns, working notes).
+LAYER1_SKIP = ("Active Context",)
 # A piece longer than LONG_PIECE shows its passage of PASSAGE_TOKENS that matches the query
 # (`passages.py`): two or three sentences. Shorter pieces are whole: a conversation's turn is
 # rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
@@ -112,7 +115,8 @@ def build(
     result = recall(candidates(budget))
     stems = query_stems(result.query or query)
     text = layer1().strip() if layer1 is not None else ""
-    prefix = matching_lines(escape_fence(text), stems, int(budget * LAYER1_SHARE)) if text else ""
+    cap = int(budget * LAYER1_SHARE)
+    prefix = matching_lines(escape_fence(text), stems, cap, LAYER1_SKIP) if text else ""
     layer1_tokens = count_tokens(prefix)
     found = documents([document_id(hit.file, hit.line) for hit in result.hits])
     head = _fence_open(result.query or query)

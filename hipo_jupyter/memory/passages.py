@@ -11,7 +11,7 @@ nothing matches); a cut is marked with "…" at either end. Pure functions of th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from .search_query import query_terms
 from .tokens import count_tokens, truncate_to_tokens
@@ -86,12 +86,15 @@ def _render(pieces: list[tuple[str, bool]], start: int, end: int) -> str:
     return "\n".join(out)
 
 
-def matching_lines(text: str, stems: Iterable[str], cap: int) -> str:
+def matching_lines(
+    text: str, stems: Iterable[str], cap: int, skip: Collection[str] = ()
+) -> str:
     """The lines of a Markdown `text` that share the most query `stems` (two at least, or the
     one a one-word query has), within `cap` tokens, in their order and under their headings;
     "" when none does. Layer 1 in a context for one question: the Topics Index entry, the
     recent line or the working note about it, not the head of ROOT.md, which is about
-    whatever happened last, nor every line that shares one common word (a name) with it."""
+    whatever happened last, nor every line that shares one common word (a name) with it.
+    Lines under a heading named in `skip` are never taken."""
     wanted = frozenset(stems)
     least = min(2, len(wanted))
     lines = text.splitlines()
@@ -108,6 +111,8 @@ def matching_lines(text: str, stems: Iterable[str], cap: int) -> str:
             just_headed = True
             continue
         just_headed = just_headed and not stripped
+        if headings and lines[headings[-1][1]].strip().lstrip("#").strip() in skip:
+            continue
         shared = len({stem(word) for word in _WORD.findall(line)} & wanted)
         if shared and shared >= least:
             ranked.append((-shared, number, tuple(n for _, n in headings)))
