@@ -23,13 +23,13 @@ def memaware():
 
 def test_sessions_keep_only_user_turns_each_until_the_next_speaker(memaware) -> None:
     sessions = {s.id: s for s in memaware.load_sessions(TINY)}
-    assert set(sessions) == {"s_degree", "s_garden", "s_bike"}
-    degree = sessions["s_degree"]
+    assert set(sessions) == {"4e1c09a7", "b52d7f10", "0c93e6d2"}
+    degree = sessions["4e1c09a7"]
     assert str(degree.day) == "2023-04-01"
     assert len(degree.user_turns) == 2
     assert degree.user_turns[0].startswith("I finally framed my diploma")
     assert "Congratulations" not in " ".join(degree.user_turns)
-    assert sessions["s_bike"].user_turns[-1] == "ok"
+    assert sessions["0c93e6d2"].user_turns[-1] == "ok"
 
 
 def test_sessions_read_from_the_tarball_without_extracting(memaware, tmp_path: Path) -> None:
@@ -47,11 +47,11 @@ def test_sessions_read_from_the_tarball_without_extracting(memaware, tmp_path: P
 def test_a_session_counts_with_twelve_consecutive_words_or_a_whole_short_turn(memaware) -> None:
     spans = memaware.Spans(memaware.load_sessions(TINY))
     eleven = "I graduated in Business Administration from a state university back in"
-    assert not spans.found(f"User: {eleven}", ["s_degree"])
-    assert spans.found(f"L3 User: ... {eleven} 2015, ...", ["s_degree"])  # 12 words, any case
-    assert spans.found("- OK -", ["s_bike"])  # the whole of a short turn
-    assert not spans.found("ok then", ["s_degree"])  # not a turn of that session
-    assert not spans.found("looked", ["s_bike"])  # whole words only
+    assert not spans.found(f"User: {eleven}", ["4e1c09a7"])
+    assert spans.found(f"L3 User: ... {eleven} 2015, ...", ["4e1c09a7"])  # 12 words, any case
+    assert spans.found("- OK -", ["0c93e6d2"])  # the whole of a short turn
+    assert not spans.found("ok then", ["4e1c09a7"])  # not a turn of that session
+    assert not spans.found("looked", ["0c93e6d2"])  # whole words only
 
 
 def test_smoke_run_scores_the_systems_through_memory_context(memaware, tmp_path: Path) -> None:
@@ -67,13 +67,15 @@ def test_smoke_run_scores_the_systems_through_memory_context(memaware, tmp_path:
         for budget, cell in system["budgets"].items():
             assert set(cell["by_difficulty"]) == {"easy", "medium", "hard"}
             assert cell["mean_tokens"] <= int(budget)
-    # The hard question shares no word with its turn: only Layer 1 (ROOT's Active Context,
-    # quoting the five turns) holds it, and Layer 1 gets an eighth of the budget, which from
-    # 1,000 tokens holds them all; the questions that share words are found at any budget.
+    # The easy question shares words with its turn: found at any budget. The medium and hard
+    # ones share none (session ids are opaque, as in MemAware, so no id leaks a word): keyword
+    # recall cannot find them, and a context's Layer 1 holds only lines about the question
+    # (ROOT's Active Context, which quotes the five turns, is left to recall).
     hipo = result["systems"]["hipo"]["budgets"]
-    assert hipo["1000"]["score"] == 1.0
-    assert hipo["500"]["by_difficulty"]["easy"]["score"] == 1.0
-    assert hipo["500"]["by_difficulty"]["medium"]["score"] == 1.0
+    for cell in hipo.values():
+        assert cell["by_difficulty"]["easy"]["score"] == 1.0
+        assert cell["by_difficulty"]["medium"]["score"] == 0.0
+        assert cell["by_difficulty"]["hard"]["score"] == 0.0
 
 
 def test_bad_arguments_exit_2(memaware, tmp_path: Path, capsys) -> None:
