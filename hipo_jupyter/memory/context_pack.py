@@ -50,6 +50,9 @@ LAYER1_SKIP = ("Active Context",)
 # rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
 PASSAGE_TOKENS = 40
 LONG_PIECE = 100
+# The context is full when this many pieces in a row did not fit: the rest rank lower still,
+# and rendering each (its passage, its tokens) was most of the packing's time at a year.
+FULL_AFTER_MISSES = 20
 TOKENS_PER_HIT = 12  # hits asked of recall per budget token: more than the budget can hold
 MIN_CANDIDATES, MAX_CANDIDATES = 10, 200
 QUERY_CHARS = 60  # the query as the fence's attribute: enough to recognise, not a second copy
@@ -124,8 +127,9 @@ def build(
     room = budget - used
     chosen: list[tuple[Hit, str]] = []
     groups: set[tuple[str, str]] = set()
+    misses = 0
     for hit in result.hits:
-        if room < 8:  # nothing of use fits in what is left
+        if room < 8 or misses == FULL_AFTER_MISSES:  # nothing of use fits in what is left
             break
         line = piece_line(hit, found.get(document_id(hit.file, hit.line)), stems)
         cost = count_tokens(line) + 1
@@ -133,7 +137,9 @@ def build(
         if group not in groups:
             cost += count_tokens(group_line(hit)) + 1
         if cost > room:
+            misses += 1
             continue
+        misses = 0
         room -= cost
         groups.add(group)
         chosen.append((hit, line))
@@ -160,8 +166,7 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     when longer than PASSAGE_TOKENS, its passage that best matches the query's `stems`
     (`passages.py`); its later lines indented."""
     text = doc.text if doc is not None else hit.snippet
-    cap = PASSAGE_TOKENS if count_tokens(text) > LONG_PIECE else LONG_PIECE
-    body = passage(text, stems, cap).replace("\n", "\n  ")
+    body = passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE).replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
     tag = f" [{label}]" if label and label != "project" else ""
     return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")

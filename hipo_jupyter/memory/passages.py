@@ -11,7 +11,8 @@ nothing matches); a cut is marked with "…" at either end. Pure functions of th
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
+from functools import lru_cache
 
 from .search_query import query_terms
 from .tokens import count_tokens, truncate_to_tokens
@@ -20,8 +21,10 @@ ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _WORD = re.compile(r"[^\W_]+")
 _SUFFIXES = ("ing", "ed", "es", "s")  # enough for "cleaning" to meet "clean", "fines" "fine"
+CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A word folded so that its common inflections meet: lower case, one suffix off."""
     word = word.casefold()
@@ -46,18 +49,16 @@ def units(text: str) -> list[tuple[str, bool]]:
     return found
 
 
-def passage(text: str, stems: Iterable[str], cap: int) -> str:
+def passage(text: str, stems: Iterable[str], cap: int, whole_within: int | None = None) -> str:
     """The best window of `text` within `cap` tokens for a query of these `stems` (see the
-    module docstring); the whole text, its lines joined by "\\n", when it fits."""
-    pieces = units(text)
-    whole = _render(pieces, 0, len(pieces))
-    if count_tokens(whole) <= cap:
+    module docstring); the whole text, its lines joined by "\n", when it is within
+    `whole_within` tokens (`cap` when not given)."""
+    pieces, whole, tokens = _split(text)
+    if tokens <= (cap if whole_within is None else whole_within):
         return whole
     wanted = frozenset(stems)
-    matched = [
-        {stem(word) for word in _WORD.findall(sentence)} & wanted for sentence, _ in pieces
-    ]
-    sizes = [count_tokens(sentence) + 1 for sentence, _ in pieces]  # the joining space
+    sizes, words = _measured(text)
+    matched = [sentence & wanted for sentence in words]
     best, best_score = (0, 1), -1
     for start in range(len(pieces)):
         end, size, found = start, 0, set()
@@ -76,7 +77,56 @@ def passage(text: str, stems: Iterable[str], cap: int) -> str:
     return f"{prefix}{shown} {ELLIPSIS}" if cut_end else f"{prefix}{shown}"
 
 
-def _render(pieces: list[tuple[str, bool]], start: int, end: int) -> str:
+# A context renders the same long pieces for query after query (a topic's checkpoints): their
+# sentences, token counts and word stems are worked out once per text, not once per query.
+@lru_cache(maxsize=4096)
+def _split(text: str) -> tuple[tuple[tuple[str, bool], ...], str, int]:
+    """The text's sentences, the whole of it rendered, and its tokens."""
+    pieces = tuple(units(text))
+    whole = _render(pieces, 0, len(pieces))
+    return pieces, whole, count_tokens(whole)
+
+
+@lru_cache(maxsize=4096)
+def _measured(text: str) -> tuple[tuple[int, ...], tuple[frozenset[str], ...]]:
+    """Each sentence's tokens, estimated from its length (with the space that joins it: the
+    window is counted exactly once chosen, and cut if over), and its word stems."""
+    pieces = _split(text)[0]
+    sizes = tuple(len(sentence) // CHARS_PER_TOKEN + 2 for sentence, _ in pieces)
+    words = tuple(frozenset(stem(w) for w in _WORD.findall(sentence)) for sentence, _ in pieces)
+    return sizes, words
+
+
+@lru_cache(maxsize=16)
+def _outline(
+    text: str, skip: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[tuple[int, tuple[int, ...], frozenset[str]], ...]]:
+    """The lines of a Markdown text and, for each line of text not under a skipped heading,
+    (its number, the headings above it, its word stems): Layer 1 is the same text for every
+    context until a file of it changes."""
+    lines = text.splitlines()
+    headings: list[tuple[int, int]] = []  # (level, line) of the headings in force
+    just_headed = False  # a heading right under another (a file's path, then its title) adds
+    outline = []
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            level = len(stripped) - len(stripped.lstrip("#"))
+            if not just_headed:
+                headings = [(at, n) for at, n in headings if at < level]
+            headings.append((level, number))
+            just_headed = True
+            continue
+        just_headed = just_headed and not stripped
+        if headings and lines[headings[-1][1]].strip().lstrip("#").strip() in skip:
+            continue
+        words = frozenset(stem(word) for word in _WORD.findall(line))
+        if words:
+            outline.append((number, tuple(n for _, n in headings), words))
+    return tuple(lines), tuple(outline)
+
+
+def _render(pieces: Sequence[tuple[str, bool]], start: int, end: int) -> str:
     out: list[str] = []
     for sentence, new_line in pieces[start:end]:
         if out and not new_line:
@@ -97,25 +147,12 @@ def matching_lines(
     Lines under a heading named in `skip` are never taken."""
     wanted = frozenset(stems)
     least = min(2, len(wanted))
-    lines = text.splitlines()
-    headings: list[tuple[int, int]] = []  # (level, line) of the headings in force
-    just_headed = False  # a heading right under another (a file's path, then its title) adds
+    lines, outline = _outline(text, tuple(skip))
     ranked = []
-    for number, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            level = len(stripped) - len(stripped.lstrip("#"))
-            if not just_headed:
-                headings = [(at, n) for at, n in headings if at < level]
-            headings.append((level, number))
-            just_headed = True
-            continue
-        just_headed = just_headed and not stripped
-        if headings and lines[headings[-1][1]].strip().lstrip("#").strip() in skip:
-            continue
-        shared = len({stem(word) for word in _WORD.findall(line)} & wanted)
+    for number, above, words in outline:
+        shared = len(words & wanted)
         if shared and shared >= least:
-            ranked.append((-shared, number, tuple(n for _, n in headings)))
+            ranked.append((-shared, number, above))
     chosen: set[int] = set()
     room = cap
     for _, number, above in sorted(ranked):
