@@ -100,3 +100,24 @@ def test_cli_and_import_name_themselves(memory_root: Path, monkeypatch, capsys) 
     capsys.readouterr()
     assert cli.main(["--root", str(memory_root), "recall", "parser", "--json"]) == 0
     assert '"provenance": "via cli"' in capsys.readouterr().out
+
+
+def test_an_index_made_before_provenance_was_indexed_gets_it_on_opening(memory_root) -> None:
+    """m003 adds the provenance column and forgets the files' hashes: the next sync re-sends
+    every file, so hits name their notebook without the raw log being parsed per recall."""
+    import sqlite3
+    from datetime import date
+
+    from hipo_jupyter.memory import Memory
+
+    memory = Memory(memory_root, today=lambda: date(2026, 3, 12))
+    memory.remember("Churn model", "- outcome: AUC 0.81", notebook="churn.ipynb", cell="4")
+    memory.close()
+    index = memory_root / "memory" / ".index" / "fts5.sqlite3"
+    with sqlite3.connect(index) as db:  # the index as the release before m003 left it
+        db.execute("alter table documents drop column provenance")
+        db.execute("delete from _migrations where name = 'm003_document_provenance'")
+    memory = Memory(memory_root, today=lambda: date(2026, 3, 12))
+    hits = memory.recall("churn model").hits
+    assert hits and hits[0].provenance == "churn.ipynb cell 4"
+    memory.close()

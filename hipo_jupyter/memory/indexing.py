@@ -23,6 +23,7 @@ from .config import MemoryConfig
 from .errors import HipoError, ParseError, PathOutsideRootError
 from .nodes import parse_node
 from .periods import period_start
+from .provenance import provenance_text
 from .search import Document, SearchIndex, document_id, memory_index, open_index
 from .semantic import BACKLOG_LIMIT, SemanticIndex
 from .store import Appended, Store, decode_markdown, raw_log_day, sha256
@@ -269,4 +270,5 @@ def raw_document(relative: str, checkpoint: Checkpoint) -> Document:
         title=checkpoint.title,
         text=body_text(checkpoint),
         tags=checkpoint.tags,
+        provenance=provenance_text(checkpoint),
     )

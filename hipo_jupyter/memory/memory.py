@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -99,7 +98,6 @@ class Memory:
             self.config,
             self._indexer,
             self._topics,
-            self.catalog,
             self._today,
             self._lock,
         )
@@ -427,15 +425,13 @@ class Memory:
             )
             return self._recall.ranked(request, stamps, neighbours=True, snippets=False)
 
-        built = context_pack.build(
+        return context_pack.build(
             query,
             budget=budget,
             layer1=(lambda: self._layer1(stamps).text) if layer1 else None,
             recall=recall,
             documents=self._recall.documents,
         )
-        # Provenance for the pieces the text holds, not for every candidate packing saw.
-        return replace(built, hits=self._recall.provenance(built.hits, stamps))
 
     def context_query(
         self, request: RecallQuery, *, layer1: bool = True, team: bool = False

@@ -110,6 +110,17 @@ def m002_vectors(db: sqlite3.Connection) -> None:
     db.execute("insert into vectors_state (generation) values (0)")
 
 
+@migration
+def m003_document_provenance(db: sqlite3.Connection) -> None:
+    """Each raw checkpoint's provenance (notebook, cell, front end, model), read from its
+    comment line when it is indexed, so a recall or a context names where each hit came from
+    without parsing the hit's raw log again (at a year, a context holds ~60 pieces from ~20
+    logs). The recorded file hashes are forgotten: the next sync re-sends every file, which
+    fills the column in."""
+    db.execute("alter table documents add column provenance text not null default ''")
+    db.execute("delete from files")
+
+
 REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
 
 

@@ -115,6 +115,7 @@ class Hit:
             score=score,
             path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
             topics=topics,
+            provenance=doc.provenance,
         )
 
 

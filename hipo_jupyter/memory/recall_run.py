@@ -1,4 +1,4 @@
-"""Running a recall for `Memory`: the mode it runs in, the vectors it asks, the provenance it adds.
+"""Running a recall for `Memory`: the mode it runs in, the vectors it asks, the sources it reads.
 
 `Memory.recall_query` and `Memory.context` are thin delegations to this module (`LocalRecall`),
 so the write path, team and structured memory in `memory.py` and the recall path here change
@@ -9,22 +9,19 @@ paths, a raw log's neighbours, the topics), and the raw logs are listed once per
 from __future__ import annotations
 
 import os
-import stat
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 from . import recall as recall_module
-from .catalog import CheckpointCatalog
 from .config import MemoryConfig
 from .embed import SemanticUnavailable
 from .errors import HipoError, QueryError
 from .indexing import IndexKeeper, lookup
 from .neighbours import IndexNeighbours, Neighbours
-from .provenance import provenance_text
-from .recall import Hit, RecallResult
+from .recall import RecallResult
 from .requests import RecallQuery
 from .search import Document, SearchIndex
 from .semantic import (
@@ -36,7 +33,7 @@ from .semantic import (
     fuse,
     vector_hits_as_hits,
 )
-from .store import MEMORY_DIR, NODE_LEVELS, RawStamps, Store
+from .store import NODE_LEVELS, RawStamps, Store
 from .topic_cache import TopicsCache
 from .topic_index import Topic, TopicsIndex
 
@@ -60,7 +57,7 @@ class RecallSources:
 
 class LocalRecall:
     """A Memory's own recall (the team's is `team_link`): the sources each call reads,
-    gathered under the Memory's lock, and the provenance of the hits it returns."""
+    gathered under the Memory's lock."""
 
     def __init__(
         self,
@@ -68,11 +65,10 @@ class LocalRecall:
         config: MemoryConfig,
         indexer: IndexKeeper,
         topics: TopicsCache,
-        catalog: CheckpointCatalog,
         today: Callable[[], date],
         lock: threading.RLock,
     ) -> None:
-        self.store, self.config, self.catalog = store, config, catalog
+        self.store, self.config = store, config
         self._indexer, self._topics, self._today, self._lock = indexer, topics, today, lock
         self._neighbours = IndexNeighbours(indexer.open)  # recall's neighbouring turns
         self._node_paths = NodePaths(store)  # recall's drill-down paths, kept while valid
@@ -80,10 +76,10 @@ class LocalRecall:
     def recall(
         self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
     ) -> RecallResult:
-        """`Memory.recall_query`: the ranked hits, raw ones with their provenance."""
-        stamps = self.store.raw_stamps()  # the raw logs listed once: topics and provenance
-        result = self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
-        return replace(result, hits=self.provenance(result.hits, stamps))
+        """`Memory.recall_query`: the ranked hits, raw ones with their provenance (from the
+        index, which read it from each checkpoint's comment line)."""
+        stamps = self.store.raw_stamps()  # the raw logs listed once: topics and rules
+        return self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
 
     def ranked(
         self,
@@ -110,11 +106,6 @@ class LocalRecall:
                 weights=FusionWeights.of(self.config),
             )
             return run(sources, request, mode, snippets=snippets)
-
-    def provenance(self, hits: Sequence[Hit], stamps: RawStamps) -> list[Hit]:
-        """The hits, each raw one with its checkpoint's provenance."""
-        with self._lock:
-            return with_provenance(hits, self.catalog, self.store, stamps)
 
     def documents(self, ids: Sequence[str]) -> dict[str, Document]:
         """The full documents of these ids, from the index (a context's pieces)."""
@@ -238,43 +229,6 @@ def resolve_mode(mode: str | None, semantic: SemanticIndex) -> str:
     if mode in ("auto", "hybrid"):
         return "hybrid" if on else "keyword"
     return mode
-
-
-def with_provenance(
-    hits: Sequence[Hit],
-    catalog: CheckpointCatalog,
-    store: Store,
-    listed: Mapping[str, tuple[int, int]] | None = None,
-) -> list[Hit]:
-    """The hits, each raw one with its checkpoint's provenance from the catalog. `listed`:
-    the raw logs' stamps (`Store.raw_stamps`) when the caller has just listed them; else each
-    hit's log is stat-ed once per call, never the whole folder listed per hit (at a year of
-    memory that listing was most of a context's time)."""
-    stamps: dict[str, tuple[int, int] | None] = {}
-    found = []
-    for hit in hits:
-        name = hit.file.removeprefix(f"{MEMORY_DIR}/")
-        if hit.kind == "raw" and name not in stamps:
-            stamps[name] = (
-                listed.get(name) if listed is not None else log_stamp(store.memory_dir / name)
-            )
-        stamp = stamps.get(name) if hit.kind == "raw" else None
-        if stamp is None:
-            found.append(hit)
-            continue
-        checkpoint = next((c for c in catalog.of_log(name, stamp) if c.line == hit.line), None)
-        found.append(replace(hit, provenance=provenance_text(checkpoint)) if checkpoint else hit)
-    return found
-
-
-def log_stamp(path: Path) -> tuple[int, int] | None:
-    """A raw log's (size, mtime_ns), as `Store.raw_stamps` gives it, from one lstat of that
-    log alone; None when it is gone or not a regular file."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
 
 
 class NodePaths:

@@ -15,7 +15,8 @@ On disk, under `index_dir` (normally `<root>/memory/.index/`):
 fts5.sqlite3 holds:
 
 - `documents`: one row per Document (`id` unique, `path`, `line`, `kind`, `date`, `type`, `title`,
-  `text`, `tags` as a JSON list), indexed by path (for file replacement) and date (for filters).
+  `text`, `tags` as a JSON list, `provenance`), indexed by path (for file replacement) and date
+  (for filters).
 - `documents_fts`: an FTS5 external-content table over `documents(title, text, tags)`, tokenized
   `porter unicode61` (English stemming, Unicode case and accent folding), kept in step by
   triggers. External content keeps one copy of the text and still lets FTS5 cut snippets.
@@ -79,6 +80,7 @@ class Document:
     title: str
     text: str
     tags: tuple[str, ...] = ()
+    provenance: str = ""  # a raw checkpoint's `provenance_text` (notebook, cell, via, model)
 
 
 ANY_HASH = object()  # `replace_file(..., if_hash=...)` not given: replace whatever is recorded
@@ -230,17 +232,20 @@ class Fts5Index:
     # -- writing ----------------------------------------------------------------------------
 
     _UPSERT = """
-        insert into documents (id, path, line, kind, date, type, title, text, tags)
-        values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        insert into documents (id, path, line, kind, date, type, title, text, tags, provenance)
+        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         on conflict(id) do update set
             path = excluded.path, line = excluded.line, kind = excluded.kind,
             date = excluded.date, type = excluded.type, title = excluded.title,
-            text = excluded.text, tags = excluded.tags
+            text = excluded.text, tags = excluded.tags, provenance = excluded.provenance
     """
 
     def _put(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
         rows = [
-            (d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, json.dumps(d.tags))
+            (
+                *(d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text),
+                *(json.dumps(d.tags), d.provenance),
+            )
             for d in docs
         ]
         self._db.executemany(self._UPSERT, rows)
@@ -422,6 +427,7 @@ def _row_to_document(row: Sequence) -> Document:
         title=row[6],
         text=row[7],
         tags=_tags(row[8]),
+        provenance=row[9],
     )
 
 

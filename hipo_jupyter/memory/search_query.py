@@ -109,7 +109,9 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 SNIPPET_SQL = "snippet(documents_fts, -1, '', '', '…', 20)"
-DOC_COLUMNS = "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags"
+DOC_COLUMNS = (
+    "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags, d.provenance"
+)
 
 
 def placeholders(values: Collection[str]) -> str:

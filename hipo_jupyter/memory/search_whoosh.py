@@ -58,6 +58,7 @@ SCHEMA = fields.Schema(
     text=fields.TEXT(analyzer=ANALYZER, stored=True),
     tags=fields.TEXT(analyzer=ANALYZER, stored=True),  # stored as "\n"-joined
     hash=fields.STORED(),
+    provenance=fields.STORED(),
 )
 
 _FIELD_BOOSTS = {"title": TITLE_WEIGHT, "text": TEXT_WEIGHT, "tags": TAGS_WEIGHT}
@@ -133,6 +134,7 @@ def _stored_to_document(fields_: dict[str, Any]) -> Document:
         title=fields_.get("title", ""),
         text=fields_.get("text", ""),
         tags=tuple(tags.split("\n")) if tags else (),
+        provenance=fields_.get("provenance", ""),
     )
 
 
@@ -158,6 +160,7 @@ def _doc_fields(doc: Document) -> dict[str, Any]:
         "title": doc.title,
         "text": doc.text,
         "tags": "\n".join(doc.tags),
+        "provenance": doc.provenance,
     }
 
 
