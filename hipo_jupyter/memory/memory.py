@@ -397,10 +397,11 @@ class Memory:
         mode: str | None = None,
         team: bool = False,
     ) -> context_pack.Context:
-        """The text a model is sent for `query`, within `budget` tokens: Layer 1 (at most an
-        eighth; `layer1=False` leaves it out, as `%%ask` does, which sends it as its own
-        block), then the recalled memory fenced as quoted data, in time order with each
-        piece's date and source (see `context_pack`). One call for every front end and the
+        """The text a model is sent for `query`, within `budget` tokens: Layer 1's lines about
+        the query (at most an eighth; `layer1=False` leaves it out, as `%%ask` does, which
+        sends all of it as its own block), then the recalled memory fenced as quoted data, in
+        time order with each piece's date and source, long pieces as their passage that
+        answers (see `context_pack`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
         database instead (`team_recall`); each piece then names its author and notebook."""
