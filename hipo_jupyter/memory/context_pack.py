@@ -4,9 +4,10 @@ Every front end that hands memory to a model (`%%ask --recall`, `hipo recall --c
 server's `budget=`) sends this text, and the benchmarks score this text, so what is measured is
 what users get. In order:
 
-1. Layer 1's lines about the question (ROOT.md's Topics Index entries, Active Context lines and
-   working notes that share at least two of its words, under their headings), at most
-   `LAYER1_SHARE` (an eighth) of the budget; left out with `layer1=False` (`%%ask` already
+1. Layer 1's lines about the question (ROOT.md's Topics Index, patterns and history, and the
+   working notes, that share at least two of its words, under their headings; ROOT's Active
+   Context is left to recall, which shows those checkpoints whole), at most `LAYER1_SHARE` (an
+   eighth) of the budget; left out with `layer1=False` (`%%ask` already
    sends the whole of Layer 1 as its own cached system block). The head of ROOT.md is about
    whatever happened last, not about the question: measured on both dev sets, it cost more
    than it gave at every budget;
@@ -163,8 +164,8 @@ def build(
 def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
     checkpoint's fields and words (the search snippet when the index no longer has it), or,
-    when longer than PASSAGE_TOKENS, its passage that best matches the query's `stems`
-    (`passages.py`); its later lines indented."""
+    when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
+    query's `stems` (`passages.py`); its later lines indented."""
     text = doc.text if doc is not None else hit.snippet
     body = passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE).replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
