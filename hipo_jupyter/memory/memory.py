@@ -417,7 +417,7 @@ class Memory:
             )
 
         # The raw logs are listed once for the whole call (at a year of memory, each listing
-        # is 365 stats): Layer 1's rules, the topics and the provenance all read them.
+        # is 365 stats): Layer 1's rules and the topics both read them.
         stamps = self.store.raw_stamps()
 
         def recall(k: int) -> RecallResult:

@@ -1,8 +1,8 @@
 """The part of a long text that answers a query: a context shows passages, not heads.
 
-A context packed to a budget holds more memories when each shows only the sentences that match
-the question (as a search engine's snippet does) instead of the first tokens of every piece: at
-2,000 tokens that is about twice as many pieces. `passage` picks, among the windows of
+A context packed to a budget holds more memories when a long piece shows only the sentences that
+match the question (as a search engine's snippet does) instead of its first tokens: a pasted page
+does not take the room of a dozen memories. `passage` picks, among the windows of
 consecutive sentences (or lines) that fit `cap` tokens, the one holding the most distinct query
 words, the earliest on a tie (the head, which usually says what the piece is about, when
 nothing matches); a cut is marked with "…" at either end. Pure functions of the text.
@@ -14,12 +14,12 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
+from .search_query import WORD as _WORD
 from .search_query import query_terms
 from .tokens import count_tokens, truncate_to_tokens
 
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_WORD = re.compile(r"[^\W_]+")
 _SUFFIXES = ("ing", "ed", "es", "s")  # enough for "cleaning" to meet "clean", "fines" "fine"
 CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
 
