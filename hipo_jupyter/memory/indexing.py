@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .checkpoint import Checkpoint, parse_log
+from .checkpoint import Checkpoint, parse_log, without_comments
 from .config import MemoryConfig
 from .errors import HipoError, ParseError, PathOutsideRootError
 from .nodes import parse_node
@@ -130,7 +130,8 @@ class IndexKeeper:
         except ValueError:
             return []
         title, topics = f"{level} {period}", tuple(node.topics)
-        return [Document(f"{relative}#L1", relative, 1, level, start, "", title, node.body, topics)]
+        body = without_comments(node.body)
+        return [Document(f"{relative}#L1", relative, 1, level, start, "", title, body, topics)]
 
     def file_documents(self, relative: str) -> tuple[str, list[Document]] | None:
         """(sha256, documents) of a file as it is now, for the vectors to catch up from."""

@@ -121,6 +121,15 @@ def m003_document_provenance(db: sqlite3.Connection) -> None:
     db.execute("delete from files")
 
 
+@migration
+def m004_node_text_without_comments(db: sqlite3.Connection) -> None:
+    """A node's text is indexed without the hipo comment lines of the checkpoints it copies
+    (`checkpoint.without_comments`): their ids, notebook names and "via=import" matched queries
+    as if they were memory. The recorded hashes are forgotten, so the next sync re-sends every
+    file and the nodes are indexed again."""
+    db.execute("delete from files")
+
+
 REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
 
 
