@@ -6,8 +6,8 @@ what users get. In order:
 
 1. Layer 1's lines about the question (ROOT.md's Topics Index, patterns and history, and the
    working notes, that share at least two of its words, under their headings; ROOT's Active
-   Context is left to recall, which shows those checkpoints whole), at most `LAYER1_SHARE` (an
-   eighth) of the budget; left out with `layer1=False` (`%%ask` already
+   Context is left to recall, which shows those checkpoints whole), at most `LAYER1_SHARE` (a
+   sixteenth) of the budget; left out with `layer1=False` (`%%ask` already
    sends the whole of Layer 1 as its own cached system block). The head of ROOT.md is about
    whatever happened last, not about the question: measured on both dev sets, it cost more
    than it gave at every budget;
@@ -39,10 +39,13 @@ from .requests import MIN_BUDGET
 from .search import Document, document_id
 from .tokens import count_tokens
 
-# Layer 1 takes at most this share of the budget; recall gets the rest. An eighth, not the
-# quarter the issue allows: measured on both dev sets (benchmarks/, dev figures), MemAware +0.007
-# to +0.023 and LoCoMo all-evidence +0.025 at 500 tokens, +0.009 at 2,000, +0.004 at 4,000.
-LAYER1_SHARE = 0.125
+# Layer 1 takes at most this share of the budget; recall gets the rest. A sixteenth, not the
+# quarter the issue allows: measured on both dev sets (benchmarks/, dev figures), an eighth was
+# ahead of a quarter (MemAware +0.007 to +0.023, LoCoMo all-evidence +0.025 at 500 tokens), and
+# a sixteenth ahead of an eighth at 500 tokens (LoCoMo +0.009; level at the other budgets and on
+# MemAware). Still room for the few lines of ROOT's Topics Index or patterns that name the
+# question's words, which in a notebook's own memory are the user's rules and projects.
+LAYER1_SHARE = 0.0625
 # ROOT's Active Context lists the last days' checkpoints, cut: recall shows them whole when they
 # answer, so a context takes Layer 1's other lines (topics, patterns, working notes).
 LAYER1_SKIP = ("Active Context",)

@@ -398,7 +398,7 @@ class Memory:
         team: bool = False,
     ) -> context_pack.Context:
         """The text a model is sent for `query`, within `budget` tokens: Layer 1's lines about
-        the query (at most an eighth; `layer1=False` leaves it out, as `%%ask` does, which
+        the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
         sends all of it as its own block), then the recalled memory fenced as quoted data, in
         time order with each piece's date and source, long pieces as their passage that
         answers (see `context_pack`). One call for every front end and the
