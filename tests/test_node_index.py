@@ -58,9 +58,15 @@ def test_an_index_made_before_m004_indexes_its_nodes_again(memory_root) -> None:
     with sqlite3.connect(index) as db:  # as the release before m004 left it: hashes recorded
         db.execute("delete from _migrations where name = 'm004_node_text_without_comments'")
         db.execute("update files set hash = 'as-indexed-before' where path like 'memory/daily/%'")
+        db.executemany(  # vectors as the semantic extra would have recorded them
+            "insert into vector_files (path, hash, model) values (?, 'h', 'minilm')",
+            [("memory/2026-03-12.md",), ("memory/daily/2026-03-12.md",)],
+        )
     memory = Memory(memory_root, today=lambda: DAY)
     assert memory.recall("zebrafish").hits  # opening migrates and syncs
     with sqlite3.connect(index) as db:
         hashes = [row[0] for row in db.execute("select hash from files")]
+        embedded = [row[0] for row in db.execute("select path from vector_files")]
     assert hashes and "as-indexed-before" not in hashes
+    assert embedded == ["memory/2026-03-12.md"]  # the node is embedded again, the log kept
     memory.close()

@@ -126,8 +126,13 @@ def m004_node_text_without_comments(db: sqlite3.Connection) -> None:
     """A node's text is indexed without the hipo comment lines of the checkpoints it copies
     (`checkpoint.without_comments`): their ids, notebook names and "via=import" matched queries
     as if they were memory. The recorded hashes are forgotten, so the next sync re-sends every
-    file and the nodes are indexed again."""
+    file and the nodes are indexed again; so are the nodes' vectors (semantic extra), whose
+    128-token window the comment lines filled: the next catch-up embeds their text anew."""
     db.execute("delete from files")
+    db.execute(
+        "delete from vector_files where path like 'memory/daily/%'"
+        " or path like 'memory/weekly/%' or path like 'memory/monthly/%'"
+    )
 
 
 REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
