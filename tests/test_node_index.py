@@ -68,5 +68,5 @@ def test_an_index_made_before_m004_indexes_its_nodes_again(memory_root) -> None:
         hashes = [row[0] for row in db.execute("select hash from files")]
         embedded = [row[0] for row in db.execute("select path from vector_files")]
     assert hashes and "as-indexed-before" not in hashes
-    assert embedded == ["memory/2026-03-12.md"]  # the node is embedded again, the log kept
+    assert embedded == ["memory/2026-03-12.md"]  # the node forgotten (to embed anew), the log kept
     memory.close()

@@ -135,12 +135,12 @@ class Checkpoint:
         return "\n".join(parts)
 
 
-
 def without_comments(text: str) -> str:
     """`text` less its lines that are hipo comments (`<!-- hipo id=... via=... -->`): a node
     that copies checkpoints keeps them for the reader, but their keys and values (ids, notebook
     names, "via", "import") are not words of the memory and must not match a query."""
     return "\n".join(line for line in text.split("\n") if not _COMMENT_RE.match(line.strip()))
+
 
 def new_id(now: datetime | None = None) -> str:
     """A stable checkpoint id: UTC time to the second and 8 random hex digits, e.g.
