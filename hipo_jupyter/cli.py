@@ -79,14 +79,20 @@ def today_from_env() -> Callable[[], date] | None:
     return lambda: pinned
 
 
-def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
-    """The one Memory of the root named by --root, HIPO_ROOT or the working directory.
-    A command that only reads (`reading`) never creates a memory where there is none."""
+def checked_root(args: argparse.Namespace) -> Path:
+    """The root named by --root, HIPO_ROOT or the working directory, which must be a folder."""
     root = resolve_root(args.root)
     if not root.exists():
         raise HipoError(f"the memory root {root} does not exist (create it with `hipo init`)")
     if not root.is_dir():
         raise HipoError(f"the memory root {root} is not a folder")
+    return root
+
+
+def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
+    """The one Memory of the root named by --root, HIPO_ROOT or the working directory.
+    A command that only reads (`reading`) never creates a memory where there is none."""
+    root = checked_root(args)
     team = MemoryConfig(team_url=resolve_team_url(getattr(args, "team_url", None)))
     memory = Memory(root, today=today_from_env(), config=team)
     if reading and not memory.has_memory():
@@ -329,17 +335,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    if args.config:
+        # Printing a config needs neither the MCP SDK nor an open index: only the root's path.
+        from hipo_jupyter import mcp_config
+
+        print(mcp_config.config_snippet(args.config, checked_root(args)))
+        print(f"hipo: {mcp_config.CONFIG_WHERE[args.config]}", file=sys.stderr)
+        return 0
     try:
         from hipo_jupyter import mcp as mcp_server
     except ImportError as error:
         missing = error.name or error
         raise UsageError(f"hipo mcp needs {missing}: pip install 'hipo-jupyter[mcp]'") from None
     memory = open_memory(args)
-    if args.config:
-        memory.close()
-        print(mcp_server.config_snippet(args.config, memory.root))
-        print(f"hipo: {mcp_server.CONFIG_WHERE[args.config]}", file=sys.stderr)
-        return 0
     try:
         mcp_server.serve(memory)
     finally:

@@ -11,6 +11,7 @@ import importlib.metadata
 from pathlib import Path
 
 from hipo_jupyter import cli_views
+from hipo_jupyter.mcp_config import CONFIG_TARGETS
 from hipo_jupyter.memory import CHECKPOINT_TYPES
 from hipo_jupyter.memory.importers import FORMATS
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RECALL_MODES
@@ -171,7 +172,7 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
 
     sub["mcp"].add_argument(
         "--config",
-        choices=("claude-code", "jupyter-ai", "claude-desktop"),
+        choices=CONFIG_TARGETS,
         help="print what registers this server in that client, instead of serving",
     )
 

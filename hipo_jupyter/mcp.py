@@ -15,29 +15,30 @@ Writes go through the engine's locks (flock on the raw log, the SQLite index's t
 several servers and kernels on one root lose nothing.
 
 `hipo mcp --config claude-code|jupyter-ai|claude-desktop` prints what registers this server in
-each client, with absolute paths (`config_snippet`).
+each client, with absolute paths (`hipo_jupyter.mcp_config`, which imports no MCP SDK).
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import os
-import shutil
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' config)
+    CONFIG_TARGETS,
+    CONFIG_WHERE,
+    SERVER_NAME,
+    config_snippet,
+    hipo_command,
+    server_entry,
+)
 from hipo_jupyter.memory import HipoError, Memory, render
 from hipo_jupyter.memory.layer1 import LAYER1_FILES
 from hipo_jupyter.memory.requests import RecallQuery
 
-SERVER_NAME = "hipo"
-CONFIG_TARGETS = ("claude-code", "jupyter-ai", "claude-desktop")
 INSTRUCTIONS = (
     "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "
     "and every other agent on it. Read layer1 (or the hipo://layer1 resource) at the start of "
@@ -184,45 +185,3 @@ def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
 def serve(memory: Memory) -> None:
     """Serve `memory` over stdio until the client closes the connection."""
     build_server(memory).run("stdio")
-
-
-# --- registering the server in the clients ------------------------------------------------------
-def hipo_command() -> list[str]:
-    """The absolute command that starts `hipo`: the `hipo` script of this Python's environment
-    when it has one (so the client needs no PATH), else `python -m hipo_jupyter.cli`."""
-    beside = Path(sys.executable).parent / "hipo"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside)]
-    found = shutil.which("hipo")
-    if found:
-        return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "hipo_jupyter.cli"]
-
-
-def server_entry(root: Path) -> dict[str, Any]:
-    """The stdio server entry every client's `mcpServers` takes: command, args (absolute)."""
-    command, *prefix = hipo_command()
-    return {"command": command, "args": [*prefix, "--root", str(root), "mcp"]}
-
-
-def config_snippet(target: str, root: Path) -> str:
-    """What registers this server in `target`: a shell command (Claude Code) or the JSON to
-    merge into the client's settings file (jupyter-ai, Claude Desktop)."""
-    entry = server_entry(root)
-    if target == "claude-code":
-        import shlex
-
-        words = ["claude", "mcp", "add", "--transport", "stdio", SERVER_NAME, "--"]
-        return shlex.join([*words, entry["command"], *entry["args"]])
-    if target in ("jupyter-ai", "claude-desktop"):
-        return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
-    raise HipoError(f"--config takes one of {', '.join(CONFIG_TARGETS)}, not {target!r}")
-
-
-CONFIG_WHERE = {
-    "claude-code": "run this in the notebook's folder (add --scope user for every project)",
-    "jupyter-ai": "merge into .jupyter/mcp_settings.json beside the notebooks, then restart "
-    "JupyterLab",
-    "claude-desktop": "merge into claude_desktop_config.json (Settings > Developer > Edit "
-    "Config), then restart Claude Desktop",
-}

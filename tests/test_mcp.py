@@ -28,7 +28,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from hipo_jupyter import cli  # noqa: E402
+from hipo_jupyter import cli, mcp_config  # noqa: E402
 from hipo_jupyter import mcp as hipo_mcp  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
@@ -50,7 +50,7 @@ def server_env() -> dict[str, str]:
 
 def server_params(root: Path) -> StdioServerParameters:
     """The server as the printed Claude Desktop snippet registers it."""
-    entry = json.loads(hipo_mcp.config_snippet("claude-desktop", root))["mcpServers"]["hipo"]
+    entry = json.loads(mcp_config.config_snippet("claude-desktop", root))["mcpServers"]["hipo"]
     return StdioServerParameters(
         command=entry["command"], args=entry["args"], env=server_env(), cwd=str(root)
     )
@@ -77,7 +77,7 @@ async def call(client: ClientSession, tool: str, **arguments: Any) -> tuple[str,
 def run_hipo(root: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HIPO_ROOT"}
     env.update(server_env())
-    command = hipo_mcp.hipo_command()
+    command = mcp_config.hipo_command()
     return subprocess.run(
         [*command, "--root", str(root), *args],
         input=stdin,
@@ -270,24 +270,24 @@ def test_recall_with_a_budget_is_memory_context(memory_root: Path) -> None:
 # --- registering it -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", hipo_mcp.CONFIG_TARGETS)
+@pytest.mark.parametrize("target", mcp_config.CONFIG_TARGETS)
 def test_config_prints_the_snippet_with_absolute_paths(
     target: str, memory_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch
 ) -> None:
     monkeypatch.chdir(memory_root)
     assert cli.main(["--root", ".", "mcp", "--config", target]) == 0
     out, err = capsys.readouterr()
-    command = hipo_mcp.hipo_command()
+    command = mcp_config.hipo_command()
+    expected = {"command": command[0], "args": [*command[1:], "--root", str(memory_root), "mcp"]}
     if target == "claude-code":
         words = shlex.split(out)
         assert words[:7] == ["claude", "mcp", "add", "--transport", "stdio", "hipo", "--"]
         assert words[7:] == [*command, "--root", str(memory_root), "mcp"]
+    elif target == "jupyter-ai":
+        # jupyter-ai 3's McpSettings: a list of {name, command, args, env: [{name, value}]}
+        assert json.loads(out) == {"mcp_servers": [{"name": "hipo", **expected, "env": []}]}
     else:
-        entry = json.loads(out)["mcpServers"]["hipo"]
-        assert entry == {
-            "command": command[0],
-            "args": [*command[1:], "--root", str(memory_root), "mcp"],
-        }
+        assert json.loads(out)["mcpServers"]["hipo"] == expected
     assert Path(command[0]).is_absolute()
     assert err.startswith("hipo: ") and len(err.splitlines()) == 1
 
@@ -295,11 +295,11 @@ def test_config_prints_the_snippet_with_absolute_paths(
 def test_the_readme_shows_each_snippet_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     """README's example (root /home/me/analysis, hipo in /home/me/.venv) is what --config
     prints: the documentation cannot drift from the command."""
-    monkeypatch.setattr(hipo_mcp, "hipo_command", lambda: ["/home/me/.venv/bin/hipo"])
+    monkeypatch.setattr(mcp_config, "hipo_command", lambda: ["/home/me/.venv/bin/hipo"])
     readme = (REPO / "README.md").read_text("utf-8")
-    section = readme.split("## Use it from Claude Code, jupyter-ai and Claude Desktop", 1)[1]
-    for target in hipo_mcp.CONFIG_TARGETS:
-        snippet = hipo_mcp.config_snippet(target, Path("/home/me/analysis"))
+    section = readme.split("## Agents: Claude Code, jupyter-ai, Claude Desktop", 1)[1]
+    for target in mcp_config.CONFIG_TARGETS:
+        snippet = mcp_config.config_snippet(target, Path("/home/me/analysis"))
         assert snippet in section, target
 
 
