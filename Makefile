@@ -1,7 +1,8 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   builds .venv, installs hipo-jupyter, runs the quickstart headless (`hipo demo`)
 #   make test   builds .venv, installs with the test extras, runs ruff, jest and pytest; then the
-#               semantic tests again in .venv-semantic, which also has the [semantic] extra
+#               semantic tests again in .venv-semantic, which also has the [semantic] extra; then
+#               the real MCP clients (Claude Code, the MCP Inspector, jupyter-ai) in .venv-clients
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -12,7 +13,7 @@ SEMANTIC_TESTS := tests/test_embed.py tests/test_vectors.py tests/test_fusion.py
 	tests/test_semantic.py tests/test_semantic_recall.py tests/test_semantic_magics.py \
 	tests/test_semantic_benchmarks.py
 
-.PHONY: demo test test-semantic lint jstest venv clean
+.PHONY: demo test test-semantic test-clients lint jstest venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,7 @@ jstest: venv
 test: venv lint jstest
 	$(BIN)/python -m pytest -q
 	$(MAKE) test-semantic
+	$(MAKE) test-clients
 
 $(SEMANTIC_BIN)/python:
 	$(PYTHON) -m venv $(SEMANTIC_VENV)
@@ -44,5 +46,22 @@ test-semantic: $(SEMANTIC_BIN)/python
 	$(SEMANTIC_BIN)/pip install --quiet -e '.[test,semantic]'
 	$(SEMANTIC_BIN)/python -m pytest -q $(SEMANTIC_TESTS)
 
+# The configs `hipo mcp --config` prints, taken by the real clients: Claude Code and the MCP
+# Inspector pinned in tests/clients/package-lock.json, jupyter-ai 3's settings model from PyPI.
+# Only an unreachable registry turns a client's test into a skip with the reason.
+CLIENTS_VENV ?= .venv-clients
+CLIENTS_BIN  := $(CLIENTS_VENV)/bin
+
+$(CLIENTS_BIN)/python:
+	$(PYTHON) -m venv $(CLIENTS_VENV)
+	$(CLIENTS_BIN)/pip install --quiet --upgrade pip
+
+test-clients: $(CLIENTS_BIN)/python
+	$(CLIENTS_BIN)/pip install --quiet -e '.[clients]'
+	cd tests/clients && (npm ci --no-audit --no-fund --loglevel=error || { \
+		if npm ping >/dev/null 2>&1; then exit 1; fi; \
+		echo "hipo: the npm registry is unreachable: the Claude Code and Inspector tests skip"; })
+	$(CLIENTS_BIN)/python -m pytest -q --confcutdir=tests/clients tests/clients
+
 clean:
-	rm -rf $(VENV) $(SEMANTIC_VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SEMANTIC_VENV) $(CLIENTS_VENV) tests/clients/node_modules build dist *.egg-info .pytest_cache .ruff_cache

@@ -15,6 +15,8 @@ if str(REPO) not in sys.path:
 SHARED = REPO.parent / "shared"
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "postgres_helpers"]
+# tests/clients runs in its own environment (`make test-clients`, the [clients] extra).
+collect_ignore = ["clients"]
 
 
 @pytest.fixture

@@ -1,0 +1,194 @@
+"""The configs `hipo mcp --config` prints, taken by the real clients that read them.
+
+Run by `make test-clients` in `.venv-clients` (the `[clients]` extra: jupyter-ai 3's persona
+manager) with Claude Code and the MCP Inspector from npm (`package.json` and its lock beside this
+file, installed by `npm ci`). Each test starts from what a user copies: the printed command or
+JSON, produced by a real `hipo` process, and fails when the client refuses it or cannot reach
+the server it names. Nothing here talks to a network: Claude Code's non-essential traffic and
+updater are off, and a throwaway HOME keeps the developer's own settings out.
+
+The main test run does not collect this folder (tests/conftest.py): its packages live in the
+other environment.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+NODE_BIN = HERE / "node_modules" / ".bin"
+TOOLS = {"recall", "remember", "topics", "layer1", "read", "status"}
+TIMEOUT = 120
+TODAY = "2026-03-12"
+
+
+def hipo_executable() -> str:
+    beside = Path(sys.executable).parent / "hipo"
+    return str(beside) if beside.exists() else shutil.which("hipo") or "hipo"
+
+
+def node_tool(name: str) -> Path:
+    tool = NODE_BIN / name
+    if not tool.exists():
+        pytest.skip(
+            f"{name} is not installed in tests/clients/node_modules: the npm registry was "
+            "unreachable when `make test-clients` ran `npm ci`"
+        )
+    return tool
+
+
+def quiet_env(home: Path) -> dict[str, str]:
+    """A user with nothing set up: a throwaway HOME, no updater, no telemetry, no semantic
+    model loading in the server (it is not what these tests are about)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIPO_", "ANTHROPIC_"))}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        HIPO_SEMANTIC="0",
+        HIPO_TODAY=TODAY,
+        MCP_INSPECTOR_SECRET_STORE="memory",
+        NO_COLOR="1",
+    )
+    return env
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> str:
+    done = subprocess.run(
+        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    assert done.returncode == 0, f"{shlex.join(args)} -> {done.returncode}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A notebook folder with one checkpoint, written by the `hipo` command."""
+    folder = tmp_path / "analysis"
+    folder.mkdir()
+    env = quiet_env(tmp_path / "home")
+    subprocess.run(
+        [hipo_executable(), "--root", str(folder), "remember", "--title", "Launch plan #launch"],
+        input="- decisions: moved the launch to May\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    return folder
+
+
+def printed_config(target: str, root: Path, env: dict[str, str]) -> str:
+    return run([hipo_executable(), "--root", str(root), "mcp", "--config", target], env)
+
+
+def test_claude_code_takes_the_printed_command_and_connects(root: Path, tmp_path: Path) -> None:
+    claude = node_tool("claude")
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    project.mkdir()
+    env = quiet_env(home)
+    env["PATH"] = f"{NODE_BIN}{os.pathsep}{env.get('PATH', '')}"
+    words = shlex.split(printed_config("claude-code", root, env))
+    assert words[:3] == ["claude", "mcp", "add"]
+    run([str(claude), *words[1:]], env, cwd=project)
+    listed = run([str(claude), "mcp", "list"], env, cwd=project)
+    line = next((ln for ln in listed.splitlines() if ln.startswith("hipo:")), "")
+    assert "Connected" in line and "Failed" not in line, listed
+
+
+def test_jupyter_ai_reads_the_printed_settings_and_finds_hipo(
+    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """jupyter-ai 3 reads `.jupyter/mcp_settings.json` with its own pydantic model in
+    `PersonaManager.get_mcp_settings`; a file it cannot parse is only logged. The method is
+    run as jupyter-ai runs it, on a manager reduced to what it reads (the .jupyter folder, its
+    built-in servers and its log), and the server it finds must answer."""
+    persona_manager = pytest.importorskip("jupyter_ai_persona_manager.persona_manager")
+    models = pytest.importorskip("jupyter_ai_persona_manager.mcp_server_models")
+    dotjupyter = root / ".jupyter"
+    dotjupyter.mkdir()
+    text = printed_config("jupyter-ai", root, quiet_env(tmp_path / "home"))
+    (dotjupyter / "mcp_settings.json").write_text(text, "utf-8")
+    log = logging.getLogger("jupyter-ai-under-test")
+    manager = SimpleNamespace(
+        get_dotjupyter_dir=lambda: str(dotjupyter), builtin_mcp_servers=[], log=log
+    )
+    with caplog.at_level(logging.INFO, logger=log.name):
+        settings = persona_manager.PersonaManager.get_mcp_settings(manager)
+    assert "Failed to read or parse" not in caplog.text
+    assert settings is not None
+    (server,) = [s for s in settings.mcp_servers if s.name == "hipo"]
+    assert isinstance(server, models.McpServerStdio)
+    assert Path(server.command).is_absolute() and server.args[-1] == "mcp"
+    # The shape printed before this test existed, `{"mcpServers": {...}}`, is what it refused.
+    with pytest.raises(ValueError):
+        models.McpSettings(**{"mcpServers": {"hipo": {"command": server.command, "args": []}}})
+    assert answers_tools(server.command, server.args, {e.name: e.value for e in server.env})
+
+
+def answers_tools(command: str, args: list[str], env: dict[str, str]) -> bool:
+    """Start the server as the settings name it and list its tools over MCP."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=command, args=args, env={**env, "HIPO_SEMANTIC": "0"})
+
+    async def listed() -> set[str]:
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+    return anyio.run(listed) == TOOLS
+
+
+TOOL_CALLS: dict[str, list[str]] = {
+    "remember": ["title=Inspector visit", "body=- outcome: the inspector called every tool"],
+    "recall": ["query=launch"],
+    "topics": [],
+    "layer1": [],
+    "read": [f"path=memory/{TODAY}.md"],
+    "status": [],
+}
+
+
+def test_the_inspector_lists_and_calls_each_tool_from_the_printed_json(
+    root: Path, tmp_path: Path
+) -> None:
+    """The MCP Inspector's CLI reads the Claude Desktop JSON as its own config file."""
+    inspector = node_tool("mcp-inspector")
+    env = quiet_env(tmp_path / "home")
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(printed_config("claude-desktop", root, env), "utf-8")
+    base = [str(inspector), "--cli", "--config", str(config), "--server", "hipo"]
+    listed = json.loads(run([*base, "--method", "tools/list"], env))
+    assert {tool["name"] for tool in listed["tools"]} == TOOLS == set(TOOL_CALLS)
+    answers: dict[str, str] = {}
+    for name, tool_args in TOOL_CALLS.items():
+        call = [*base, "--method", "tools/call", "--tool-name", name]
+        if tool_args:
+            call += ["--tool-arg", *tool_args]
+        result = json.loads(run(call, env))
+        assert not result.get("isError"), (name, result)
+        answers[name] = "\n".join(c.get("text", "") for c in result["content"])
+    assert "Launch plan" in answers["recall"] and "memory/2026-03-12.md" in answers["recall"]
+    assert "Launch plan" in answers["read"]
+    # The server runs in the environment the client gives it (no HIPO_TODAY): any day's log.
+    raw_logs = "".join(p.read_text("utf-8") for p in (root / "memory").glob("????-??-??.md"))
+    assert "the inspector called every tool" in raw_logs
