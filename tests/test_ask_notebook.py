@@ -77,12 +77,12 @@ def test_every_call_carried_layer1_once(executed) -> None:
     _, _, api = executed
     asked, followed, created, streamed = api.message_requests()
     for body in (asked, followed, created, streamed):
-        heads = [b for b in body["system"] if b["text"].startswith("<hipo-layer1>")]
+        heads = [b for b in body["system"] if b["text"].startswith("<hipo-layer1-")]
         assert len(heads) == 1 and body["system"][0] is heads[0]
         assert "cache_control" not in heads[0]  # under the minimum (tests/test_caching.py)
         assert "## Topics Index\n- pricing [project" in heads[0]["text"]  # this folder's index
     assert asked["system"][1]["text"].startswith("[context status] live: ")
-    assert asked["system"][2]["text"].startswith('<hipo-recalled-memory query="pricing">')
+    assert re.match(r'<hipo-recalled-memory-\d{12} query="pricing">', asked["system"][2]["text"])
     assert "PRICE-42" in asked["system"][2]["text"]
     assert [m["role"] for m in followed["messages"]] == ["user", "assistant", "user"]
     assert created["system"][1:] == [{"type": "text", "text": "Answer in one sentence."}]

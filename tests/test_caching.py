@@ -152,7 +152,7 @@ def test_ask_request_short_and_long_prefix(api: FakeMessagesAPI) -> None:
     zones = llm.conversation_block("Goal: cut churn. " * 20, "abc", "- step done " * 100)
     folded = ask_body(api, LONG, zones)
     assert marks(folded) == [0, 1]  # Layer 1, then the anchor and summary
-    assert folded["system"][1]["text"].startswith("<hipo-conversation>")
+    assert folded["system"][1]["text"].startswith("<hipo-conversation-")
     assert folded["system"][2]["text"].startswith("[context status]")  # after the breakpoints
     assert folded["system"][3]["text"].startswith("<hipo-recalled-memory")
     again = ask_body(api, LONG, zones)

@@ -4,6 +4,7 @@ chosen when a key is present or `Hipo.summarizer = "claude"`."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 
@@ -49,8 +50,10 @@ def test_the_prompt_quotes_the_sources_and_asks_for_the_sections(api: FakeMessag
         "sections, in this order: ## Topics, ## Key Decisions, ## Tasks Completed, "
         "## Lessons Learned, ## Open Items."
     )
-    assert '<hipo-source name="memory/2026-03-10.md">\n## Pricing review [project]' in prompt
-    assert prompt.count("</hipo-source>") == 1  # the stored one cannot end the quote early
+    assert re.search(
+        r'<hipo-source-\d{12} name="memory/2026-03-10.md">\n## Pricing review \[project\]', prompt
+    )
+    assert prompt.count("</hipo-source-") == 1  # the stored one cannot end the quote early
     assert calls == []  # hipo's own call: no Layer 1, not a user call to write back
     # identifiers the reply dropped are added back: search finds them verbatim
     assert summary == SUMMARY + "- also: PRJ-1423, reports/pricing-q1.csv\n"

@@ -55,7 +55,7 @@ def test_ask_recall_sends_memory_context_without_layer1(claude_shell, api: FakeM
         recalled = body["system"][2]["text"]
         assert recalled == expected.text
         assert recalled.startswith(f"<{RECALL_TAG}")  # Layer 1 is the first block, not repeated
-        assert body["system"][0]["text"].startswith("<hipo-layer1>")
+        assert body["system"][0]["text"].startswith("<hipo-layer1-")
     assert len(second["system"][2]["text"]) < len(first["system"][2]["text"])
 
 

@@ -55,8 +55,8 @@ def layer1_blocks(body: dict) -> int:
     """How many Layer 1 blocks a request carries (in any system block)."""
     system = body.get("system", [])
     if isinstance(system, str):
-        return int(system.startswith("<hipo-layer1>"))
-    return sum(1 for block in system if block["text"].startswith("<hipo-layer1>"))
+        return int(system.startswith("<hipo-layer1-"))
+    return sum(1 for block in system if block["text"].startswith("<hipo-layer1-"))
 
 
 # --- where it goes --------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(
 client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 system = sent[0].get("system", [])
 print(json.dumps({"lazy": loaded_without_sdk,
-                  "injected": any(b["text"].startswith("<hipo-layer1>") for b in system)}))
+                  "injected": any(b["text"].startswith("<hipo-layer1-") for b in system)}))
 """
 
 

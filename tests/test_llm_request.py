@@ -8,6 +8,7 @@ block), messages; where the cache breakpoints go is tests/test_caching.py's.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -29,6 +30,16 @@ from hipo_jupyter.ipython import config
 LAYER1 = "# memory/ROOT.md\n\n## Topics Index\n- pricing [project, 1d]: competitor-pricing\n"
 PRICING = "- decisions: cut the starter tier by 15%\n- outcome: report shared"
 FENCE_TAG = re.compile(r"<\s*/?\s*hipo-", re.IGNORECASE)
+SUFFIX = re.compile(r"<(/?hipo-[a-z0-9-]+?)-\d{12}(?=[ >])")
+
+
+def unkeyed(value: object) -> object:
+    """`value` with each fence tag's keyed suffix (`fence.wrap`) left out, once each opening
+    tag was checked to be closed by the same suffix."""
+    text = json.dumps(value)
+    opened = re.findall(r"<hipo-[a-z0-9-]+?-(\d{12})[ >]", text)
+    assert opened == re.findall(r"</hipo-[a-z0-9-]+?-(\d{12})>", text)
+    return json.loads(SUFFIX.sub(r"<\1", text))
 
 
 def test_ask_request_goes_out_exactly_as_built(api: FakeMessagesAPI) -> None:
@@ -45,7 +56,7 @@ def test_ask_request_goes_out_exactly_as_built(api: FakeMessagesAPI) -> None:
     )
     api.client().messages.create(**request)
 
-    assert api.message_requests() == [
+    assert unkeyed(api.message_requests()) == [
         {
             "model": "claude-sonnet-5-5",
             "max_tokens": 512,
@@ -93,9 +104,7 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
         assert body["model"] == "claude-sonnet-5-5" and body["stream"] is True
         head = body["system"][0]
         assert "cache_control" not in head  # a short Layer 1: no breakpoint (test_caching)
-        assert head["text"].startswith("<hipo-layer1>\n") and head["text"].endswith(
-            "</hipo-layer1>"
-        )
+        assert re.fullmatch(r"<hipo-layer1-(\d{12})>\n.*</hipo-layer1-\1>", head["text"], re.S)
         assert layer1_text.strip() in head["text"] and "# SCRATCHPAD.md" in head["text"]
         assert re.fullmatch(
             r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\.",
@@ -103,7 +112,8 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
         )
         assert all("cache_control" not in block for block in body["system"][1:])
     recall = first["system"][2]["text"]
-    assert recall.startswith('<hipo-recalled-memory query="pricing">\n' + llm.RECALL_PREAMBLE)
+    assert re.match(r"<hipo-recalled-memory-\d{12} query=\"pricing\">\n", recall)
+    assert llm.RECALL_PREAMBLE in recall
     assert "Competitor pricing" in recall and "cut the starter tier by 15%" in recall
     assert "<!-- hipo" not in recall  # provenance comments are not for the model
     assert len(first["system"]) == 3 and len(second["system"]) == 2  # --recall is per cell
@@ -156,7 +166,9 @@ def test_status_note_reads_as_designed() -> None:
 def test_stored_text_cannot_close_the_recall_fence(text: str) -> None:
     fenced = llm.fence_quoted(text, [(text, text)])
     assert FENCE_TAG.findall(fenced) == ["<hipo-", "</hipo-"]
-    assert fenced.startswith("<hipo-recalled-memory") and fenced.endswith("</hipo-recalled-memory>")
+    assert re.fullmatch(
+        r"<hipo-recalled-memory-(\d{12}) .*</hipo-recalled-memory-\1>", fenced, re.S
+    )
 
 
 @given(st.text())
@@ -165,7 +177,7 @@ def test_stored_text_cannot_close_the_layer1_block(text: str) -> None:
     assert FENCE_TAG.findall(block) == ["<hipo-", "</hipo-"]
 
 
-@given(st.text().filter(lambda t: "<" not in t))
+@given(st.text().filter(lambda t: "<" not in t and t.isprintable()))
 def test_escaping_leaves_ordinary_text_alone(text: str) -> None:
     assert llm.escape_fence(text) == text
 

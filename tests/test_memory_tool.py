@@ -440,7 +440,7 @@ def test_ask_with_the_memory_tool(claude_shell, api: FakeMessagesAPI, memory_roo
     assert usage.endswith("· tools: 1 call")
     first, second = api.message_requests()
     assert first["tools"] == [{"type": "memory_20250818", "name": "memory"}]
-    assert first["system"][0]["text"].startswith("<hipo-layer1>")  # Layer 1 as in any %%ask
+    assert first["system"][0]["text"].startswith("<hipo-layer1-")  # Layer 1 as in any %%ask
     (result,) = tool_results(second)
     assert result["content"].startswith(f"Appended 1 checkpoint to /memories/{RAW}")
     titles = [c.title for c in parse_log((memory_root / RAW).read_text(), date=TODAY)]

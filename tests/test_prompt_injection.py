@@ -58,7 +58,8 @@ def as_read(text: str) -> str:
     )
 
 
-TAG = re.compile(r"<\s*(/?)\s*(hipo-[a-z0-9-]+)", re.IGNORECASE)
+# a tag of ours, its keyed suffix (`fence.wrap`: `-` and twelve digits) left out of the name
+TAG = re.compile(r"<\s*(/?)\s*(hipo-[a-z0-9-]+?)(?:-\d{12})?(?![a-z0-9-])", re.IGNORECASE)
 
 
 def fences(text: str) -> list[tuple[str, str]]:
@@ -69,7 +70,7 @@ def fences(text: str) -> list[tuple[str, str]]:
 def inside_fences(text: str) -> str:
     """`text` with the content of every well-formed fenced block removed."""
     pattern = "|".join(re.escape(name) for name in BLOCKS)
-    return re.sub(rf"<({pattern})\b.*?</\1>", "", text, flags=re.DOTALL)
+    return re.sub(rf"<(({pattern})-\d{{12}})\b.*?</\1>", "", text, flags=re.DOTALL)
 
 
 def assert_fenced(text: str) -> None:
@@ -180,7 +181,28 @@ def test_no_stored_text_can_close_or_open_a_fence(heading: str, text: str) -> No
 def test_escaping_defuses_every_tag_and_changes_nothing_else(text: str) -> None:
     escaped = llm.escape_fence(text)
     assert fences(escaped) == []
-    # only a tag's opening bracket became "&lt;": read back, the text is the same
-    assert as_read(escaped.replace("&lt;", "<")) == as_read(text.replace("&lt;", "<"))
+    # a tag's opening bracket became "&lt;", controls and blank letters visible escapes: read
+    # back, the text is otherwise the same
+    shown = visible(text)
+    assert as_read(escaped.replace("&lt;", "<")) == as_read(shown.replace("&lt;", "<"))
     if "<" not in as_read(text):
-        assert escaped == text
+        assert escaped == shown
+
+
+BLANKS = "\u115f\u1160\u3164\uffa0\u2800\u2028\u2029"
+
+
+def visible(text: str) -> str:
+    """`text` with ASCII and C1 controls (but tab, newline, and a return before a newline) and
+    blank letters as `\\xNN` / `\\uNNNN`, written apart from `fence._UNSAFE`."""
+    out = []
+    for index, char in enumerate(text):
+        code = ord(char)
+        control = (code < 32 or 0x7F <= code <= 0x9F) and char not in "\t\n"
+        if char == "\r" and text[index + 1 : index + 2] == "\n":
+            control = False
+        if control or char in BLANKS:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)

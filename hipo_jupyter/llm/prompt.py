@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hipo_jupyter import caching
-from hipo_jupyter.memory.fence import escape_fence
+from hipo_jupyter.memory.fence import LAYER1_TAG, escape_fence, wrap
 from hipo_jupyter.memory.tokens import count_tokens
 
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
@@ -23,8 +23,10 @@ DEFAULT_MAX_TOKENS = 4096
 DEFAULT_CONTEXT_WINDOW = 200_000
 MAX_CACHE_BREAKPOINTS = caching.MAX_CACHE_BREAKPOINTS
 
-LAYER1_OPEN = "<hipo-layer1>"
-LAYER1_CLOSE = "</hipo-layer1>"
+# How Layer 1's block opens and closes: each tag ends in a suffix keyed to the content and a
+# per-process secret (`fence.wrap`), so these are prefixes: `<hipo-layer1-482913305571>`.
+LAYER1_OPEN = f"<{LAYER1_TAG}-"
+LAYER1_CLOSE = f"</{LAYER1_TAG}-"
 LAYER1_PREAMBLE = (
     "Persistent memory of this notebook, kept by hipo (Layer 1): memory/ROOT.md indexes "
     "everything remembered by topic; SCRATCHPAD.md, WORKING.md and TASK-QUEUE.md are the "
@@ -44,7 +46,7 @@ def layer1_block(text: str, *, cache: bool = True) -> dict[str, Any]:
     body = escape_fence(text).strip() or "(nothing remembered yet)"
     block: dict[str, Any] = {
         "type": "text",
-        "text": f"{LAYER1_OPEN}\n{LAYER1_PREAMBLE}\n\n{body}\n{LAYER1_CLOSE}",
+        "text": wrap(LAYER1_TAG, f"{LAYER1_PREAMBLE}\n\n{body}"),
     }
     if cache:
         block["cache_control"] = {"type": "ephemeral"}
@@ -72,15 +74,14 @@ def status_note(live_tokens: int, window: int) -> str:
 
 def conversation_block(anchor: str, anchor_hash: str, summary: str) -> str:
     """The ANCHOR and SUMMARY zones of a folded conversation, as one system block."""
-    parts = [f"<{CONVERSATION_TAG}>"]
+    parts = []
     parts.append(
         f"## Anchor (goal, constraints, key ids; never rewritten; sha256 {anchor_hash})\n"
         + escape_fence(anchor.strip())
     )
     if summary.strip():
         parts.append("## Summary of earlier turns\n" + escape_fence(summary.strip()))
-    parts.append(f"</{CONVERSATION_TAG}>")
-    return "\n\n".join(parts)
+    return wrap(CONVERSATION_TAG, "\n\n".join(parts))
 
 
 def ask_request(

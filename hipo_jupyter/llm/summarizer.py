@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hipo_jupyter.memory.fence import escape_fence, quote_attribute
+from hipo_jupyter.memory.fence import escape_fence, quote_attribute, wrap
 from hipo_jupyter.memory.summarize import Source
 from hipo_jupyter.memory.topics import identifiers
 
@@ -64,8 +64,7 @@ class SummaryError(Exception):
 
 def _quoted_sources(sources: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(
-        f'<hipo-source name="{quote_attribute(name)}">\n'
-        f"{escape_fence(text.strip())}\n</hipo-source>"
+        wrap("hipo-source", escape_fence(text.strip()), f' name="{quote_attribute(name)}"')
         for name, text in sources
     )
 

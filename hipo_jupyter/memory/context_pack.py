@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .errors import QueryError
-from .fence import RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute
+from .fence import LAYER1_TAG, RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute, wrap
 from .passages import matching_lines, passage, query_stems
 from .recall import Hit, RecallResult
 from .requests import MIN_BUDGET
@@ -190,15 +190,17 @@ def group_line(hit: Hit) -> str:
 
 
 def _fence_open(query: str) -> str:
+    """The recall fence's attributes: the query, cut to QUERY_CHARS."""
     shown = " ".join(query.split())
     if len(shown) > QUERY_CHARS:
         shown = shown[: QUERY_CHARS - 3].rstrip() + "..."
-    return f'<{RECALL_TAG} query="{quote_attribute(shown)}">\n{RECALL_PREAMBLE}'
+    return f' query="{quote_attribute(shown)}"'
 
 
 def _join(prefix: str, head: str, chosen: Sequence[tuple[Hit, str]]) -> str:
-    """Layer 1, then the fence with the chosen pieces in time order, grouped by source file."""
-    lines = [head, ""]
+    """Layer 1 in its fence, then the recall fence with the chosen pieces in time order,
+    grouped by source file: everything from memory is quoted data (`fence.py`)."""
+    lines = [RECALL_PREAMBLE, ""]
     if not chosen:
         lines.append(NOTHING)
     group = None
@@ -207,6 +209,5 @@ def _join(prefix: str, head: str, chosen: Sequence[tuple[Hit, str]]) -> str:
             group = (hit.date, hit.file)
             lines.append(group_line(hit))
         lines.append(line)
-    lines.append(f"</{RECALL_TAG}>")
-    fenced = "\n".join(lines)
-    return f"{prefix}\n\n{fenced}" if prefix else fenced
+    fenced = wrap(RECALL_TAG, "\n".join(lines), head)
+    return f"{wrap(LAYER1_TAG, prefix)}\n\n{fenced}" if prefix else fenced
