@@ -38,6 +38,7 @@ FOLDER = "folder"  # a folder of the memory (memory/, memory/daily/, knowledge/.
 OTHER = "other"  # not part of the memory
 
 WRITABLE = (WORKING, NOTE)
+SERVED = (WORKING, NOTE, RAW, NODE, ROOT)  # the one allow-list of files any front end serves
 
 APPEND_INSTEAD = (
     "to record something, append a checkpoint: create or insert under /memories/memory/ "
@@ -50,6 +51,10 @@ class NotWritable(HipoError):
     """A write the protocol does not allow on that file (a raw log, a node, not memory)."""
 
 
+class NotServed(HipoError):
+    """A read of a file that is not the memory's own (a hidden file, the index, `.env`)."""
+
+
 def normalize(relative: str) -> str:
     """`relative` as a clean POSIX path under the root ("" for the root itself); refuses
     absolute paths, `..` and NUL, before anything touches the disk."""
@@ -59,6 +64,20 @@ def normalize(relative: str) -> str:
     if ".." in parts:
         raise PathOutsideRootError(f"{relative!r} points outside the memory root ('..')")
     return "/".join(parts)
+
+
+def check_served(relative: str) -> str:
+    """`relative` (normalized) when it is one of the memory's own files (Layer 1, a note, a
+    raw log, a node, ROOT.md): the one allow-list MCP's `read`, the server and the memory tool
+    serve from. Anything else in the folder (`.env`, `creds.json`, the index, hidden files) is
+    refused with NotServed, whatever its name looks like."""
+    if kind_of(relative) not in SERVED:
+        raise NotServed(
+            f"{relative!r} is not a memory file; only SCRATCHPAD.md, WORKING.md, TASK-QUEUE.md, "
+            "memory/ROOT.md, the raw logs and nodes under memory/, and knowledge/ and plans/ "
+            "notes (.md) are served"
+        )
+    return relative
 
 
 def kind_of(relative: str, *, is_dir: bool = False) -> str:
