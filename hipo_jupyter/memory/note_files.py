@@ -13,9 +13,10 @@ from pathlib import Path
 
 from . import anchored, notes
 from .errors import HipoError, PathOutsideRootError
+from .files import MAX_NODE_BYTES
 from .indexing import IndexKeeper
 from .redact import redact
-from .store import Store
+from .store import Store, WriteError
 
 
 class NoteFiles:
@@ -31,6 +32,11 @@ class NoteFiles:
         what to do instead. Returns the clean relative path."""
         relative = notes.normalize(relative_path)
         notes.check_writable(relative, "create")
+        if len(text) > MAX_NODE_BYTES:  # before redacting 100 MB: it could never be read back
+            raise WriteError(
+                f"{relative} would be over the {MAX_NODE_BYTES:,}-byte limit every reader has; "
+                "nothing was written"
+            )
         path = self.file(relative)
         with self._lock:
             self.store.write_atomic(path, redact(text))

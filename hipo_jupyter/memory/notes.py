@@ -26,6 +26,9 @@ NODE_FOLDERS = ("daily", "weekly", "monthly")
 RAW_FOLDER = "memory"
 ROOT_NODE = ROOT_FILE
 _RAW_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md\Z")
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators: a name with one of
+# these would break every listing, log line and prompt it is shown in.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 # kinds of path
 WORKING = "working"  # a Layer 1 working file
@@ -51,6 +54,10 @@ class NotWritable(HipoError):
     """A write the protocol does not allow on that file (a raw log, a node, not memory)."""
 
 
+class BadName(HipoError):
+    """A memory path with a newline or control character in it."""
+
+
 class NotServed(HipoError):
     """A read of a file that is not the memory's own (a hidden file, the index, `.env`)."""
 
@@ -60,6 +67,11 @@ def normalize(relative: str) -> str:
     absolute paths, `..` and NUL, before anything touches the disk."""
     if "\x00" in relative or relative.startswith(("/", "\\")):
         raise PathOutsideRootError(f"not a path inside the memory root: {relative!r}")
+    if _CONTROL.search(relative):
+        raise BadName(
+            f"{relative!r} has a newline or control character in its name: memory file names "
+            "are printable text"
+        )
     parts = [part for part in relative.replace("\\", "/").split("/") if part not in ("", ".")]
     if ".." in parts:
         raise PathOutsideRootError(f"{relative!r} points outside the memory root ('..')")
