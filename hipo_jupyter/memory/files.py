@@ -157,3 +157,15 @@ def write_atomic_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def decode_markdown(data: bytes, where: str) -> str:
+    """Raw logs and nodes are UTF-8 text; anything else is refused with the file named."""
+    if b"\x00" in data:
+        raise ParseError(f"{where} looks binary (it contains NUL bytes); not a Markdown log")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"{where} is not UTF-8 text (byte {exc.start}); not a Markdown log"
+        ) from exc

@@ -20,6 +20,7 @@ from .config import MemoryConfig
 from .errors import MemoryRootError
 from .files import MAX_NODE_BYTES, UnsafeFileError, read_regular
 from .nodes import parse_node
+from .requests import storable
 from .store import ROOT_FILE
 from .tokens import count_tokens, truncate_to_tokens
 
@@ -200,6 +201,7 @@ def _read_part(
             log.warning("hipo: cannot read %s, left out of Layer 1: %s", relative, error)
     if name == "ROOT" and text.startswith("---"):
         text = parse_node(text).body + "\n"
+    text = storable(text)  # control characters visible, as in checkpoints (a prompt sees it)
     return generated_part(name, relative, text, budget, count, exists=exists)
 
 

@@ -14,14 +14,13 @@ nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (com
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from . import context_pack
+from . import anchored, context_pack, notes
 from .catalog import CheckpointCatalog
 from .checkpoint import Checkpoint
 from .config import MemoryConfig
@@ -34,6 +33,7 @@ from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .note_files import NoteFiles
 from .recall import RecallResult
 from .recall_run import LocalRecall
+from .redact import redact
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
 from .rules import Rule, rules_index_text
@@ -125,11 +125,14 @@ class Memory:
         return self.store.has_memory()
 
     def read(self, relative_path: str) -> str:
-        """A file under the root (node, raw log, knowledge); refuses paths outside the root."""
-        path = self.store.inside(relative_path.split("#", 1)[0])
-        if not os.path.lexists(path):
-            raise HipoError(f"no such memory file: {relative_path}")
-        return self.store.read_text(path)
+        """One of the memory's own files (`notes.check_served`: Layer 1, a note, a raw log, a
+        node), reached through folders only and redacted on the way out: what MCP's `read`, the
+        server and the memory tool serve. Anything else under the root is refused."""
+        relative = notes.check_served(notes.normalize(relative_path.split("#", 1)[0]))
+        self.store.inside(relative)  # a link out of the root is named as such
+        if not anchored.exists(self.root, relative):
+            raise HipoError(f"no such memory file: {relative}")
+        return redact(self.store.read_text(self.root / relative))
 
     # --- writing (the write path is `writing`) -----------------------------------------------
     def remember(

@@ -7,15 +7,16 @@ vectors) in step with a knowledge note as it now is on disk.
 
 from __future__ import annotations
 
-import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from . import notes
+from . import anchored, notes
 from .errors import HipoError, PathOutsideRootError
+from .files import MAX_NODE_BYTES
 from .indexing import IndexKeeper
 from .redact import redact
-from .store import Store
+from .store import Store, WriteError
 
 
 class NoteFiles:
@@ -31,6 +32,11 @@ class NoteFiles:
         what to do instead. Returns the clean relative path."""
         relative = notes.normalize(relative_path)
         notes.check_writable(relative, "create")
+        if len(text) > MAX_NODE_BYTES:  # before redacting 100 MB: it could never be read back
+            raise WriteError(
+                f"{relative} would be over the {MAX_NODE_BYTES:,}-byte limit every reader has; "
+                "nothing was written"
+            )
         path = self.file(relative)
         with self._lock:
             self.store.write_atomic(path, redact(text))
@@ -38,14 +44,15 @@ class NoteFiles:
         return relative
 
     def delete(self, relative_path: str) -> str:
-        """Delete a note under knowledge/ or plans/ (and its index entry); nothing else."""
+        """Delete a note under knowledge/ or plans/ (and its index entry); nothing else. The
+        entry is removed from the folder walked from the root (`anchored`), never through a
+        link swapped in since the check."""
         relative = notes.normalize(relative_path)
         notes.check_writable(relative, "delete")
-        path = self.file(relative)
-        if not path.is_file():
-            raise HipoError(f"no such memory file: {relative}")
+        self.file(relative)
         with self._lock:
-            path.unlink()
+            if not self._act(anchored.unlink, relative):
+                raise HipoError(f"no such memory file: {relative}")
             self._index(relative)
         return relative
 
@@ -54,17 +61,31 @@ class NoteFiles:
         old, new = notes.normalize(old_path), notes.normalize(new_path)
         notes.check_writable(old, "rename")
         notes.check_writable(new, "rename")
-        source, target = self.file(old), self.file(new)
-        if not source.is_file():
-            raise HipoError(f"no such memory file: {old}")
-        if target.exists():
-            raise HipoError(f"{new} already exists: delete it first or choose another name")
+        self.file(old), self.file(new)
         with self._lock:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
+            try:
+                self._act(anchored.rename, old, new)
+            except FileNotFoundError:
+                raise HipoError(f"no such memory file: {old}") from None
+            except FileExistsError:
+                raise HipoError(
+                    f"{new} already exists: delete it first or choose another name"
+                ) from None
             self._index(old)
             self._index(new)
         return new
+
+    def _act(self, action: Callable[..., bool | None], *relatives: str) -> bool | None:
+        """`action(root, *relatives)`, a folder met where a file was named (or a link where a
+        folder was) being one line, not a traceback."""
+        try:
+            return action(self.store.root, *relatives)
+        except IsADirectoryError:
+            raise HipoError(f"{relatives[0]} is a folder, not a memory file") from None
+        except NotADirectoryError:
+            raise PathOutsideRootError(
+                f"{relatives[-1]!r} goes through a file or a symlink; not followed"
+            ) from None
 
     def file(self, relative: str) -> Path:
         """The file of a memory path (clean, relative), refusing any symlink on the way (in or

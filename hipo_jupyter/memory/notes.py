@@ -26,6 +26,9 @@ NODE_FOLDERS = ("daily", "weekly", "monthly")
 RAW_FOLDER = "memory"
 ROOT_NODE = ROOT_FILE
 _RAW_NAME = re.compile(r"\d{4}-\d{2}-\d{2}\.md\Z")
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators: a name with one of
+# these would break every listing, log line and prompt it is shown in.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 # kinds of path
 WORKING = "working"  # a Layer 1 working file
@@ -38,6 +41,7 @@ FOLDER = "folder"  # a folder of the memory (memory/, memory/daily/, knowledge/.
 OTHER = "other"  # not part of the memory
 
 WRITABLE = (WORKING, NOTE)
+SERVED = (WORKING, NOTE, RAW, NODE, ROOT)  # the one allow-list of files any front end serves
 
 APPEND_INSTEAD = (
     "to record something, append a checkpoint: create or insert under /memories/memory/ "
@@ -50,15 +54,42 @@ class NotWritable(HipoError):
     """A write the protocol does not allow on that file (a raw log, a node, not memory)."""
 
 
+class BadName(HipoError):
+    """A memory path with a newline or control character in it."""
+
+
+class NotServed(HipoError):
+    """A read of a file that is not the memory's own (a hidden file, the index, `.env`)."""
+
+
 def normalize(relative: str) -> str:
     """`relative` as a clean POSIX path under the root ("" for the root itself); refuses
     absolute paths, `..` and NUL, before anything touches the disk."""
     if "\x00" in relative or relative.startswith(("/", "\\")):
         raise PathOutsideRootError(f"not a path inside the memory root: {relative!r}")
+    if _CONTROL.search(relative):
+        raise BadName(
+            f"{relative!r} has a newline or control character in its name: memory file names "
+            "are printable text"
+        )
     parts = [part for part in relative.replace("\\", "/").split("/") if part not in ("", ".")]
     if ".." in parts:
         raise PathOutsideRootError(f"{relative!r} points outside the memory root ('..')")
     return "/".join(parts)
+
+
+def check_served(relative: str) -> str:
+    """`relative` (normalized) when it is one of the memory's own files (Layer 1, a note, a
+    raw log, a node, ROOT.md): the one allow-list MCP's `read`, the server and the memory tool
+    serve from. Anything else in the folder (`.env`, `creds.json`, the index, hidden files) is
+    refused with NotServed, whatever its name looks like."""
+    if kind_of(relative) not in SERVED:
+        raise NotServed(
+            f"{relative!r} is not a memory file; only SCRATCHPAD.md, WORKING.md, TASK-QUEUE.md, "
+            "memory/ROOT.md, the raw logs and nodes under memory/, and knowledge/ and plans/ "
+            "notes (.md) are served"
+        )
+    return relative
 
 
 def kind_of(relative: str, *, is_dir: bool = False) -> str:

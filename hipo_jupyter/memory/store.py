@@ -38,13 +38,13 @@ import contextlib
 import fcntl
 import logging
 import os
-import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from . import anchored
 from .appends import (
     AppendFailed,
     AppendIntent,
@@ -56,48 +56,31 @@ from .appends import (
     sha256,
 )
 from .errors import MemoryRootError, ParseError, PathOutsideRootError
-from .files import (
+from .files import (  # noqa: F401 - decode_markdown is imported from here too
     MAX_LOG_BYTES,
     MAX_NODE_BYTES,
     UnsafeFileError,
+    decode_markdown,
     kind_of,
-    open_regular,
     read_fd,
     read_regular,
     write_atomic_bytes,
 )
+from .layout import (  # noqa: F401 - the layout's names are imported from here too
+    CONVERSATIONS_DIR,
+    INTENT_NAME,
+    MEMORY_DIR,
+    NODE_LEVELS,
+    RAW_NAME,
+    ROOT_FILE,
+    RawStamps,
+    node_path,
+    raw_log_day,
+    raw_log_path,
+)
 from .requests import in_range
 
 log = logging.getLogger(__name__)
-
-RAW_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-INTENT_NAME = re.compile(r"^\.(\d{4}-\d{2}-\d{2}\.md)\.append$")
-NODE_LEVELS = ("daily", "weekly", "monthly")
-
-# The layout's names, relative to the root: the one place that spells them (front ends link to
-# these paths and never build them).
-RawStamps = dict[str, tuple[int, int]]  # raw log name -> (size, mtime_ns), `Store.raw_stamps`
-MEMORY_DIR = "memory"
-ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
-CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
-
-
-def raw_log_path(day: date | str) -> str:
-    """`memory/2026-03-12.md`: the raw log of a day (a date or its ISO text)."""
-    return f"{MEMORY_DIR}/{day.isoformat() if isinstance(day, date) else day}.md"
-
-
-def raw_log_day(relative: str) -> str:
-    """`memory/2026-03-12.md` -> `2026-03-12`: the day a raw log's path names."""
-    return relative.removeprefix(f"{MEMORY_DIR}/").removesuffix(".md")
-
-
-def node_path(level: str, period: str) -> str:
-    """`memory/weekly/2026-W11.md`: the compaction node of a level and period."""
-    if level not in NODE_LEVELS:
-        raise ValueError(f"not a node level: {level!r}")
-    return f"{MEMORY_DIR}/{level}/{period}.md"
-
 
 class WriteError(MemoryRootError):
     """A memory file could not be written (disk full, read-only folder, permissions)."""
@@ -105,18 +88,6 @@ class WriteError(MemoryRootError):
 
 def _failure(error: OSError) -> str:
     return error.strerror or str(error)
-
-
-def decode_markdown(data: bytes, where: str) -> str:
-    """Raw logs and nodes are UTF-8 text; anything else is refused with the file named."""
-    if b"\x00" in data:
-        raise ParseError(f"{where} looks binary (it contains NUL bytes); not a Markdown log")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(
-            f"{where} is not UTF-8 text (byte {exc.start}); not a Markdown log"
-        ) from exc
 
 
 @dataclass(frozen=True)
@@ -289,8 +260,14 @@ class Store:
     def read_file(self, path: Path, limit: int = MAX_NODE_BYTES) -> bytes:
         """The bytes of a regular file of the memory (never a FIFO, device or final symlink,
         never more than `limit`); UnsafeFileError otherwise."""
-        self.confined(path.parent)
-        return read_regular(path, limit, self._shown(path))
+        inside = anchored.below(self.root, path)
+        if inside is None:
+            self.confined(path.parent)
+            return read_regular(path, limit, self._shown(path))
+        try:
+            return anchored.read_bytes(self.root, inside, limit)
+        except PathOutsideRootError as exc:
+            raise UnsafeFileError(str(exc)) from None
 
     def read_bytes(self, path: Path) -> bytes:
         """A file's bytes. A raw log is read under a shared lock, so never mid-append, and a
@@ -312,17 +289,26 @@ class Store:
         return decode_markdown(self.read_bytes(path), self.relative(path))
 
     def _open_raw(self, path: Path, flags: int) -> int:
-        self.confined(path.parent)
+        """An fd of the raw log, reached from the root through folders only (`anchored`); a
+        log with more than one hard link is refused for appends (it may be a file elsewhere)."""
+        shown = self.relative(path)
         try:
-            return open_regular(path, flags, self.relative(path), create_mode=0o666)
-        except UnsafeFileError:
+            with anchored.parent(self.root, shown) as (dir_fd, name):
+                fd = anchored.open_file_at(dir_fd, name, flags, shown)
+        except (UnsafeFileError, PathOutsideRootError):
             raise
         except OSError as exc:
             if flags & os.O_CREAT:
-                raise WriteError(
-                    f"cannot open {self.relative(path)} to append: {_failure(exc)}"
-                ) from exc
+                raise WriteError(f"cannot open {shown} to append: {_failure(exc)}") from exc
             raise
+        links = os.fstat(fd).st_nlink
+        if flags & os.O_APPEND and links > 1:
+            os.close(fd)
+            raise UnsafeFileError(
+                f"{shown} has {links} hard links, so it may be a file outside the memory: "
+                "not appended to (copy it to a file of its own)"
+            )
+        return fd
 
     def _read_shared(self, path: Path) -> tuple[bytes, AppendIntent | None]:
         """The log's bytes under a shared lock, and the intent of a writer that died (an intent
@@ -464,10 +450,19 @@ class Store:
                 return False
         except (OSError, ParseError):
             pass
+        if len(data) > MAX_NODE_BYTES:
+            raise WriteError(
+                f"{self._shown(path)} would be {len(data):,} bytes, over the "
+                f"{MAX_NODE_BYTES:,}-byte limit every reader has; nothing was written"
+            )
+        inside = anchored.below(self.root, path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.confined(path.parent)
-            write_atomic_bytes(path, data)
+            if inside is None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.confined(path.parent)
+                write_atomic_bytes(path, data)
+            else:
+                anchored.write_bytes(self.root, inside, data)
         except OSError as exc:
             raise WriteError(
                 f"cannot write {self._shown(path)}: {_failure(exc)}; the previous version is kept"
