@@ -63,7 +63,13 @@ from hipo_jupyter.memory.check import check_folder, results_text
 from hipo_jupyter.memory.config import resolve_team_url
 from hipo_jupyter.memory.importers import read_file
 from hipo_jupyter.memory.provenance import VIA_CLI
-from hipo_jupyter.memory.requests import MAX_BODY_CHARS, CheckpointDraft, RecallQuery, parse_day
+from hipo_jupyter.memory.requests import (
+    MAX_BODY_CHARS,
+    CheckpointDraft,
+    RecallQuery,
+    parse_day,
+    require_title,
+)
 from hipo_jupyter.memory.store import raw_log_path
 from hipo_jupyter.memory.transcript_check import check_transcript
 
@@ -194,6 +200,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     title = args.title if args.title is not None else " ".join(args.title_words)
     if not title.strip():
         raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
+    require_title(title)  # the one rule: not only `[type]` and `#tags` either
     draft = CheckpointDraft.parse(
         title,
         read_stdin_body(),

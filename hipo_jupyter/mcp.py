@@ -21,6 +21,9 @@ each client, with absolute paths (`hipo_jupyter.mcp_config`, which imports no MC
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -37,13 +40,16 @@ from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' 
 )
 from hipo_jupyter.memory import HipoError, Memory, render
 from hipo_jupyter.memory.layer1 import LAYER1_FILES
-from hipo_jupyter.memory.requests import RecallQuery
+from hipo_jupyter.memory.provenance import VIA_MCP
+from hipo_jupyter.memory.requests import RecallQuery, require_title
 
 INSTRUCTIONS = (
     "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "
     "and every other agent on it. Read layer1 (or the hipo://layer1 resource) at the start of "
-    "a task; recall before answering about past work; remember one checkpoint when a task is "
-    "done (request, analysis, decisions, outcome, references). Raw logs are append-only."
+    "a task. Before answering each user request, call recall with the user's request itself as "
+    "the query, even when it does not mention the past: preferences, decisions and facts "
+    "remembered earlier often bear on it. Remember one checkpoint when a task is done (a title; "
+    "request, analysis, decisions, outcome, references). Raw logs are append-only."
 )
 LAYER1_URI = "hipo://layer1"
 
@@ -124,7 +130,8 @@ def build_server(memory: Memory) -> MCPServer:
         """Append one checkpoint to today's raw log (append-only) and index it at once. The body
         is '- request: ...', '- analysis: ...', '- decisions: ...', '- outcome: ...',
         '- references: ...' lines or free text; type is project, feedback, user or reference."""
-        checkpoint = memory.remember(title, body, type=type, tags=tags or ())
+        require_title(title)  # the rule `hipo remember` and %%remember keep
+        checkpoint = memory.remember(title, body, type=type, tags=tags or (), via=VIA_MCP)
         return f"{render.checkpoint_where(checkpoint)}  {checkpoint.id}"
 
     @server.tool(structured_output=False)
@@ -173,6 +180,8 @@ def build_server(memory: Memory) -> MCPServer:
 
 def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
     def read_file() -> str:
+        if not os.path.lexists(memory.root / relative):
+            return ""  # not written yet (a new root, a Hipocampus folder without it): empty
         try:
             return memory.read(relative)
         except (HipoError, OSError) as error:
@@ -182,6 +191,25 @@ def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
     return read_file
 
 
+def start_session(memory: Memory) -> threading.Thread:
+    """The session-start ritual `%load_ext hipo` runs (compact what is dirty, so ROOT.md and the
+    working files exist and are current), in a background thread: `initialize` answers at
+    once, and a tool called meanwhile reads Layer 1 as it is (the engine's locks keep both
+    safe). A failure is one line on stderr; the server serves what is there."""
+
+    def ritual() -> None:
+        try:
+            memory.compact()
+        except (HipoError, OSError) as error:
+            print(f"hipo mcp: session start: {one_line(str(error))}", file=sys.stderr)
+
+    thread = threading.Thread(target=ritual, name="hipo-mcp-start", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(memory: Memory) -> None:
-    """Serve `memory` over stdio until the client closes the connection."""
+    """Run the session-start ritual, then serve `memory` over stdio until the client closes
+    the connection."""
+    start_session(memory)
     build_server(memory).run("stdio")

@@ -26,7 +26,6 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from hipo_jupyter import cli, mcp_config  # noqa: E402
 from hipo_jupyter import mcp as hipo_mcp  # noqa: E402
@@ -198,6 +197,8 @@ def test_bad_input_is_a_one_line_tool_error_and_the_server_goes_on(memory_root: 
         ("recall", {"query": "   "}, "recall needs a query"),
         ("recall", {"query": "x", "budget": 0}, "budget must be at least 100"),
         ("remember", {"title": "Empty", "body": "  "}, "needs a body"),
+        ("remember", {"title": "  ", "body": "b"}, "needs a title"),  # as `hipo remember`
+        ("remember", {"title": "[user] #diet", "body": "b"}, "needs a title"),
         ("remember", {"title": "T", "body": "b", "type": "gossip"}, "type must be one of"),
         ("read", {"path": "../secret.md"}, "outside the memory root"),
         ("read", {"path": "/etc/passwd"}, "not a path inside the memory root"),
@@ -212,8 +213,10 @@ def test_bad_input_is_a_one_line_tool_error_and_the_server_goes_on(memory_root: 
                 assert error, (tool, arguments, text)
                 assert len(text.splitlines()) == 1 and "Traceback" not in text, text
                 assert words in text, (tool, arguments, text)
-            with pytest.raises(MCPError, match="no such memory file"):
-                await client.read_resource("hipo://memory/ROOT.md")
+            # a Layer 1 file not written yet is an empty resource, not an error (the
+            # session-start ritual, running beside us, may have written it by now)
+            read = await client.read_resource("hipo://memory/ROOT.md")
+            assert isinstance(read.contents[0].text, str)
             text, error = await call(client, "remember", title="Still here", body="- outcome: ok")
             assert not error, text
 

@@ -24,7 +24,7 @@ from hipo_jupyter.memory.check import results_text
 from hipo_jupyter.memory.frame import hits_frame, to_frame
 from hipo_jupyter.memory.graph import result_frame
 from hipo_jupyter.memory.provenance import VIA_MAGIC
-from hipo_jupyter.memory.requests import RecallQuery, pop_quoted_option
+from hipo_jupyter.memory.requests import RecallQuery, pop_quoted_option, require_title
 from hipo_jupyter.memory.tokens import count_tokens
 
 from . import display
@@ -106,6 +106,7 @@ class HipoMagics(Magics):
         head, rule = pop_quoted_option(head, "rule")
         args = parse_line(self.remember, head)
         with engine_errors():  # the engine's one parser: title line, body, --type, tags, date
+            require_title(" ".join(args.title))
             checkpoint = self.session.memory.remember(
                 " ".join(args.title),
                 body,

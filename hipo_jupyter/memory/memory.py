@@ -14,6 +14,7 @@ nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (com
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date
@@ -35,6 +36,7 @@ from .recall import RecallResult
 from .recall_run import LocalRecall
 from .redact import redact
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
+from .root_update import refresh_root
 from .roots import today_from_env
 from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
     from hipo_jupyter.team.sync import SyncReport
 
     from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
@@ -174,9 +178,21 @@ class Memory:
         checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
         day = draft.day or self.today
         checkpoint = self._writer.checkpoint(checkpoint, day)
+        self._refresh_root(checkpoint)
         self._notify("remember")
         self._team.after_write(day)
         return checkpoint
+
+    def _refresh_root(self, checkpoint: Checkpoint) -> None:
+        """Layer 1 shows a checkpoint the moment it is written (`root_update`): ROOT.md's
+        Active Context and Topics Index, updated in place. A failure only logs: the checkpoint
+        is safe in the raw log and the next compaction pass rebuilds ROOT.md."""
+        try:
+            with self._lock:
+                topics = self._topics.topics(self.today)
+                refresh_root(self.store, checkpoint, topics, self.today, self.config.root_budget)
+        except (HipoError, OSError) as exc:
+            log.warning("hipo: saved; Layer 1 catches up at the next compaction: %s", exc)
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.

@@ -158,6 +158,19 @@ def check_type(value: str | None, name: str = "type") -> str | None:
 # --- requests -----------------------------------------------------------------------------------
 
 
+TITLE_NEEDED = (
+    "a checkpoint needs a title, its first line: e.g. `Competitor pricing [project] #pricing`"
+)
+
+
+def require_title(title_line: str) -> None:
+    """The one title rule of the front ends a person or an agent names a checkpoint through
+    (`%%remember`, `hipo remember`, MCP `remember`): a title with words, not only `[type]`
+    and `#tags`. (Write-back and the memory tool title what they write themselves.)"""
+    if not parse_title(" ".join(storable(title_line or "").split()))[0]:
+        raise RequestError(TITLE_NEEDED)
+
+
 @dataclass(frozen=True)
 class CheckpointDraft:
     """A checkpoint as asked for, checked and normalised; `Memory.remember` writes it.

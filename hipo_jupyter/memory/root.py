@@ -30,6 +30,8 @@ MAX_ACTIVE = 12
 MAX_PATTERNS = 8
 MAX_HISTORY = 6
 GIST_CHARS = 140
+NO_ACTIVE = "- (nothing in the last 7 days)"
+NO_TOPICS = "- (no topics yet)"
 
 
 def _gist(checkpoint: Checkpoint) -> str:
@@ -50,15 +52,16 @@ def _active_context(checkpoints: Sequence[Checkpoint], today: date) -> list[str]
         key=lambda c: (c.date, c.line),
         reverse=True,
     )
-    lines = []
-    for checkpoint in recent[:MAX_ACTIVE]:
-        tags = "".join(f" #{t}" for t in checkpoint.tags)
-        gist = _gist(checkpoint)
-        line = (
-            f"- {checkpoint.date} {slug(checkpoint.title, max_words=5)} [{checkpoint.type}]{tags}"
-        )
-        lines.append(f"{line}: {gist}" if gist else line)
-    return lines or ["- (nothing in the last 7 days)"]
+    lines = [active_line(checkpoint) for checkpoint in recent[:MAX_ACTIVE]]
+    return lines or [NO_ACTIVE]
+
+
+def active_line(checkpoint: Checkpoint) -> str:
+    """One Active Context line: `- 2026-03-12 competitor-pricing [project] #q1: <gist>`."""
+    tags = "".join(f" #{t}" for t in checkpoint.tags)
+    gist = _gist(checkpoint)
+    line = f"- {checkpoint.date} {slug(checkpoint.title, max_words=5)} [{checkpoint.type}]{tags}"
+    return f"{line}: {gist}" if gist else line
 
 
 def _recent_patterns(
@@ -107,7 +110,7 @@ def _history_lines(monthly: Mapping[str, Node], today: date, keep: int, words: i
 def _topic_lines(topics: Sequence[Topic], folded: int) -> list[str]:
     """The newest topics in full; the `folded` oldest with less detail, grouped by month last."""
     if not topics:
-        return ["- (no topics yet)"]
+        return [NO_TOPICS]
     full = len(topics) - folded
     lines = [t.line(2) for t in topics[:full]]
     old = topics[full:]
@@ -120,6 +123,58 @@ def _topic_lines(topics: Sequence[Topic], folded: int) -> list[str]:
     for month in sorted(grouped, reverse=True):
         lines.append(f"- earlier topics -> {month}: {', '.join(grouped[month])}")
     return lines
+
+
+def render_root(
+    meta: Mapping[str, str],
+    active: Sequence[str],
+    patterns: Sequence[str],
+    history: Sequence[str],
+    topic_lines: Sequence[str],
+) -> str:
+    """ROOT.md from its four sections' lines, under its frontmatter."""
+    body = "\n".join(
+        [
+            "# ROOT: memory index",
+            "",
+            "## Active Context",
+            *active,
+            "",
+            "## Recent Patterns",
+            *patterns,
+            "",
+            "## Historical Summary",
+            *history,
+            "",
+            "## Topics Index",
+            *topic_lines,
+        ]
+    )
+    return render_node(meta, body)
+
+
+def fit_root(
+    meta: Mapping[str, str],
+    active: Sequence[str],
+    patterns: Sequence[str],
+    history: Sequence[str],
+    topics: Sequence[Topic],
+    budget: int,
+) -> str:
+    """ROOT.md within `budget` tokens with `history` as given: the oldest topics fold first
+    (two at a time), then Active Context and Recent Patterns shorten. What a compaction pass
+    does once the Historical Summary is as short as it goes, and what a write does
+    (`root_update`)."""
+    for folded in (0, *range(2, len(topics) + 1, 2)):
+        text = render_root(meta, active, patterns, history, _topic_lines(topics, folded))
+        if count_tokens(text) <= budget:
+            return text
+    folded_all = _topic_lines(topics, len(topics))
+    for active_n, patterns_n in ((6, 4), (3, 2), (1, 1)):
+        text = render_root(meta, active[:active_n], patterns[:patterns_n], history, folded_all)
+        if count_tokens(text) <= budget:
+            return text
+    return text
 
 
 def build_root(
@@ -142,45 +197,10 @@ def build_root(
     }
     active = _active_context(checkpoints, today)
     patterns = _recent_patterns(checkpoints, topics, today)
-
-    def render(history: list[str], topic_lines: list[str], active_n: int, patterns_n: int) -> str:
-        body = "\n".join(
-            [
-                "# ROOT: memory index",
-                "",
-                "## Active Context",
-                *active[:active_n],
-                "",
-                "## Recent Patterns",
-                *patterns[:patterns_n],
-                "",
-                "## Historical Summary",
-                *history,
-                "",
-                "## Topics Index",
-                *topic_lines,
-            ]
-        )
-        return render_node(meta, body)
-
     # Shrink in the order the design gives until the file fits its budget.
-    stages: list[tuple[int, int]] = [(MAX_HISTORY, 8), (3, 4), (3, 0), (0, 0)]
-    for keep, words in stages:
-        text = render(
-            _history_lines(monthly, today, keep, words),
-            _topic_lines(topics, 0),
-            MAX_ACTIVE,
-            MAX_PATTERNS,
-        )
+    for keep, words in ((MAX_HISTORY, 8), (3, 4), (3, 0)):
+        history = _history_lines(monthly, today, keep, words)
+        text = render_root(meta, active, patterns, history, _topic_lines(topics, 0))
         if count_tokens(text) <= budget:
             return text
-    history = _history_lines(monthly, today, 0, 0)
-    for folded in range(2, len(topics) + 1, 2):
-        text = render(history, _topic_lines(topics, folded), MAX_ACTIVE, MAX_PATTERNS)
-        if count_tokens(text) <= budget:
-            return text
-    for active_n, patterns_n in ((6, 4), (3, 2), (1, 1)):
-        text = render(history, _topic_lines(topics, len(topics)), active_n, patterns_n)
-        if count_tokens(text) <= budget:
-            return text
-    return text
+    return fit_root(meta, active, patterns, _history_lines(monthly, today, 0, 0), topics, budget)

@@ -3,7 +3,9 @@ must be cheap when nothing changed.
 
 The topics are kept in memory against the raw logs' sizes and times; when those moved they come
 from what the last compaction pass saved (if it was saved for these very logs), and only failing
-that from reading every raw log. A checkpoint this process appended updates them in place.
+that from reading every raw log. A checkpoint this process appended updates them in place;
+in a new process (a CLI call) it is added to the topics saved for the logs as they were just
+before the append, so one `hipo remember` does not read every raw log either.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class TopicsCache:
         self.store = store
         self._read_checkpoints = read_checkpoints
         self._cached: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
+        # (stamps before, stamps after, checkpoint) of an append made with nothing cached
+        self._pending: tuple[dict, dict, Checkpoint] | None = None
 
     def topics(self, today: date, stamps: dict | None = None) -> list[Topic]:
         """The Topics Index as data (what ROOT.md lists), for `today`; `stamps` are the raw
@@ -37,6 +41,10 @@ class TopicsCache:
         if cached and cached[0] == stamps and cached[1] == today:
             return cached[2]
         topics = self._saved(stamps, today)
+        pending, self._pending = self._pending, None
+        if topics is None and pending and pending[1] == stamps:
+            saved = self._saved(pending[0], today)
+            topics = None if saved is None else add_to_topics(saved, pending[2], today)
         if topics is None:
             topics = collect_topics(self._read_checkpoints(), today)
         self._cached = (stamps, today, topics)
@@ -50,10 +58,15 @@ class TopicsCache:
         """Add a checkpoint this process just appended, unless someone else wrote the log too."""
         cached = self._cached
         name = self.store.raw_path(day).name
+        info = os.stat(self.store.raw_path(day))
         if not cached or cached[0].get(name, (0, 0))[0] != written.size_before:
             self._cached = None  # someone else wrote too: re-read on the next question
+            after = self.store.raw_stamps()
+            before = {key: value for key, value in after.items() if key != name}
+            if written.size_before:
+                before[name] = written.stamp_before
+            self._pending = (before, after, checkpoint)
             return
-        info = os.stat(self.store.raw_path(day))
         stamps = {**cached[0], name: (info.st_size, info.st_mtime_ns)}
         self._cached = (stamps, cached[1], add_to_topics(cached[2], checkpoint, cached[1]))
 
