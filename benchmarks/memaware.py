@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import resource
 import sqlite3
 import statistics
 import sys
@@ -384,6 +385,9 @@ def run(
             "python": platform.python_version(),
             "sqlite": sqlite3.sqlite_version,
         },
+        # the process's peak RSS: with --semantic, embedding every turn at import (issue 25:
+        # at most 400 MB) is the largest part of it
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "systems": {
             name: {
                 "via": VIA.get(name, "Memory.context"),

@@ -59,6 +59,7 @@ LONG_PIECE = 100
 # An imported exchange shows this much of the reply after the user's words (its passage that
 # matches the query): chosen by cross-validation on MemAware's dev questions (issue 25).
 REPLY_PASSAGE_TOKENS = 20
+REPLY_NEW_WORDS_ONLY = True
 EXCHANGE_PROVENANCE = f"via {VIA_IMPORT}"
 # The context is full when this many pieces in a row did not fit: the rest rank lower still,
 # and rendering each (its passage, its tokens) was most of the packing's time at a year.
@@ -185,8 +186,9 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
 
 def piece_body(text: str, stems: frozenset[str], *, exchange: bool = False) -> str:
     """A piece's text as shown. An imported exchange (`exchanges.py`) shows the user's words
-    first, then the reply's passage that best matches the query, after an arrow: the request
-    is what the user said and did, the reply a shorter excerpt (REPLY_PASSAGE_TOKENS)."""
+    first, then, after an arrow, the reply's passage that best matches the query
+    (REPLY_PASSAGE_TOKENS) when that passage has query words the request lacks: the hit was
+    found through the reply, which then says why; otherwise the budget goes to more hits."""
     parts = split_shown(text) if exchange else None
     if parts is None:
         return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
@@ -195,6 +197,8 @@ def piece_body(text: str, stems: frozenset[str], *, exchange: bool = False) -> s
     if REPLY_PASSAGE_TOKENS <= 0 or not reply.strip():
         return shown
     answer = passage(reply, stems, REPLY_PASSAGE_TOKENS)
+    if REPLY_NEW_WORDS_ONLY and not (query_stems(answer) & stems) - query_stems(request):
+        return shown
     return f"{shown}\n-> {answer}"
 
 
