@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import resource
 import sqlite3
 import statistics
 import sys
@@ -56,6 +57,7 @@ from locomo import Turn, pack  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.context_pack import candidates  # noqa: E402
 from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
 from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
 
@@ -68,6 +70,10 @@ VIA = {"bm25": "SearchIndex.search"}  # the others: Memory.context
 SPAN = 12  # consecutive words of a user turn that count as the turn being in the context
 CANDIDATES = 150  # bm25: hits asked per question, more turns than the largest budget holds
 TARGET_AT_2000 = 0.60  # issue 13: hipo over all questions at a 2,000-token budget
+IMPORTS = ("conversation", "user-turns")  # both roles as `hipo import` reads them, or users'
+COVERAGE_BUDGET = 2000  # candidate coverage: the candidates a context at this budget packs
+COVERAGE_AT = (30, 60)  # ... an answer among the first 30, 60, and all of them
+MODE = {"hipo": "keyword", SEMANTIC_SYSTEM: "hybrid"}
 
 _TURN = re.compile(r"^(User|Assistant):[ \t]?", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -81,7 +87,11 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 class Session:
     id: str
     day: date
-    user_turns: tuple[str, ...]
+    turns: tuple[tuple[str, str], ...]  # (role: "User" | "Assistant", text), in order
+
+    @property
+    def user_turns(self) -> tuple[str, ...]:
+        return tuple(text for role, text in self.turns if role == "User")
 
 
 @dataclass(frozen=True)
@@ -123,9 +133,9 @@ def parse_sessions(name: str, text: str) -> list[Session]:
         day = date.fromisoformat(when.group(1) if when else Path(name).stem)
         pieces = _TURN.split(body)
         turns = [
-            pieces[i + 1].strip()
+            (pieces[i], pieces[i + 1].strip())
             for i in range(1, len(pieces) - 1, 2)
-            if pieces[i] == "User" and pieces[i + 1].strip()
+            if pieces[i + 1].strip()
         ]
         sessions.append(Session(head.strip(), day, tuple(turns)))
     return sessions
@@ -148,12 +158,15 @@ def load_questions(path: Path) -> list[Question]:
     ]
 
 
-def records(sessions: Sequence[Session]) -> list[ImportRecord]:
-    """One checkpoint per user turn, on its session's date, its id naming the session."""
+def records(sessions: Sequence[Session], imported: str = "conversation") -> list[ImportRecord]:
+    """The turns as `hipo import` reads them, on their session's date, ids naming the session:
+    both roles ("conversation": `Memory.import_records` pairs each user turn with its reply,
+    as for a json or Claude Code import), or the user turns alone ("user-turns")."""
     return [
-        ImportRecord(session.day, "User", text, f"{session.id}:{number}")
+        ImportRecord(session.day, role, text, f"{session.id}:{number}")
         for session in sessions
-        for number, text in enumerate(session.user_turns, start=1)
+        for number, (role, text) in enumerate(session.turns, start=1)
+        if imported == "conversation" or role == "User"
     ]
 
 
@@ -219,7 +232,13 @@ class Tally:
 class UserMemory:
     """The user's sessions imported into a fresh memory folder."""
 
-    def __init__(self, sessions: Sequence[Session], folder: Path, semantic: bool = False) -> None:
+    def __init__(
+        self,
+        sessions: Sequence[Session],
+        folder: Path,
+        semantic: bool = False,
+        imported: str = "conversation",
+    ) -> None:
         last = max(session.day for session in sessions)
         self.memory = Memory(
             folder,
@@ -227,9 +246,10 @@ class UserMemory:
             today=lambda: last + timedelta(days=1),
         )
         started = time.perf_counter()
-        self.memory.import_records(records(sessions))
+        self.memory.import_records(records(sessions, imported))
         self.setup_seconds = time.perf_counter() - started
         self.turns: dict[tuple[str, int], Turn] = {}
+        self.session_of: dict[tuple[str, int], str] = {}
         order = 0
         for day in self.memory.store.raw_days():
             relative = f"memory/{day.isoformat()}.md"
@@ -238,6 +258,9 @@ class UserMemory:
                 self.turns[(relative, checkpoint.line)] = Turn(
                     day.isoformat(), order, checkpoint.title, checkpoint.text
                 )
+                self.session_of[(relative, checkpoint.line)] = (checkpoint.id or "").rpartition(
+                    ":"
+                )[0]
         self._index: SearchIndex | None = None
 
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
@@ -249,6 +272,17 @@ class UserMemory:
         if context.mode != "hybrid":
             raise SystemExit(f"memaware: semantic recall is off: {self.memory.semantic.status()}")
         return context.text, context.tokens
+
+    def first_answer(self, question: Question, mode: str) -> int | None:
+        """The rank (from 1) of the first checkpoint of an answer session among the candidates
+        `Memory.context` packs from at 2,000 tokens, or None: the ceiling beside the score."""
+        k = candidates(COVERAGE_BUDGET)
+        hits = self.memory.recall(question.text, k=k, mode=mode, neighbours=True).hits
+        wanted = set(question.sessions)
+        for rank, hit in enumerate(hits, start=1):
+            if self.session_of.get((hit.file, hit.line)) in wanted:
+                return rank
+        return None
 
     def bm25(self, question: str, budget: int) -> tuple[str, int]:
         if self._index is None:  # the same index, opened again and searched directly
@@ -263,12 +297,53 @@ class UserMemory:
         self.memory.close()
 
 
+def open_memories(
+    sessions: Sequence[Session], systems: Sequence[str], base: Path, imported: str
+) -> dict[str, UserMemory]:
+    """The memories the systems read: hipo's import, the user turns alone for bm25 (the same
+    memory when the import is of user turns), and the embedded one for hipo_semantic."""
+    memories: dict[str, UserMemory] = {}
+    if "hipo" in systems:
+        memories["hipo"] = UserMemory(sessions, base / "hipo", imported=imported)
+    if "bm25" in systems:
+        if imported == "user-turns" and "hipo" in memories:
+            memories["bm25"] = memories["hipo"]
+        else:
+            memories["bm25"] = UserMemory(sessions, base / "turns", imported="user-turns")
+    if SEMANTIC_SYSTEM in systems:
+        memories[SEMANTIC_SYSTEM] = UserMemory(
+            sessions, base / "semantic", semantic=True, imported=imported
+        )
+    return memories
+
+
+def coverage_summary(ranks: Sequence[int | None], questions: Sequence[Question]) -> dict:
+    """The share of questions with an answer among the first 30, 60 and all candidates."""
+
+    def share(at: int | None, difficulty: str | None = None) -> float:
+        picked = [
+            rank
+            for rank, question in zip(ranks, questions, strict=True)
+            if difficulty is None or question.difficulty == difficulty
+        ]
+        inside = [rank is not None and (at is None or rank <= at) for rank in picked]
+        return round(statistics.fmean(inside), 4) if inside else 0.0
+
+    return {
+        "candidates": candidates(COVERAGE_BUDGET),
+        **{str(at): share(at) for at in COVERAGE_AT},
+        "all": share(None),
+        "by_difficulty": {d: share(None, d) for d in DIFFICULTIES},
+    }
+
+
 def run(
     folder: Path,
     questions_file: Path,
     systems: Sequence[str] = SYSTEMS,
     workdir: Path | None = None,
     limit: int | None = None,
+    imported: str = "conversation",
 ) -> dict:
     sessions = load_sessions(folder)
     questions = load_questions(questions_file)[:limit]
@@ -276,28 +351,31 @@ def run(
     tallies = {name: {budget: Tally() for budget in BUDGETS} for name in systems}
     seconds: dict[str, float] = {}
     setup: dict[str, float] = {}
+    coverage: dict[str, dict] = {}
+    found_at: dict[str, dict[str, list[int]]] = {}
     with tempfile.TemporaryDirectory(prefix="hipo-memaware-") as temporary:
-        base = Path(workdir or temporary)
-        memories: dict[str, UserMemory] = {}
-        if set(SYSTEMS) & set(systems):
-            memories["fts5"] = UserMemory(sessions, base / "fts5")
-        if SEMANTIC_SYSTEM in systems:
-            memories["semantic"] = UserMemory(sessions, base / "semantic", semantic=True)
+        memories = open_memories(sessions, systems, Path(workdir or temporary), imported)
         for name in systems:
-            memory = memories["semantic" if name == SEMANTIC_SYSTEM else "fts5"]
+            memory = memories[name]
             context_of: Callable[[str, int], tuple[str, int]] = getattr(memory, name)
             setup[name] = memory.setup_seconds
             started = time.perf_counter()
+            found_at[name] = {str(budget): [] for budget in BUDGETS}
             for question in questions:
                 for budget in BUDGETS:
                     text, tokens = context_of(question.text, budget)
                     found = spans.found(text, question.sessions)
                     tallies[name][budget].add(question.difficulty, found, tokens)
+                    found_at[name][str(budget)].append(int(found))
             seconds[name] = time.perf_counter() - started
-        for memory in memories.values():
+            if name in MODE:
+                ranks = [memory.first_answer(q, MODE[name]) for q in questions]
+                coverage[name] = coverage_summary(ranks, questions)
+        for memory in {id(m): m for m in memories.values()}.values():
             memory.close()
     return {
         "dataset": Path(questions_file).name,
+        "import": imported,
         "sessions": len(sessions),
         "user_turns": sum(len(s.user_turns) for s in sessions),
         "questions": len(questions),
@@ -307,6 +385,9 @@ def run(
             "python": platform.python_version(),
             "sqlite": sqlite3.sqlite_version,
         },
+        # the process's peak RSS: with --semantic, embedding every turn at import (issue 25:
+        # at most 400 MB) is the largest part of it
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "systems": {
             name: {
                 "via": VIA.get(name, "Memory.context"),
@@ -319,6 +400,8 @@ def run(
                     }
                     for budget in BUDGETS
                 },
+                "coverage": coverage.get(name),
+                "found": found_at[name],  # per question and budget (cross-validation reads it)
                 "setup_seconds": round(setup[name], 2),
                 "query_seconds": round(seconds[name], 2),
             }
@@ -338,6 +421,17 @@ def table(result: dict) -> str:
                 f"| {name} | {budget} | {cell['score']:.3f} | {cell['mean_tokens']:,.0f} | "
                 f"{parts} |"
             )
+    covered = {n: s["coverage"] for n, s in result["systems"].items() if s.get("coverage")}
+    if covered:
+        lines += ["", "| system | candidates | " + " | ".join(f"first {a}" for a in COVERAGE_AT)]
+        lines[-1] += " | all | " + " | ".join(DIFFICULTIES) + " |"
+        lines.append("|" + "---|" * (3 + len(COVERAGE_AT) + len(DIFFICULTIES)))
+        for name, cell in covered.items():
+            firsts = " | ".join(f"{cell[str(at)]:.3f}" for at in COVERAGE_AT)
+            parts = " | ".join(f"{cell['by_difficulty'][d]:.2f}" for d in DIFFICULTIES)
+            lines.append(
+                f"| {name} | {cell['candidates']} | {firsts} | {cell['all']:.3f} | {parts} |"
+            )
     return "\n".join(lines)
 
 
@@ -353,6 +447,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--semantic", action="store_true", help=f"also run {SEMANTIC_SYSTEM} (the extra)"
+    )
+    parser.add_argument(
+        "--import",
+        dest="imported",
+        choices=IMPORTS,
+        default=IMPORTS[0],
+        help="conversation: both roles, as `hipo import` reads them (default); user-turns",
     )
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
@@ -384,7 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-    result = run(args.data, args.questions, systems, args.keep, args.limit)
+    result = run(args.data, args.questions, systems, args.keep, args.limit, args.imported)
     print(table(result))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,7 @@ from hipo_jupyter.memory.embed import (
     SemanticUnavailable,
     missing_modules,
     semantic_available,
+    token_batches,
 )
 from hipo_jupyter.memory.errors import HipoError
 
@@ -112,6 +113,29 @@ def test_batching_and_padding_do_not_change_a_vector(minilm: MiniLMEmbedder) -> 
     batched = MiniLMEmbedder(batch_size=2).embed(texts)
     alone = np.vstack([minilm.embed([text]) for text in texts])
     assert np.allclose(batched, alone, atol=1e-4)
+
+
+def test_batches_are_bounded_by_padded_tokens_and_texts() -> None:
+    """Issue 25: a batch holds at most `max_texts` texts and `max_tokens` padded tokens (its
+    texts times its longest), shortest first; a text over the bound is a batch of its own."""
+    lengths = [256, 10, 10, 200, 30, 10, 256, 5]
+    batches = token_batches(lengths, 4, 768)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 4
+        assert len(batch) * max(lengths[i] for i in batch) <= 768
+    assert batches[0] == [7, 1, 2, 5]  # the four shortest
+    assert token_batches([900, 3], 32, 768) == [[1], [0]]
+    assert token_batches([], 32, 768) == []
+
+
+@needs_extra
+def test_embedding_bounded_batches_gives_the_same_vectors(minilm: MiniLMEmbedder) -> None:
+    import numpy as np
+
+    texts = ["word " * n for n in (3, 250, 40, 120, 7, 250, 60)]
+    bounded = MiniLMEmbedder(batch_tokens=256).embed(texts)
+    assert np.allclose(bounded, np.vstack([minilm.embed([t]) for t in texts]), atol=1e-4)
 
 
 @needs_extra

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.checkpoint import parse_log
+from hipo_jupyter.memory.exchanges import pair
 from hipo_jupyter.memory.importers import (
     ImportFormatError,
     ImportRecord,
@@ -348,10 +349,16 @@ def test_any_json_turns_round_trip_through_the_raw_log(tmp_path_factory, turns) 
     for day in sorted((root / "memory").glob("2026-*.md")):
         found.extend(parse_log(day.read_text(), date=day.stem))
     by_id = {c.id: c for c in found}
-    for record in records:
+    stored = pair(records)  # a user turn and the assistant's reply: one exchange (issue 25)
+    assert len(by_id) == len(stored)
+    for record in stored:
         checkpoint = by_id[record.source]
         assert checkpoint.title == record.title
-        assert checkpoint.text == record.body.strip().replace("\r\n", "\n")
+        if record.reply:
+            assert checkpoint.field("request") == record.body.strip()
+            assert checkpoint.field("outcome") == record.reply.strip()
+        else:
+            assert checkpoint.text == record.body.strip().replace("\r\n", "\n")
         assert checkpoint.date == record.day.isoformat()
 
 
@@ -400,7 +407,8 @@ def test_cli_import_with_a_named_format(hipo, memory_root: Path) -> None:
         "--root", str(memory_root), "import", str(path), "--format", "claude-code"
     )
     assert code == 0, err
-    assert "Imported 3 turns" in out
+    # three turns: the first question and its reply are one exchange (issue 25), so two
+    assert "Imported 2 turns" in out
     assert raw_files(memory_root) == ["2026-02-03.md", "2026-02-04.md", "ROOT.md"]
 
 

@@ -92,3 +92,35 @@ def test_the_real_sessions_parse(memaware) -> None:
     questions = memaware.load_questions(REAL / "questions-dev.json")
     known = {s.id for s in sessions}
     assert len(questions) == 300 and all(set(q.sessions) <= known for q in questions)
+
+
+def test_conversation_import_pairs_each_user_turn_with_its_reply(memaware, tmp_path) -> None:
+    """Issue 25: the default import has both roles, as `hipo import` reads a chat: each user
+    turn and the reply to it are one checkpoint; `--import user-turns` keeps the user alone."""
+    from hipo_jupyter.memory.checkpoint import parse_log
+
+    sessions = memaware.load_sessions(TINY)
+    memory = memaware.UserMemory(sessions, tmp_path / "conversation")
+    found = [
+        c
+        for day in memory.memory.store.raw_days()
+        for c in parse_log(memory.memory.read(f"memory/{day.isoformat()}.md"))
+    ]
+    memory.close()
+    assert len(found) == 5  # the five user turns, each with its reply
+    degree = next(c for c in found if (c.field("request") or "").startswith("I finally framed"))
+    assert "Congratulations" in (degree.field("outcome") or "")
+    turns = memaware.records(sessions, "user-turns")
+    assert [r.title for r in turns] == ["User"] * 5
+
+
+def test_the_run_reports_candidate_coverage_beside_the_score(memaware, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    args = [str(TINY), "--questions", str(TINY / "questions.json"), "--json", str(out)]
+    assert memaware.main([*args, "--import", "user-turns"]) == 0
+    result = json.loads(out.read_text())
+    assert result["import"] == "user-turns" and result["peak_rss_mb"] > 0
+    coverage = result["systems"]["hipo"]["coverage"]
+    assert coverage["candidates"] == 166
+    assert coverage["30"] == coverage["all"] == pytest.approx(1 / 3, abs=1e-3)  # the easy one
+    assert len(result["systems"]["hipo"]["found"]["2000"]) == 3

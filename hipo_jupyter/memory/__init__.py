@@ -13,7 +13,8 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
   `checkpoint.py` the checkpoint format; `redact.py` secrets kept off the disk;
   `provenance.py` where a checkpoint came from.
 - writing: `writing.py` checkpoints, knowledge/ offloads and imports (indexed as they are
-  written); `importers.py` past conversations read into records; `notes.py` which files an
+  written); `importers.py` past conversations read into records; `exchanges.py` a user turn
+  and the assistant's reply as one checkpoint; `notes.py` which files an
   agent may write, `note_files.py` writing them.
 - the tree: `tree.py` the compaction chain and its plan; `periods.py` its calendar; `nodes.py`
   node frontmatter and damage; `summarize.py` the summarizer and the extractive summary,

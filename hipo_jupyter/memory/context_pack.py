@@ -32,8 +32,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .errors import QueryError
+from .exchanges import split_shown
 from .fence import LAYER1_TAG, RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute, wrap
 from .passages import matching_lines, passage, query_stems
+from .provenance import VIA_IMPORT
 from .recall import Hit, RecallResult
 from .requests import MIN_BUDGET
 from .search import Document, document_id
@@ -54,6 +56,11 @@ LAYER1_SKIP = ("Active Context",)
 # rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
 PASSAGE_TOKENS = 40
 LONG_PIECE = 100
+# An imported exchange shows this much of the reply after the user's words (its passage that
+# matches the query): chosen by cross-validation on MemAware's dev questions (issue 25).
+REPLY_PASSAGE_TOKENS = 20
+REPLY_NEW_WORDS_ONLY = True
+EXCHANGE_PROVENANCE = f"via {VIA_IMPORT}"
 # The context is full when this many pieces in a row did not fit: the rest rank lower still,
 # and rendering each (its passage, its tokens) was most of the packing's time at a year.
 FULL_AFTER_MISSES = 20
@@ -170,10 +177,29 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
     query's `stems` (`passages.py`); its later lines indented."""
     text = doc.text if doc is not None else hit.snippet
-    body = passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE).replace("\n", "\n  ")
+    body = piece_body(text, stems, exchange=hit.provenance == EXCHANGE_PROVENANCE)
+    body = body.replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
     tag = f" [{label}]" if label and label != "project" else ""
     return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
+
+
+def piece_body(text: str, stems: frozenset[str], *, exchange: bool = False) -> str:
+    """A piece's text as shown. An imported exchange (`exchanges.py`) shows the user's words
+    first, then, after an arrow, the reply's passage that best matches the query
+    (REPLY_PASSAGE_TOKENS) when that passage has query words the request lacks: the hit was
+    found through the reply, which then says why; otherwise the budget goes to more hits."""
+    parts = split_shown(text) if exchange else None
+    if parts is None:
+        return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
+    request, reply = parts
+    shown = passage(request, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
+    if REPLY_PASSAGE_TOKENS <= 0 or not reply.strip():
+        return shown
+    answer = passage(reply, stems, REPLY_PASSAGE_TOKENS)
+    if REPLY_NEW_WORDS_ONLY and not (query_stems(answer) & stems) - query_stems(request):
+        return shown
+    return f"{shown}\n-> {answer}"
 
 
 def group_line(hit: Hit) -> str:

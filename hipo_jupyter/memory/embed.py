@@ -11,7 +11,8 @@ The default `MiniLMEmbedder` runs all-MiniLM-L6-v2 as an int8 ONNX graph on `onn
   (Apache-2.0), checked against `MINILM_MODEL_SHA256` before the first use;
 - the WordPiece tokenizer ships in this package (`data/minilm-tokenizer.json`, notice in
   `data/MINILM-NOTICE.txt`), checked against `MINILM_TOKENIZER_SHA256`;
-- texts are cut at 256 tokens, padded to the longest of their batch, mean-pooled over the
+- texts are cut at 256 tokens, batched by padded tokens (`token_batches`: bounded memory),
+  padded to the longest of their batch, mean-pooled over the
   attention mask and L2-normalised, so a dot product is the cosine similarity.
 
 Nothing is ever downloaded: a missing extra, a missing file or a file whose hash differs is a
@@ -51,7 +52,11 @@ MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa3
 MINILM_TOKENIZER = Path(__file__).parent / "data" / "minilm-tokenizer.json"
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 128-token inputs and reads up to 256
-BATCH_SIZE = 32  # texts per onnxruntime call; sorted by length so padding stays short
+BATCH_SIZE = 32  # texts per onnxruntime call at most; sorted by length so padding stays short
+# ... and at most this many padded tokens (texts times the longest): onnxruntime's memory grows
+# with the batch's tokens (attention with their square), so 32 long turns peaked at 1.47 GB of
+# RSS where short ones cost little (issue 25). 768 holds 32 texts of 24 tokens or 3 of 256.
+BATCH_TOKENS = 768
 # Two threads at most, and no spinning (idle threads would burn a kernel's CPU between calls).
 # Measured here on 2 cores for a 143-token checkpoint: 51 ms on one thread and 33 ms on two when
 # the machine was idle; but when other processes kept both cores busy, two threads were up to
@@ -194,6 +199,7 @@ class MiniLMEmbedder:
         max_tokens: int = MAX_TOKENS,
         batch_size: int = BATCH_SIZE,
         threads: int = THREADS,
+        batch_tokens: int = BATCH_TOKENS,
     ) -> None:
         if model_path is None:
             self.model_path = default_model_path()
@@ -225,6 +231,7 @@ class MiniLMEmbedder:
             raise HipoError("max_tokens must be at least 8, batch_size at least 1, threads >= 0")
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self.batch_tokens = max(batch_tokens, max_tokens)  # one whole text always fits
         self.threads = threads  # 0: onnxruntime's default (one per core)
         self._dim = MINILM_DIM if model_path is None else 0
         self._model_id = ""
@@ -309,7 +316,7 @@ class MiniLMEmbedder:
             self._tokenizer, self._inputs = tokenizer, inputs
             self._session = session
         if not self._dim:
-            self._dim = int(self._run(["dimension probe"]).shape[1])
+            self._dim = int(self._run(tokenizer.encode_batch(["dimension probe"])).shape[1])
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         self.load()  # first: without the extra, the message says how to install it
@@ -319,21 +326,19 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         if not texts:
             return out
-        # Similar lengths in one batch: padding (wasted work) stays small.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start : start + self.batch_size]
-            out[chosen] = self._run([texts[i] for i in chosen])
+        encodings = self._tokenizer.encode_batch(texts)
+        lengths = [len(encoding.ids) for encoding in encodings]
+        for chosen in token_batches(lengths, self.batch_size, self.batch_tokens):
+            out[chosen] = self._run([encodings[i] for i in chosen])
         return out
 
-    def _run(self, texts: list[str]) -> numpy.ndarray:
-        """One batch: tokenize, run, mean-pool over the attention mask, L2-normalise."""
+    def _run(self, encodings: Sequence[Any]) -> numpy.ndarray:
+        """One batch of tokenized texts: run, mean-pool over the attention mask, normalise."""
         import numpy as np
 
-        encodings = self._tokenizer.encode_batch(texts)
         width = max(1, max(len(e.ids) for e in encodings))
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
         for row, encoding in enumerate(encodings):
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.attention_mask)] = encoding.attention_mask
@@ -359,6 +364,24 @@ class MiniLMEmbedder:
                 "(batch, tokens, dim) or (batch, dim)"
             )
         return normalize(pooled)
+
+
+def token_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+    """Indexes of texts grouped into batches, shortest first, each of at most `max_texts`
+    texts and `max_tokens` padded tokens (its texts times its longest; a text longer than
+    that alone is a batch of one). Similar lengths together keep the padding small."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        width = max(1, lengths[i])  # shortest first: the text joining is the batch's longest
+        if current and (len(current) >= max_texts or (len(current) + 1) * width > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 _SHARED: dict[tuple[str, str], MiniLMEmbedder] = {}

@@ -22,7 +22,9 @@ truncated file leaves the memory as it was. Three formats:
 One turn is one checkpoint (title: the speaker; text: what was said; the comment line's ``id``:
 the source id), so a recalled hit is exactly the turn that holds the evidence and can be traced
 back to it (measured on LoCoMo: turns as checkpoints beat whole sessions at every token budget,
-see benchmarks/LOCOMO.md). Turns are written to the raw log of their local date; a turn whose
+see benchmarks/LOCOMO.md). A conversation with an assistant is the exception: a user turn and
+the reply to it are one checkpoint, an exchange (`exchanges.py`, paired when written). Turns
+are written to the raw log of their local date; a turn whose
 source id is already in that log is skipped, so an import can be repeated safely.
 """
 
@@ -40,6 +42,7 @@ from typing import Any
 
 from .checkpoint import Checkpoint, render
 from .errors import HipoError
+from .exchanges import exchange_fields
 from .files import MAX_IMPORT_BYTES, kind_of
 from .provenance import VIA_IMPORT
 from .redact import redact
@@ -90,6 +93,7 @@ class ImportRecord:
     title: str  # the speaker or role
     body: str  # what was said
     source: str  # where it came from ("conv-26:D1:3", a message uuid): the checkpoint's id
+    reply: str = ""  # the assistant's reply to this user turn (`exchanges.pair`), if any
 
 
 @dataclass(frozen=True)
@@ -434,12 +438,23 @@ def _kind(value: Any) -> str:
 
 
 def to_checkpoint(record: ImportRecord) -> Checkpoint:
-    """The checkpoint of one turn: redacted, and cut when longer than a checkpoint may be."""
-    body = redact(storable(record.body))
+    """The checkpoint of one turn (or of one exchange: the user's words as its request, the
+    reply as its outcome): redacted, and cut when longer than a checkpoint may be."""
+    body = _stored(record.body)
+    title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
+    source = storable(record.source)
+    if record.reply.strip():
+        fields = exchange_fields(body, _stored(record.reply))
+        return Checkpoint(title=title, fields=fields, id=source, via=VIA_IMPORT)
+    return Checkpoint(title=title, text=body, id=source, via=VIA_IMPORT)
+
+
+def _stored(text: str) -> str:
+    """A turn's text as a checkpoint keeps it: redacted, cut at MAX_BODY_CHARS with a note."""
+    body = redact(storable(text))
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + CUT_NOTE.format(limit=MAX_BODY_CHARS, chars=len(body))
-    title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
-    return Checkpoint(title=title, text=body, id=storable(record.source), via=VIA_IMPORT)
+    return body
 
 
 def blocks_by_day(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .checkpoint import Checkpoint, parse_log, without_comments
 from .config import MemoryConfig
 from .errors import HipoError, ParseError, PathOutsideRootError
+from .exchanges import index_reply, is_exchange
 from .nodes import parse_node
 from .periods import period_start
 from .provenance import provenance_text
@@ -253,8 +254,12 @@ def lookup(
 
 
 def body_text(checkpoint: Checkpoint) -> str:
-    """Fields and free text; the title and tags have columns of their own in the index."""
-    parts = [f"{key}: {value}" for key, value in checkpoint.fields]
+    """Fields and free text; the title and tags have columns of their own in the index. An
+    imported exchange keeps the start of its reply only (`exchanges.index_reply`)."""
+    fields = checkpoint.fields
+    if is_exchange(fields, checkpoint.via):
+        fields = ((fields[0]), (fields[1][0], index_reply(fields[1][1])))
+    parts = [f"{key}: {value}" for key, value in fields]
     if checkpoint.text:
         parts.append(checkpoint.text)
     return "\n".join(parts)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .checkpoint import Checkpoint, new_id, parse_body, render
 from .errors import HipoError
+from .exchanges import pair
 from .importers import ImportRecord, ImportReport, blocks_by_day
 from .indexing import IndexKeeper
 from .redact import redact
@@ -145,7 +146,9 @@ class Writer:
     def imports(self, records: Sequence[ImportRecord]) -> ImportWrite:
         """Append imported turns to the raw logs of their own dates, one append of whole
         checkpoints per day, each rendered before the first write. A turn whose source id is
-        already in its day's log is skipped, so a repeated import adds nothing twice."""
+        already in its day's log is skipped, so a repeated import adds nothing twice. A user
+        turn and the assistant's reply become one checkpoint (`exchanges.pair`)."""
+        records = pair(records)
         days = sorted({record.day for record in records})
         with self._lock:
             known = {c.id for c in read_checkpoints(self.store, days) if c.id}
