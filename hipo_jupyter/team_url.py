@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@\s]*)(@)")
+# Greedy to the last `@`: a password holding `@` (unescaped) is masked whole, never in part.
+URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)(\S*)(@)")
 KEY_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
 

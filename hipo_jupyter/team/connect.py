@@ -60,10 +60,12 @@ def scrub(text: str, url: str) -> str:
 
 def describe(url: str) -> str:
     """`host:port/dbname` of a URL, for messages: never the user's password."""
+    if any("@" in m.group(2) for m in URL_PASSWORD.finditer(url)):
+        return mask_url(url)  # `user:pa@ss@host`: libpq would take part of the password as host
     try:
         parts = conninfo_to_dict(url)
     except psycopg.Error:
-        return f"{mask_url(url)} (its URL does not parse)"
+        return mask_url(url)
     host = parts.get("host") or "localhost"
     port = f":{parts['port']}" if parts.get("port") else ""
     return f"{host}{port}/{parts.get('dbname') or ''}"
@@ -87,10 +89,17 @@ def cause(error: BaseException, url: str) -> str:
         return f"database {match.group(1)} does not exist"
     if "connection refused" in lowered:
         return f"no server at {_address(url)} (connection refused)"
+    if "resolve host" in lowered or "could not translate host" in lowered:
+        return f"no such host in {mask_url(url)}"
     if "timeout" in lowered or "timed out" in lowered:
         return f"no answer within {CONNECT_TIMEOUT_S} s from {_address(url)}"
-    if isinstance(error, psycopg.ProgrammingError) or "connection info" in lowered:
-        return f"the team URL {mask_url(url)} does not parse ({scrub(text, url)})"
+    if (
+        isinstance(error, psycopg.ProgrammingError)
+        or "connection info" in lowered
+        or ("connection option" in lowered)
+    ):
+        reason = scrub(text.removeprefix("connection is bad: "), url)
+        return f"its URL does not parse ({reason})"
     return scrub(text, url)
 
 
