@@ -21,8 +21,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from hipo_jupyter.memory.errors import HipoError
 
 from .connect import CONNECT_TIMEOUT_S, cause, describe, mask_url, probe
-from .ranking import Filters, ranked_rows
-from .schema import clean_name, migrate
+from .ranking import Filters, has_rum, ranked_rows
+from .schema import clean_name, enable_rum, migrate
 
 T = TypeVar("T")
 POOL_TIMEOUT_S = 5.0  # how long a caller waits for a pooled connection before "not reachable"
@@ -185,6 +185,7 @@ class TeamDatabase:
         self.where = describe(self.url)
         self.masked = mask_url(self.url)
         self._migrated = False
+        self._rum: bool | None = None  # whether the rum index is there, looked up once
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -248,6 +249,11 @@ class TeamDatabase:
 
         return self._retrying(work)
 
+    def enable_rum(self) -> bool:
+        """Build the `rum` index where the extension is installed (schema.enable_rum)."""
+        self._rum = self._retrying(enable_rum)
+        return self._rum
+
     def owned(self, author: str, root: str) -> int:
         """How many rows (author, root) holds: a sync's cheap check that nobody truncated,
         dropped or deleted them (an index-only count, migration 0003)."""
@@ -268,7 +274,13 @@ class TeamDatabase:
         if not query.strip():
             return []
         filters = Filters(query, limit, tuple(types or ()), since, until, tuple(authors or ()))
-        rows = self._retrying(lambda conn: ranked_rows(conn, filters))
+
+        def work(conn: Any) -> list[tuple]:
+            if self._rum is None:
+                self._rum = has_rum(conn)
+            return ranked_rows(conn, filters, rum=self._rum)
+
+        rows = self._retrying(work)
         return [TeamMatch(_row(values[:-1]), float(values[-1])) for values in rows]
 
     def count(self) -> int:

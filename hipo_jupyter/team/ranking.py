@@ -9,6 +9,10 @@ MAX_RANKED of the whole table (every row outside is older than every row inside)
 hits are the ones the unbounded statement gives, and PostgreSQL reads one window's rows (the
 GIN bitmap ANDed with the `day` index) instead of all of them. A rare word falls through to
 the last, unbounded, pass, which is cheap because its matches are few.
+
+Where the `rum` extension is installed and its index built (`schema.enable_rum`), the index
+itself hands the matches over newest first (`ORDER BY day <=> newest`, the day stored beside
+each lexeme's postings), so one pass reads just the MAX_RANKED rows, whatever the word.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ class Filters:
     authors: tuple[str, ...] = ()
 
 
-def search_sql(*, types: bool, since: bool, until: bool, authors: bool) -> str:
+def search_sql(*, types: bool, since: bool, until: bool, authors: bool, rum: bool = False) -> str:
     """The search statement for the filters given (a pure function: tested without a server).
 
     `websearch_to_tsquery` never fails on user text; the terms are OR-ed as in local recall, and
@@ -56,10 +60,11 @@ def search_sql(*, types: bool, since: bool, until: bool, authors: bool) -> str:
     if authors:
         where.append("author = ANY(%(authors)s)")
     columns = ", ".join(f"t.{name.strip()}" for name in _COLUMNS.split(","))
+    newest_first = "day <=> %(newest)s::date" if rum else "day DESC"
     # Narrow rows (id, day, tsvector) are sorted and ranked; the text is read for `limit` only.
     return (
         "WITH recent AS MATERIALIZED (SELECT id, day, search FROM team_checkpoints "
-        f"WHERE {' AND '.join(where)} ORDER BY day DESC LIMIT %(ranked)s), "
+        f"WHERE {' AND '.join(where)} ORDER BY {newest_first} LIMIT %(ranked)s), "
         "best AS (SELECT id, day, "
         "ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank FROM recent "
         "ORDER BY rank DESC, day DESC, id LIMIT %(limit)s) "
@@ -69,10 +74,9 @@ def search_sql(*, types: bool, since: bool, until: bool, authors: bool) -> str:
     )
 
 
-def _windows(conn: Any, since: str | None) -> list[str | None]:
+def _windows(newest: date | None, since: str | None) -> list[str | None]:
     """The `since` bounds to try, narrowest first: recent windows back from the newest day,
     each only when narrower than the caller's own `since`; the caller's bound last."""
-    newest = conn.execute("SELECT max(day) FROM team_checkpoints").fetchone()[0]
     if not isinstance(newest, date):
         return [since]
     bounds: list[str | None] = []
@@ -85,9 +89,18 @@ def _windows(conn: Any, since: str | None) -> list[str | None]:
     return [*bounds, since]
 
 
-def ranked_rows(conn: Any, filters: Filters, *, ranked: int = MAX_RANKED) -> list[tuple]:
+def has_rum(conn: Any) -> bool:
+    """Whether the team table has the `rum` index (`schema.enable_rum`)."""
+    sql = "SELECT to_regclass('team_checkpoints_rum') IS NOT NULL"
+    return bool(conn.execute(sql).fetchone()[0])
+
+
+def ranked_rows(
+    conn: Any, filters: Filters, *, ranked: int = MAX_RANKED, rum: bool = False
+) -> list[tuple]:
     """The best `filters.limit` rows among the newest `ranked` matches, each row's columns
-    then its rank: recent windows first, widened until one holds `ranked` matches."""
+    then its rank: recent windows first, widened until one holds `ranked` matches (with the
+    `rum` index: one pass, the index giving the matches newest first)."""
     ranked = max(ranked, filters.limit)
     params = {
         "query": filters.query,
@@ -97,7 +110,8 @@ def ranked_rows(conn: Any, filters: Filters, *, ranked: int = MAX_RANKED) -> lis
         "until": filters.until,
         "authors": list(filters.authors),
     }
-    bounds = _windows(conn, filters.since)
+    newest = conn.execute("SELECT max(day) FROM team_checkpoints").fetchone()[0]
+    bounds = [filters.since] if rum else _windows(newest, filters.since)
     rows: list[tuple] = []
     for at, bound in enumerate(bounds):
         sql = search_sql(
@@ -105,8 +119,9 @@ def ranked_rows(conn: Any, filters: Filters, *, ranked: int = MAX_RANKED) -> lis
             since=bound is not None,
             until=bool(filters.until),
             authors=bool(filters.authors),
+            rum=rum,
         )
-        rows = conn.execute(sql, {**params, "since": bound}).fetchall()
+        rows = conn.execute(sql, {**params, "since": bound, "newest": newest}).fetchall()
         found = int(rows[0][-1]) if rows else 0
         if found >= ranked or at == len(bounds) - 1:
             break

@@ -104,3 +104,24 @@ def clean_name(name: str) -> str:
         " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in str(name)
     )
     return _SPACES.sub(" ", kept).strip()[:MAX_NAME] or "unknown"
+
+
+RUM_INDEX = (
+    "CREATE INDEX IF NOT EXISTS team_checkpoints_rum ON team_checkpoints "
+    "USING rum (search rum_tsvector_addon_ops, day) WITH (attach = 'day', to = 'search')"
+)
+
+
+def enable_rum(conn: Any) -> bool:
+    """Build the `rum` index (matches handed over newest first, team/ranking.py) where the
+    extension is installed (Debian: postgresql-15-rum); False, nothing changed, where not.
+    Not a migration: a team without the extension keeps working, CREATE EXTENSION rum needs
+    a superuser (rum is not a trusted extension), and building it on a large table takes
+    minutes: the operator's choice (`TeamDatabase.enable_rum()`, or RUM_INDEX in psql)."""
+    available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'rum'").fetchone()
+    if not available:
+        return False
+    with conn.transaction():
+        conn.execute("CREATE EXTENSION IF NOT EXISTS rum")
+        conn.execute(RUM_INDEX)
+    return True
