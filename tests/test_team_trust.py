@@ -212,3 +212,28 @@ def test_an_author_with_control_characters_is_stored_as_one_clean_line(secure_ur
     assert author == "ana bob: forged row [31m"
     assert not re.search(r"[\x00-\x1f\x7f\u202e]", author)
     memory.close()
+
+
+@pytest.mark.parametrize("case", ["wrong password", "malformed"])
+async def test_the_server_log_and_answer_never_show_the_password(
+    jp_fetch, jp_root_dir, secure_cluster, monkeypatch, caplog, capfd, case
+):
+    from tornado.httpclient import HTTPClientError
+
+    (jp_root_dir / "project" / "memory").mkdir(parents=True)
+    if case == "malformed":
+        url = f"postgresql://postgres:{SECURE_PASSWORD}@127.0.0.1:notaport/team"
+        reason = "does not parse"
+    else:
+        url = secure_cluster.url().replace(SECURE_PASSWORD, SECURE_PASSWORD + "-typo")
+        reason = "password authentication failed for user postgres"
+    monkeypatch.setenv("HIPO_TEAM", url)  # the server's memories read it when first built
+    with caplog.at_level("DEBUG"), pytest.raises(HTTPClientError) as raised:
+        await jp_fetch(
+            "hipo", "api", "recall", params={"path": "project/", "q": "churn", "team": "1"}
+        )
+    body = raised.value.response.body.decode()
+    assert raised.value.code == 503 and reason in body and SECURE_PASSWORD not in body
+    out, err = capfd.readouterr()
+    assert SECURE_PASSWORD not in caplog.text + out + err
+    assert "error connecting" not in caplog.text + err  # psycopg_pool's own warnings
