@@ -15,9 +15,13 @@ as raw logs and indexed by the engine). The same queries (one to three words dra
 text's words are) go to both:
 
 - `team`: `Memory.recall(q, team=True)` end to end (query building, PostgreSQL's
-  `websearch_to_tsquery` over the GIN index, `ts_rank_cd` over every matching row, then local
-  recall's recency and date ranking in Python);
+  `websearch_to_tsquery` over the GIN index in recent-day windows, `ts_rank_cd` over the newest
+  2,000 matches, then local recall's recency and date ranking in Python);
 - `team_sql`: the SQL statement alone, for where the time goes;
+- `rum`: both again once the `rum` index is built, where the extension is installed
+  (`--no-rum` skips it); its build time is reported apart from the fill;
+- `before`: the statement of before issue 26 (every match sorted by day), timed, and the
+  share of queries whose 30 best ids and first id the new statements give too (`same`);
 - `local`: `Memory.recall(q, mode="keyword")` on FTS5.
 
 Timings are wall-clock on a shared machine: compare the columns of one run, not runs of
@@ -117,8 +121,10 @@ def text(rng: random.Random, n: int) -> str:
 
 
 def fill_team(url: str, start: int, stop: int, authors: int, rng: random.Random) -> float:
-    """Rows start..stop-1 into team_checkpoints by COPY (from the rows already there, so a
-    database filled by an earlier run grows on); seconds taken (with ANALYZE)."""
+    """Rows start..stop-1 into team_checkpoints by binary COPY (from the rows already there, so
+    a database filled by an earlier run grows on); seconds taken (with ANALYZE). When more rows
+    come than are there, the secondary indexes are dropped and built again after the load
+    (one sorted build, not a million inserts into a GIN index)."""
     import psycopg
 
     from hipo_jupyter.team import migrate
@@ -127,36 +133,90 @@ def fill_team(url: str, start: int, stop: int, authors: int, rng: random.Random)
     with psycopg.connect(url) as conn:
         migrate(conn)
         start = max(start, conn.execute("SELECT count(*) FROM team_checkpoints").fetchone()[0])
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'team_checkpoints' "
+            "AND indexname <> 'team_checkpoints_pkey'"
+        ).fetchall()
+        rebuild = stop - start > start
+        for name, _ in indexes if rebuild else ():
+            conn.execute(f'DROP INDEX "{name}"')
         with (
             conn.cursor() as cursor,
             cursor.copy(
                 "COPY team_checkpoints (id, author, notebook, day, type, title, body, tags, "
-                "source_file, source_line, content_hash) FROM STDIN"
+                "source_file, source_line, content_hash) FROM STDIN (FORMAT BINARY)"
             ) as copy,
         ):
+            copy.set_types(["text"] * 3 + ["date"] + ["text"] * 5 + ["int4", "text"])
             for n in range(start, stop):
-                author = f"person{n % authors:03d}"
-                day = TODAY - timedelta(days=rng.randrange(3 * 365))
-                title = text(rng, 4)
-                copy.write_row(
-                    (
-                        f"bench-{n:08d}",
-                        author,
-                        f"notebook{rng.randrange(5)}",
-                        day,
-                        "project",
-                        title,
-                        f"analysis: {text(rng, 14)}\ndecisions: {text(rng, 8)}",
-                        ",".join(words(rng, 2)),
-                        f"memory/{day.isoformat()}.md",
-                        1 + 7 * rng.randrange(20),
-                        f"{n:064x}",
-                    )
-                )
+                copy.write_row(_bench_row(n, authors, rng))
+        if rebuild:
+            conn.execute("SET maintenance_work_mem = '256MB'")
+            for _, ddl in indexes:
+                conn.execute(ddl)
         conn.commit()
         conn.execute("ANALYZE team_checkpoints")
         conn.commit()
     return round(time.perf_counter() - began, 1)
+
+
+def _bench_row(n: int, authors: int, rng: random.Random) -> tuple:
+    day = TODAY - timedelta(days=rng.randrange(3 * 365))
+    return (
+        f"bench-{n:08d}",
+        f"person{n % authors:03d}",
+        f"notebook{rng.randrange(5)}",
+        day,
+        "project",
+        text(rng, 4),
+        f"analysis: {text(rng, 14)}\ndecisions: {text(rng, 8)}",
+        ",".join(words(rng, 2)),
+        f"memory/{day.isoformat()}.md",
+        1 + 7 * rng.randrange(20),
+        f"{n:064x}",
+    )
+
+
+# Today's (main's) statement before issue 26: every match sorted by day, the newest 2,000
+# ranked. The new statements' top hits are compared with its own on the timed queries.
+UNBOUNDED_SQL = """
+SELECT id FROM (
+  SELECT id, day, ts_rank_cd(search, q) AS rank FROM (
+    SELECT id, day, search, q FROM team_checkpoints,
+      websearch_to_tsquery('english', %(query)s) AS q
+    WHERE search @@ q ORDER BY day DESC, id LIMIT 2000) AS recent
+  ORDER BY rank DESC, day DESC, id LIMIT 30) AS best
+"""
+
+
+def same_hits(url: str, queries: list[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """The unbounded statement's timing, and the share of queries whose 30 best ids (as a
+    set) and whose first id are its own. Ties on the 2,000th match's day may differ (either
+    order is today's)."""
+    import psycopg
+
+    from hipo_jupyter.team import TeamDatabase, websearch_query
+
+    database = TeamDatabase(url)
+    same_set = same_first = 0
+    times = []
+    with psycopg.connect(url) as conn:
+        for query in queries:
+            text_query = websearch_query(query)
+            start = time.perf_counter()
+            old = [row[0] for row in conn.execute(UNBOUNDED_SQL, {"query": text_query})]
+            times.append((time.perf_counter() - start) * 1000)
+            new = [match.row.id for match in database.search(text_query, limit=30)]
+            same_set += set(old) == set(new)
+            same_first += old[:1] == new[:1]
+    before = {
+        "p50_ms": round(statistics.median(times), 2),
+        "p95_ms": round(percentile(times, 0.95), 2),
+    }
+    return before, {
+        "same_top30": round(same_set / len(queries), 3),
+        "same_first": round(same_first / len(queries), 3),
+    }
 
 
 def local_year(root: Path, days: int, per_day: int, rng: random.Random) -> Memory:
@@ -213,46 +273,96 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
         },
         "team": [],
     }
-    team = Memory(
-        workdir / "me", config=MemoryConfig(semantic=False, team_url=url), today=lambda: TODAY
-    )
     loaded = 0
     fill_rng = random.Random(args.seed + 1)
     for size in args.sizes:
+        drop_rum(url)  # the rum index is built again after the fill, and timed apart
         fill_s = fill_team(url, loaded, size, args.authors, fill_rng)
         loaded = size
-        team.recall(queries[0], team=True)  # warm the pool and the cache
-        search = sql_search(url)
-        result["team"].append(
-            {
-                "checkpoints": size,
-                "authors": args.authors,
-                "fill_s": fill_s,
-                "table_mb": round(table_bytes(url) / 2**20, 1),
-                "team": timed(lambda q: team.recall(q, team=True), queries),
-                "team_sql": timed(search, queries),
-            }
-        )
+        row = {
+            "checkpoints": size,
+            "authors": args.authors,
+            "fill_s": fill_s,
+            "table_mb": round(table_bytes(url) / 2**20, 1),
+            **measure(url, workdir, queries),
+        }
+        row["before"], row["same"] = same_hits(url, queries)
+        began = time.perf_counter()
+        if not args.no_rum and enable_rum(url):
+            row["rum_index_s"] = round(time.perf_counter() - began, 1)
+            rum = measure(url, workdir, queries)
+            row["rum"] = {"team": rum["team"], "team_sql": rum["team_sql"]}
+            row["rum"]["same"] = same_hits(url, queries)[1]
+        result["team"].append(row)
         print(markdown(result), file=sys.stderr)
     local.close()
-    team.close()
     return result
+
+
+def measure(url: str, workdir: Path, queries: list[str]) -> dict:
+    """`Memory.recall(team=True)` end to end and the SQL alone, on a fresh Memory (so it sees
+    whether the rum index is there)."""
+    from hipo_jupyter.team.database import close_pools
+
+    close_pools()
+    team = Memory(
+        workdir / "me", config=MemoryConfig(semantic=False, team_url=url), today=lambda: TODAY
+    )
+    try:
+        team.recall(queries[0], team=True)  # warm the pool and the cache
+        search = sql_search(url)
+        return {
+            "team": timed(lambda q: team.recall(q, team=True), queries),
+            "team_sql": timed(search, queries),
+        }
+    finally:
+        team.close()
+
+
+def enable_rum(url: str) -> bool:
+    from hipo_jupyter.team import TeamDatabase
+
+    return TeamDatabase(url).enable_rum()
+
+
+def drop_rum(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP INDEX IF EXISTS team_checkpoints_rum")
 
 
 def markdown(result: dict) -> str:
     local = result["local"]
     lines = [
-        "| memory | checkpoints | recall p50 ms | recall p95 ms | SQL alone p50 / p95 ms |",
-        "|---|---:|---:|---:|---:|",
+        "| memory | checkpoints | recall p50 ms | recall p95 ms | SQL alone p50 / p95 ms "
+        "| same top 30 / same first as before | fill s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
         f"| local FTS5, one person's year | {local['checkpoints']:,} | {local['p50_ms']} | "
-        f"{local['p95_ms']} | |",
+        f"{local['p95_ms']} | | | {local['build_s']} |",
     ]
     for row in result["team"]:
+        size = f"{row['checkpoints']:,}"
+        same = row.get("same") or {}
         lines.append(
-            f"| team PostgreSQL, {row['authors']} authors | {row['checkpoints']:,} | "
+            f"| team PostgreSQL, {row['authors']} authors | {size} | "
             f"{row['team']['p50_ms']} | {row['team']['p95_ms']} | "
-            f"{row['team_sql']['p50_ms']} / {row['team_sql']['p95_ms']} |"
+            f"{row['team_sql']['p50_ms']} / {row['team_sql']['p95_ms']} | "
+            f"{same.get('same_top30')} / {same.get('same_first')} | {row['fill_s']} |"
         )
+        if row.get("rum"):
+            rum = row["rum"]
+            lines.append(
+                f"| team PostgreSQL + rum index | {size} | {rum['team']['p50_ms']} | "
+                f"{rum['team']['p95_ms']} | {rum['team_sql']['p50_ms']} / "
+                f"{rum['team_sql']['p95_ms']} | {rum['same']['same_top30']} / "
+                f"{rum['same']['same_first']} | +{row['rum_index_s']} (index) |"
+            )
+        if row.get("before"):
+            lines.append(
+                f"| before: every match sorted (SQL) | {size} | | | "
+                f"{row['before']['p50_ms']} / {row['before']['p95_ms']} | 1 / 1 | |"
+            )
     return "\n".join(lines)
 
 
@@ -265,6 +375,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--per-day", type=int, default=20, help="local checkpoints a day")
     parser.add_argument("--samples", type=int, default=200, help="queries timed per column")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--no-rum", action="store_true", help="skip the rum index pass")
     parser.add_argument("--json", dest="json_out", help="also write the results as JSON here")
     args = parser.parse_args(argv)
     args.sizes = sorted(int(size) for size in args.sizes.split(","))

@@ -23,7 +23,8 @@ none of them; one `Memory` object is the way in):
   calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);
   `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
   conversation's zones); `demo.py`.
-- backends loaded only when asked for: `team/` (the team's memory on PostgreSQL).
+- backends loaded only when asked for: `team/` (the team's memory on PostgreSQL);
+  `team_url.py` its URL with the password masked, for `hipo status` without psycopg.
 """
 
 from .memory import Memory, MemoryConfig

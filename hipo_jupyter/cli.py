@@ -72,6 +72,7 @@ from hipo_jupyter.memory.requests import (
 )
 from hipo_jupyter.memory.store import raw_log_path
 from hipo_jupyter.memory.transcript_check import check_transcript
+from hipo_jupyter.team_url import mask_url
 
 QUICKSTART = "quickstart.ipynb"
 
@@ -255,10 +256,19 @@ def cmd_team(args: argparse.Namespace) -> int:
         report = memory.team_sync(full=args.full)
     finally:
         memory.close()
+    from hipo_jupyter.team.sync import refusal  # psycopg is there: the sync just used it
+
     print(
         f"Team sync: {report.rows} checkpoints from {report.sent_files} changed of "
         f"{report.files} raw logs, {report.written} new or updated in the team database"
         + (f"; {report.excluded} kept local (team_exclude)" if report.excluded else "")
+        + (f"; {report.removed} no longer in the logs removed" if report.removed else "")
+        + (
+            "; the team database lacked rows sent before, so every log was sent again"
+            if report.resent
+            else ""
+        )
+        + (f"; {refusal(report.refused)}" if report.refused else "")
         + "."
     )
     return 0
@@ -279,12 +289,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     memory = open_memory(args, reading=True)
     try:
         status = memory.status()
+        team_url = mask_url(memory.config.team_url) if memory.config.team_url else None
     finally:
         memory.close()
     if args.json:
-        print(json.dumps(status.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps({**status.to_json(), "team_url": team_url}, indent=2, ensure_ascii=False))
     else:
         print(render.status_text(status))
+        if team_url:
+            print(f"team database: {team_url} (hipo team sync, recall --team)")
     return 0
 
 

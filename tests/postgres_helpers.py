@@ -49,8 +49,9 @@ def _as_server_user(command: list[str]) -> list[str]:
 
 
 class Cluster:
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, password: str | None = None) -> None:
         self.bin = bin_dir
+        self.password = password  # set: scram-sha-256 for every connection, as a team runs it
         self.folder = Path(tempfile.mkdtemp(prefix="hipo-pg-"))
         self.data = self.folder / "data"
         self.port = free_port()
@@ -67,7 +68,14 @@ class Cluster:
         )
 
     def start(self) -> None:
-        self.run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8")
+        auth = ["-A", "trust"]
+        if self.password is not None:
+            pwfile = self.folder / "pwfile"
+            pwfile.write_text(self.password + "\n", encoding="utf-8")
+            if os.geteuid() == 0:
+                shutil.chown(pwfile, "nobody", "nogroup")
+            auth = ["-A", "scram-sha-256", f"--pwfile={pwfile}"]
+        self.run("initdb", "-D", str(self.data), "-U", "postgres", *auth, "-E", "UTF8")
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 "
             f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
@@ -90,8 +98,9 @@ class Cluster:
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
 
-    def url(self, database: str = "postgres") -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+    def url(self, database: str = "postgres", user: str = "postgres") -> str:
+        secret = f":{self.password}" if self.password is not None else ""
+        return f"postgresql://{user}{secret}@127.0.0.1:{self.port}/{database}"
 
 
 @pytest.fixture(scope="session")
@@ -106,6 +115,38 @@ def postgres_cluster() -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+SECURE_PASSWORD = "hunter2-Hipo-s3cret"  # what no output, cell or log may ever show
+
+
+@pytest.fixture(scope="session")
+def secure_cluster() -> Iterator[Cluster]:
+    """A cluster with password auth (`initdb -A scram-sha-256 --pwfile`), as a team runs one."""
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) found: apt-get install postgresql")
+    pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
+    cluster = Cluster(bin_dir, password=SECURE_PASSWORD)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def secure_url(secure_cluster: Cluster) -> Iterator[str]:
+    """A fresh database in the password-auth cluster, reached with the password."""
+    import psycopg
+
+    name = f"team_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(secure_cluster.url(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield secure_cluster.url(name)
+    from hipo_jupyter.team.database import close_pools
+
+    close_pools()
 
 
 @pytest.fixture

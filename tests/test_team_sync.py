@@ -17,7 +17,7 @@ from hipo_jupyter.team import (  # noqa: E402
     migrate,
     websearch_query,
 )
-from hipo_jupyter.team.database import search_sql  # noqa: E402
+from hipo_jupyter.team.ranking import search_sql  # noqa: E402
 
 DAY = date(2026, 3, 12)
 

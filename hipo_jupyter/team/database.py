@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hipo_jupyter.memory.errors import HipoError
 
-from .schema import migrate
+from .connect import CONNECT_TIMEOUT_S, cause, describe, mask_url, probe
+from .ranking import Filters, has_rum, ranked_rows
+from .schema import clean_name, enable_rum, migrate
 
-CONNECT_TIMEOUT_S = 5  # a server that does not answer is reported after this, not waited for
+T = TypeVar("T")
 POOL_TIMEOUT_S = 5.0  # how long a caller waits for a pooled connection before "not reachable"
 POOL_MAX_SIZE = 4
 
@@ -32,6 +33,10 @@ class TeamUnavailable(HipoError):
     """The team database cannot be reached or refused the work: one line for the user."""
 
     http_status = 503  # the server answers 503: the memory is fine, the team database is not
+
+
+class _TableGone(TeamUnavailable):
+    """The team table vanished under a running process (DROP TABLE): migrate, try again."""
 
 
 @dataclass(frozen=True)
@@ -62,41 +67,38 @@ class TeamMatch:
     rank: float
 
 
-def describe(url: str) -> str:
-    """`host:port/dbname` of a URL, for messages: never the user's password."""
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.Error:
-        return "the team database (its URL does not parse)"
-    host = parts.get("host") or "localhost"
-    port = f":{parts['port']}" if parts.get("port") else ""
-    return f"{host}{port}/{parts.get('dbname') or ''}"
-
-
 _pools: dict[str, ConnectionPool] = {}
 _pools_lock = threading.Lock()
 
 
 def _pool(url: str) -> ConnectionPool:
-    """The process's one pool for `url`, opened on first use (a kernel, a CLI run, a server)."""
+    """The process's one pool for `url` (a kernel, a CLI run, a server). Before it is opened
+    one direct connection is made, so a wrong password, a missing database, a closed port or
+    a silent server is reported with its own cause, at once, instead of the pool's retries."""
     with _pools_lock:
         pool = _pools.get(url)
         if pool is None:
-            try:
-                pool = ConnectionPool(
-                    url,
-                    min_size=1,
-                    max_size=POOL_MAX_SIZE,
-                    kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
-                    timeout=POOL_TIMEOUT_S,
-                    open=False,
-                    name="hipo-team",
-                )
-                pool.open(wait=False)
-            except psycopg.Error as error:
-                raise TeamUnavailable(f"bad team URL: {_reason(error)}") from None
+            probe(url)  # psycopg.Error with the server's reason; the caller words it
+            pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=POOL_MAX_SIZE,
+                kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
+                timeout=POOL_TIMEOUT_S,
+                open=False,
+                name="hipo-team",
+            )
+            pool.open(wait=False)
             _pools[url] = pool
         return pool
+
+
+def _forget_pool(url: str) -> None:
+    """Drop a pool that timed out: the next use probes again and names the real cause."""
+    with _pools_lock:
+        pool = _pools.pop(url, None)
+    if pool is not None:
+        pool.close(timeout=0)
 
 
 def close_pools() -> None:
@@ -109,23 +111,52 @@ def close_pools() -> None:
 atexit.register(close_pools)
 
 
-def _reason(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text[:300]
-
-
-_UPSERT = """
-INSERT INTO team_checkpoints
-    (id, author, notebook, day, type, title, body, tags, host, root, source_file, source_line,
-     cell, content_hash)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+_COLUMN_NAMES = (
+    "id",
+    "author",
+    "notebook",
+    "day",
+    "type",
+    "title",
+    "body",
+    "tags",
+    "host",
+    "root",
+    "source_file",
+    "source_line",
+    "cell",
+    "content_hash",
+)
+_INSERTED = ", ".join(_COLUMN_NAMES)
+_INCOMING = """
+CREATE TEMP TABLE team_incoming (
+    id text, author text, notebook text, day date, type text, title text, body text,
+    tags text, host text, root text, source_file text, source_line integer, cell text,
+    content_hash text
+) ON COMMIT DROP
+"""
+# Rows whose id another (author, root) already holds: refused, never overwritten.
+_REFUSED = """
+SELECT count(*) FROM team_incoming AS i JOIN team_checkpoints AS t ON t.id = i.id
+WHERE t.author <> i.author OR t.root <> i.root
+"""
+_MERGE = f"""
+INSERT INTO team_checkpoints ({_INSERTED})
+SELECT DISTINCT ON (id) {_INSERTED} FROM team_incoming ORDER BY id
 ON CONFLICT (id) DO UPDATE SET
-    author = excluded.author, notebook = excluded.notebook, day = excluded.day,
+    notebook = excluded.notebook, day = excluded.day,
     type = excluded.type, title = excluded.title, body = excluded.body, tags = excluded.tags,
-    host = excluded.host, root = excluded.root, source_file = excluded.source_file,
+    host = excluded.host, source_file = excluded.source_file,
     source_line = excluded.source_line, cell = excluded.cell,
     content_hash = excluded.content_hash, synced_at = now()
-WHERE team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash
+WHERE team_checkpoints.author = excluded.author AND team_checkpoints.root = excluded.root
+  AND team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash
+"""
+# The owner's rows of this log that the log no longer holds (edited out, now excluded).
+_STALE = """
+DELETE FROM team_checkpoints AS t
+WHERE t.author = %s AND t.root = %s AND t.source_file = %s
+  AND NOT EXISTS (SELECT 1 FROM team_incoming AS i WHERE i.id = t.id)
 """
 
 _COLUMNS = (
@@ -134,38 +165,14 @@ _COLUMNS = (
 )
 
 
-MAX_RANKED = 2000  # matches ranked per query, the most recent first: bounds a common word's cost
+@dataclass(frozen=True)
+class PushResult:
+    """What one push did: rows written (new or changed), refused (another owner's id), and
+    removed (this owner's rows its log no longer holds)."""
 
-
-def search_sql(*, types: bool, since: bool, until: bool, authors: bool) -> str:
-    """The search statement for the filters given (a pure function: tested without a server).
-
-    `websearch_to_tsquery` never fails on user text; the terms are OR-ed as in local recall, and
-    `ts_rank_cd` ranks rows that match more of them, closer together, higher. A word most of a
-    million checkpoints contain would have every one of them ranked; instead the GIN index
-    finds the matches, the newest MAX_RANKED of them (by day, the order recall's recency factor
-    favours anyway) are ranked, and the best `limit` come back."""
-    where = ["search @@ q.query"]
-    if types:
-        where.append("type = ANY(%(types)s)")
-    if since:
-        where.append("day >= %(since)s")
-    if until:
-        where.append("day <= %(until)s")
-    if authors:
-        where.append("author = ANY(%(authors)s)")
-    columns = ", ".join(f"t.{name.strip()}" for name in _COLUMNS.split(","))
-    # Narrow rows (id, day, tsvector) are sorted and ranked; the text is read for `limit` only.
-    return (
-        f"SELECT {columns}, best.rank FROM ("
-        "SELECT id, day, ts_rank_cd(search, query) AS rank FROM ("
-        "SELECT id, day, search, q.query FROM team_checkpoints, "
-        "websearch_to_tsquery('english', %(query)s) AS q(query) "
-        f"WHERE {' AND '.join(where)} ORDER BY day DESC LIMIT %(ranked)s) AS recent "
-        "ORDER BY rank DESC, day DESC, id LIMIT %(limit)s) AS best "
-        "JOIN team_checkpoints AS t ON t.id = best.id "
-        "ORDER BY best.rank DESC, best.day DESC, best.id"
-    )
+    written: int
+    refused: int
+    removed: int = 0
 
 
 class TeamDatabase:
@@ -176,11 +183,15 @@ class TeamDatabase:
             raise TeamUnavailable("no team URL: set Hipo.team_url, $HIPO_TEAM or --team-url")
         self.url = url.strip()
         self.where = describe(self.url)
+        self.masked = mask_url(self.url)
         self._migrated = False
+        self._rum: bool | None = None  # whether the rum index is there, looked up once
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
-        """A pooled connection, the schema up to date; failures as one-line TeamUnavailable."""
+        """A pooled connection, the schema up to date; failures as one-line TeamUnavailable
+        naming the cause (never the password). A table dropped under a running process is
+        noticed (UndefinedTable) and the migrations run again on the next use."""
         try:
             with _pool(self.url).connection() as conn:
                 if not self._migrated:
@@ -188,43 +199,66 @@ class TeamDatabase:
                     self._migrated = True
                 yield conn
         except PoolTimeout:
+            _forget_pool(self.url)
             raise TeamUnavailable(
-                f"the team database {self.where} is not reachable (no connection within "
-                f"{POOL_TIMEOUT_S:g}s)"
+                f"the team database {self.where}: no answer within {POOL_TIMEOUT_S:g} s"
             ) from None
+        except psycopg.errors.UndefinedTable as error:
+            self._migrated = False
+            raise _TableGone(f"the team database {self.where}: {cause(error, self.url)}") from None
         except psycopg.Error as error:
-            raise TeamUnavailable(f"the team database {self.where}: {_reason(error)}") from None
+            raise TeamUnavailable(
+                f"the team database {self.where}: {cause(error, self.url)}"
+            ) from None
 
-    def push(self, rows: Sequence[TeamRow]) -> int:
-        """Upsert `rows` in one transaction (all or none); return how many were new or changed.
+    def _retrying(self, work: Callable[[Any], T]) -> T:
+        """`work(conn)`, once more if the table vanished meanwhile (recreated in between)."""
+        try:
+            with self.connection() as conn:
+                return work(conn)
+        except _TableGone:
+            with self.connection() as conn:
+                return work(conn)
+
+    def push(
+        self, rows: Sequence[TeamRow], *, log: tuple[str, str, str] | None = None
+    ) -> PushResult:
+        """Merge `rows` in one transaction (all or none) by COPY into a temporary table.
 
         Idempotent by checkpoint id: a row already there with the same content is not written
-        again, so a re-run after a crash, or two machines pushing the same log, add nothing."""
-        if not rows:
-            return 0
-        params = [
-            (
-                r.id,
-                r.author,
-                r.notebook,
-                date.fromisoformat(r.day),
-                r.type,
-                r.title,
-                r.body,
-                ",".join(r.tags),
-                r.host,
-                r.root,
-                r.source_file,
-                r.source_line,
-                r.cell,
-                r.content_hash,
-            )
-            for r in rows
-        ]
-        with self.connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            cursor.executemany(_UPSERT, params)
-            written = cursor.rowcount
-        return max(written, 0)
+        again. A row belongs to the (author, root) that first wrote it: another one's row with
+        that id is refused and counted, never overwritten. With `log` = (author, root,
+        source_file), that owner's rows of the log which `rows` no longer hold are removed."""
+        if not rows and log is None:
+            return PushResult(0, 0)
+
+        def work(conn: Any) -> PushResult:
+            with conn.transaction(), conn.cursor() as cursor:
+                cursor.execute(_INCOMING)
+                with cursor.copy(f"COPY team_incoming ({_INSERTED}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(_values(row))
+                refused = int(cursor.execute(_REFUSED).fetchone()[0])
+                cursor.execute(_MERGE)
+                written = max(cursor.rowcount, 0)
+                removed = 0
+                if log is not None:
+                    cursor.execute(_STALE, log)
+                    removed = max(cursor.rowcount, 0)
+            return PushResult(written, refused, removed)
+
+        return self._retrying(work)
+
+    def enable_rum(self) -> bool:
+        """Build the `rum` index where the extension is installed (schema.enable_rum)."""
+        self._rum = self._retrying(enable_rum)
+        return self._rum
+
+    def owned(self, author: str, root: str) -> int:
+        """How many rows (author, root) holds: a sync's cheap check that nobody truncated,
+        dropped or deleted them (an index-only count, migration 0003)."""
+        sql = "SELECT count(*) FROM team_checkpoints WHERE root = %s AND author = %s"
+        return self._retrying(lambda conn: int(conn.execute(sql, (root, author)).fetchone()[0]))
 
     def search(
         self,
@@ -236,32 +270,46 @@ class TeamDatabase:
         until: str | None = None,
         authors: Collection[str] | None = None,
     ) -> list[TeamMatch]:
-        """Rows matching the websearch `query`, best `ts_rank_cd` first."""
+        """Rows matching the websearch `query`, best `ts_rank_cd` first (team/ranking.py)."""
         if not query.strip():
             return []
-        sql = search_sql(
-            types=bool(types), since=bool(since), until=bool(until), authors=bool(authors)
-        )
-        params = {
-            "query": query,
-            "limit": limit,
-            "ranked": max(MAX_RANKED, limit),
-            "types": list(types or ()),
-            "since": since,
-            "until": until,
-            "authors": list(authors or ()),
-        }
-        with self.connection() as conn:
-            rows = conn.execute(sql, params).fetchall()
+        filters = Filters(query, limit, tuple(types or ()), since, until, tuple(authors or ()))
+
+        def work(conn: Any) -> list[tuple]:
+            if self._rum is None:
+                self._rum = has_rum(conn)
+            return ranked_rows(conn, filters, rum=self._rum)
+
+        rows = self._retrying(work)
         return [TeamMatch(_row(values[:-1]), float(values[-1])) for values in rows]
 
     def count(self) -> int:
-        with self.connection() as conn:
-            return int(conn.execute("SELECT count(*) FROM team_checkpoints").fetchone()[0])
+        sql = "SELECT count(*) FROM team_checkpoints"
+        return self._retrying(lambda conn: int(conn.execute(sql).fetchone()[0]))
 
     def ids(self) -> list[str]:
-        with self.connection() as conn:
-            return [row[0] for row in conn.execute("SELECT id FROM team_checkpoints")]
+        sql = "SELECT id FROM team_checkpoints"
+        return self._retrying(lambda conn: [row[0] for row in conn.execute(sql)])
+
+
+def _values(r: TeamRow) -> tuple:
+    """A row in `_COLUMN_NAMES` order, for COPY."""
+    return (
+        r.id,
+        r.author,
+        r.notebook,
+        date.fromisoformat(r.day),
+        r.type,
+        r.title,
+        r.body,
+        ",".join(r.tags),
+        r.host,
+        r.root,
+        r.source_file,
+        r.source_line,
+        r.cell,
+        r.content_hash,
+    )
 
 
 def _row(values: Sequence[Any]) -> TeamRow:
@@ -283,8 +331,8 @@ def _row(values: Sequence[Any]) -> TeamRow:
     ) = values
     return TeamRow(
         id=id_,
-        author=author,
-        notebook=notebook,
+        author=clean_name(author),
+        notebook=clean_name(notebook),
         day=day.isoformat(),
         type=type_,
         title=title,

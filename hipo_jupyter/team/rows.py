@@ -19,15 +19,17 @@ from hipo_jupyter.memory.redact import redact
 from hipo_jupyter.memory.store import decode_markdown
 
 from .database import TeamRow
+from .schema import clean_name
 
 
 def author_name(configured: str = "") -> str:
-    """Who wrote it: the setting, else $HIPO_AUTHOR, else JupyterHub's user, else the login."""
+    """Who wrote it: the setting, else $HIPO_AUTHOR, else JupyterHub's user, else the login;
+    sanitised (`clean_name`), since it is shown to every teammate."""
     for value in (configured, os.environ.get("HIPO_AUTHOR"), os.environ.get("JUPYTERHUB_USER")):
-        if value and value.strip():
-            return value.strip()
+        if value and clean_name(value) != "unknown":
+            return clean_name(value)
     try:
-        return getpass.getuser()
+        return clean_name(getpass.getuser())
     except (KeyError, OSError):
         return "unknown"
 
@@ -65,13 +67,14 @@ def rows_of_log(
     """The team rows of one raw log (`relative`, e.g. memory/2026-03-12.md)."""
     host = socket.gethostname()
     rows = []
+    seen: dict[str, int] = {}  # ids met in this log: a repeated one is kept as `id#2`, `id#3`
     for checkpoint in parse_log(decode_markdown(data, relative), date=day):
         if is_excluded(checkpoint, exclude):
             continue
         title = redact(checkpoint.title)
         body = redact(_body(checkpoint))
         tags = tuple(redact(tag) for tag in checkpoint.tags)
-        where = redact(checkpoint.notebook) if checkpoint.notebook else notebook
+        where = clean_name(redact(checkpoint.notebook) if checkpoint.notebook else notebook)
         content = "\x1f".join((checkpoint.type, title, body, ",".join(tags), where))
         digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
         # A checkpoint written without our comment line has no id: one is derived from where it
@@ -85,6 +88,9 @@ def rows_of_log(
                 )
             ).hexdigest()[:24]
         )
+        seen[row_id] = seen.get(row_id, 0) + 1
+        if seen[row_id] > 1:  # two checkpoints, one id (a copy-paste): two rows, not one
+            row_id = f"{row_id}#{seen[row_id]}"
         rows.append(
             TeamRow(
                 id=row_id,

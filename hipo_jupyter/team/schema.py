@@ -10,13 +10,20 @@ One table holds the team's raw checkpoints, one row per checkpoint id:
   body D, English stemming) with a GIN index, and an index on `day` for the date filters.
 - `team_migrations`: the names of the migrations applied.
 
+A database whose `team_checkpoints` is gone (DROP TABLE) has every migration applied again,
+whatever `team_migrations` says, so the table the migrations build is always there.
+
 Migrations run under a transaction-scoped advisory lock, so eight processes opening a new team
 database at once apply each migration exactly once.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
+
+MAX_NAME = 100  # characters of an author or notebook name kept
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -52,6 +59,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0002_author_index",
         "CREATE INDEX team_checkpoints_author ON team_checkpoints (author, notebook);",
     ),
+    (
+        # Each sync counts its own rows (root, author) to notice a truncated or pruned table.
+        "0003_owner_index",
+        "CREATE INDEX team_checkpoints_owner ON team_checkpoints (root, author);",
+    ),
 ]
 
 # Any constant: the advisory lock that serialises migrations across processes.
@@ -68,6 +80,10 @@ def migrate(conn: Any) -> list[str]:
             "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
         )
         done = {row[0] for row in conn.execute("SELECT name FROM team_migrations")}
+        missing = conn.execute("SELECT to_regclass('team_checkpoints') IS NULL").fetchone()[0]
+        if missing and done:  # dropped: the table is rebuilt whatever the log of migrations says
+            conn.execute("DELETE FROM team_migrations")
+            done = set()
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
@@ -75,3 +91,37 @@ def migrate(conn: Any) -> list[str]:
             conn.execute("INSERT INTO team_migrations (name) VALUES (%s)", (name,))
             applied.append(name)
     return applied
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def clean_name(name: str) -> str:
+    """An author or notebook name as data: one line, no control or format characters (no
+    newline, escape sequence or bidi override to forge another row in a listing), at most
+    MAX_NAME characters."""
+    kept = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in str(name)
+    )
+    return _SPACES.sub(" ", kept).strip()[:MAX_NAME] or "unknown"
+
+
+RUM_INDEX = (
+    "CREATE INDEX IF NOT EXISTS team_checkpoints_rum ON team_checkpoints "
+    "USING rum (search rum_tsvector_addon_ops, day) WITH (attach = 'day', to = 'search')"
+)
+
+
+def enable_rum(conn: Any) -> bool:
+    """Build the `rum` index (matches handed over newest first, team/ranking.py) where the
+    extension is installed (Debian: postgresql-15-rum); False, nothing changed, where not.
+    Not a migration: a team without the extension keeps working, CREATE EXTENSION rum needs
+    a superuser (rum is not a trusted extension), and building it on a large table takes
+    minutes: the operator's choice (`TeamDatabase.enable_rum()`, or RUM_INDEX in psql)."""
+    available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'rum'").fetchone()
+    if not available:
+        return False
+    with conn.transaction():
+        conn.execute("CREATE EXTENSION IF NOT EXISTS rum")
+        conn.execute(RUM_INDEX)
+    return True

@@ -54,6 +54,9 @@ class SyncReport:
     rows: int  # rows pushed
     written: int  # rows the database did not hold yet, or held with other content
     excluded: int  # checkpoints kept local by team_exclude
+    refused: int = 0  # rows whose id another author or root already holds (never overwritten)
+    removed: int = 0  # this root's rows its logs no longer hold
+    resent: bool = False  # the database lacked rows this root had sent: every log sent again
 
 
 class TeamSync:
@@ -144,40 +147,77 @@ class TeamSync:
         return report
 
     # --- the sync ----------------------------------------------------------------------------
+    def _owned_expected(self) -> int | None:
+        state = self._read_json(STATE_FILE)
+        owned = state.get("owned") if state.get("target") == self.target else None
+        return owned if isinstance(owned, int) else None
+
     def sync(self, days: Sequence[date] | None = None, *, full: bool = False) -> SyncReport:
         """Push the raw logs of `days` (all when None) that changed since they were last sent.
-        `full` re-sends every log (the database still writes only what it lacks)."""
+        `full` re-sends every log (the database still writes only what it lacks).
+
+        The database is the truth about itself: each sync first counts this root's rows there
+        (which also proves the connection, so a sync that cannot connect fails) and, when the
+        count is not what the last sync left (a truncated, dropped or pruned table), sends
+        every log again."""
         with self._locked():
             sent = {} if full else self._sent()
+            root = str(self.store.root)
+            expected = self._owned_expected()
+            resent = False
+            if sent and self.database.owned(self.author, root) != expected:
+                sent, days, resent = {}, None, True
+            elif not sent:
+                self.database.owned(self.author, root)  # connects: an error is never "0 sent"
             wanted = self.store.raw_days() if days is None else sorted(set(days))
-            files = sent_files = rows = written = excluded = 0
+            counts = dict.fromkeys(("files", "sent_files", "rows", "written", "excluded"), 0)
+            counts.update(refused=0, removed=0)
             for day in wanted:
-                path = self.store.raw_path(day)
-                relative = self.store.relative(path)
-                try:
-                    data = self.store.read_bytes(path)
-                except (OSError, ParseError):
-                    continue  # gone, or not a regular file: the store warned
-                files += 1
-                digest = sha256(data)
-                if sent.get(relative) == digest:
-                    continue
-                batch = rows_of_log(
-                    data,
-                    relative=relative,
-                    day=day.isoformat(),
-                    author=self.author,
-                    notebook=self.notebook,
-                    root=str(self.store.root),
-                    exclude=self.exclude,
-                )
-                excluded += _checkpoint_count(data) - len(batch)
-                written += self.database.push(batch)  # one transaction per log
-                rows += len(batch)
-                sent_files += 1
-                sent[relative] = digest
-                self._write_json(STATE_FILE, {"target": self.target, "files": sent})
-            return SyncReport(files, sent_files, rows, written, max(excluded, 0))
+                self._sync_log(day, sent, counts)
+            owned = self.database.owned(self.author, root)
+            self._write_json(STATE_FILE, {"target": self.target, "files": sent, "owned": owned})
+            counts["excluded"] = max(counts["excluded"], 0)
+            return SyncReport(**counts, resent=resent)
+
+    def _sync_log(self, day: date, sent: dict[str, str], counts: dict[str, int]) -> None:
+        """Push one day's log when it changed since it was sent (one transaction)."""
+        path = self.store.raw_path(day)
+        relative = self.store.relative(path)
+        try:
+            data = self.store.read_bytes(path)
+        except (OSError, ParseError):
+            return  # gone, or not a regular file: the store warned
+        counts["files"] += 1
+        digest = sha256(data)
+        if sent.get(relative) == digest:
+            return
+        root = str(self.store.root)
+        batch = rows_of_log(
+            data,
+            relative=relative,
+            day=day.isoformat(),
+            author=self.author,
+            notebook=self.notebook,
+            root=root,
+            exclude=self.exclude,
+        )
+        counts["excluded"] += _checkpoint_count(data) - len(batch)
+        result = self.database.push(batch, log=(self.author, root, relative))
+        counts["written"] += result.written
+        counts["refused"] += result.refused
+        counts["removed"] += result.removed
+        counts["rows"] += len(batch)
+        counts["sent_files"] += 1
+        sent[relative] = digest
+        self._write_json(STATE_FILE, {"target": self.target, "files": sent})
+
+
+def refusal(count: int) -> str:
+    """The one line saying that rows were refused, for the CLI and the background worker."""
+    return (
+        f"refused {count} checkpoint(s): their ids belong to another author or notebook "
+        "in the team database, whose rows are never overwritten"
+    )
 
 
 def _checkpoint_count(data: bytes) -> int:
@@ -228,7 +268,9 @@ def _push_until_idle(sync: TeamSync, key: str, wake: threading.Event) -> None:
     while True:
         wake.clear()
         try:
-            sync.flush_queue()
+            report = sync.flush_queue()
+            if report is not None and report.refused:  # one line, as `hipo team sync` says it
+                log.warning("hipo: team sync %s", refusal(report.refused))
             failures = 0
             with _workers_lock:  # a checkpoint queued from here on starts a new worker
                 if not wake.is_set():
