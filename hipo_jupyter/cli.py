@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -176,6 +177,18 @@ def format_import(report: Any, file: Path) -> str:
     if report.compaction is not None:
         lines.append(render.compaction_text(report.compaction).split("\n", 1)[0])
     return "\n".join(lines)
+
+
+def future_turns(per_day: dict[str, int], today: date) -> str:
+    """One line for imported turns dated after today (a clock or time-zone mix-up in the
+    source, usually): they are kept on their own dates, and the person should know."""
+    ahead = sorted(day for day in per_day if day > today.isoformat())
+    if not ahead:
+        return ""
+    count = sum(per_day[day] for day in ahead)
+    span = ahead[0] if len(ahead) == 1 else f"{ahead[0]} .. {ahead[-1]}"
+    turns = "turn is" if count == 1 else "turns are"
+    return f"{count} imported {turns} dated after today ({today}): {span}; kept on those dates"
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -332,6 +345,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(format_import(report, args.file))
+    ahead = future_turns(report.per_day, memory.today)
+    if ahead:
+        print(f"hipo: warning: {ahead}", file=sys.stderr)
     if report.compaction is not None:
         for error in report.compaction.errors:
             print(f"hipo: warning: {error}", file=sys.stderr)
@@ -437,8 +453,16 @@ def one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
+def quiet_library_logs() -> None:
+    """A command's problems are its own one line on stderr. Libraries that log through Python's
+    last-resort handler (psycopg's pool logs each failed connection attempt, a dozen lines while
+    the team database is down) are kept out of the terminal."""
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code (0 ok, 2 bad input or a memory error)."""
+    quiet_library_logs()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

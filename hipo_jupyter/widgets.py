@@ -5,6 +5,12 @@ it tells them something changed (`memory.subscribe`: "remember", "compact", "rei
 renders as plain text, which `show_topics` / `show_budget` print where no widget front end runs
 (terminal IPython) and which notebooks keep as the fallback for viewers without widget state
 (nbconvert, GitHub).
+
+A saved notebook keeps every widget model its kernel still has open, and each ipywidget
+brings a Layout and a Style model of its own. So the views share one Layout per shape and one
+Style per kind (`_Shared`), reuse their rows across redraws, and close whole subtrees
+(`close_tree`) when a redraw drops them: a run quickstart keeps a few dozen models, none of
+them orphaned by a redraw.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
+from ipywidgets.widgets.widget_int import ProgressStyle
+from ipywidgets.widgets.widget_string import HTMLStyle, LabelStyle
 
 from hipo_jupyter.memory import render
 from hipo_jupyter.memory.recall import Hit, RecallResult
@@ -78,8 +86,62 @@ def budget_text(memory: Memory, live_tokens: int | None = None, window: int | No
 # --- widgets --------------------------------------------------------------------------------
 
 
+def close_tree(widget: widgets.Widget) -> None:
+    """Close a widget and every box below it (ipywidgets' own `close` leaves the children)."""
+    for child in getattr(widget, "children", ()):
+        close_tree(child)
+    widget.close()
+
+
+class _Shared:
+    """One Layout per shape and one Style per kind for all the widgets of a view."""
+
+    def __init__(self) -> None:
+        self._layouts: dict[tuple[tuple[str, str], ...], widgets.Layout] = {}
+        self._styles: dict[type, widgets.Widget] = {}
+
+    def layout(self, **shape: str) -> widgets.Layout:
+        key = tuple(sorted(shape.items()))
+        if key not in self._layouts:
+            self._layouts[key] = widgets.Layout(**shape)
+        return self._layouts[key]
+
+    def style(self, kind: type) -> Any:
+        if kind not in self._styles:
+            self._styles[kind] = kind()
+        return self._styles[kind]
+
+    def html(self, value: str = "") -> widgets.HTML:
+        return widgets.HTML(value, layout=self.layout(), style=self.style(HTMLStyle))
+
+    def label(self, value: str = "", **shape: str) -> widgets.Label:
+        return widgets.Label(
+            value, layout=self.layout(**shape), style=self.style(LabelStyle)
+        )
+
+    def button(self, **kwargs: Any) -> widgets.Button:
+        shape = kwargs.pop("shape", {})
+        return widgets.Button(
+            layout=self.layout(**shape), style=self.style(widgets.ButtonStyle), **kwargs
+        )
+
+    def hbox(self, children: list[widgets.Widget]) -> widgets.HBox:
+        return widgets.HBox(children, layout=self.layout(flex_flow="row"))
+
+    def vbox(self, children: list[widgets.Widget]) -> widgets.VBox:
+        return widgets.VBox(children, layout=self.layout(flex_flow="column"))
+
+    def close(self) -> None:
+        for widget in [*self._layouts.values(), *self._styles.values()]:
+            widget.close()
+        self._layouts.clear()
+        self._styles.clear()
+
+
 class _MemoryView(widgets.VBox):
     """A VBox that redraws after memory events and falls back to text outside widget front ends."""
+
+    shared: _Shared
 
     def __init__(self, memory: Memory, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -97,18 +159,22 @@ class _MemoryView(widgets.VBox):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            bundle["text/plain"] = self.text()
+        if bundle is not None:  # what a reader without this widget's state shows instead
+            text = self.text()
+            bundle["text/plain"] = text
+            bundle["text/html"] = f"<pre>{html.escape(text)}</pre>"
         return bundle
 
     def close(self) -> None:
         """Stop listening to the memory, then close the widget and its children."""
-        if self._unsubscribe is not None:
+        if getattr(self, "_unsubscribe", None) is not None:
             self._unsubscribe()
             self._unsubscribe = None
         for child in self.children:
-            child.close()
+            close_tree(child)
         super().close()
+        if hasattr(self, "shared"):
+            self.shared.close()
 
 
 class TopicIndex(_MemoryView):
@@ -118,21 +184,25 @@ class TopicIndex(_MemoryView):
         self.k = k
         self.opened: str | None = None
         self.last_result: RecallResult | None = None
-        self.header = widgets.HTML()
+        self.shared = shared = _Shared()
+        self._boxes: dict[str, widgets.VBox] = {}
+        self._rows: dict[tuple[str, str], Any] = {}
+        self._targets: dict[str, str] = {}  # node button's model id -> the file it opens
+        self.header = shared.html()
         self.search_box = widgets.Text(
             placeholder="Search memory (recall)…", continuous_update=False
         )
-        self.search_button = widgets.Button(description="Recall", icon="search")
-        self.results = widgets.VBox()
+        self.search_button = shared.button(description="Recall", icon="search")
+        self.results = shared.vbox([])
         self.topics_view = widgets.Accordion()
-        self.content = widgets.HTML()
+        self.content = shared.html()
         self.search_box.observe(self._on_search_submit, names="value")
         self.search_button.on_click(lambda _: self.search())
         super().__init__(
             memory,
             children=[
                 self.header,
-                widgets.HBox([self.search_box, self.search_button]),
+                shared.hbox([self.search_box, self.search_button]),
                 self.results,
                 self.topics_view,
                 self.content,
@@ -145,6 +215,9 @@ class TopicIndex(_MemoryView):
         return list(self._topic_names)
 
     def refresh(self) -> None:
+        """Redraw in place: a topic's box, rows and buttons are made once and updated after,
+        because a saved notebook keeps every model ever opened (nbclient keeps closed ones
+        too), and a redraw runs after every checkpoint while the index is on screen."""
         topics = self.memory.topics()
         self._topic_names = [topic.name for topic in topics]
         self.header.value = (
@@ -153,10 +226,13 @@ class TopicIndex(_MemoryView):
             else "<b>Topics Index</b> · empty: remember something with "
             "<code>%%remember &lt;title&gt; #topic</code>"
         )
-        for old in self.topics_view.children:
-            old.close()
-        self.topics_view.children = [self._topic_box(topic) for topic in topics]
+        boxes = [self._topic_box(topic) for topic in topics]
+        if tuple(boxes) != tuple(self.topics_view.children):
+            self.topics_view.children = boxes
         self.topics_view.titles = tuple(self._topic_title(topic) for topic in topics)
+        for gone in set(self._boxes) - set(self._topic_names):
+            close_tree(self._boxes.pop(gone))
+            self._rows = {key: row for key, row in self._rows.items() if key[0] != gone}
 
     @staticmethod
     def _topic_title(topic: Topic) -> str:
@@ -165,32 +241,54 @@ class TopicIndex(_MemoryView):
     def _topic_box(self, topic: Topic) -> widgets.VBox:
         rows: list[widgets.Widget] = []
         if topic.keywords:
-            rows.append(widgets.HTML(f"<i>{html.escape(', '.join(topic.keywords))}</i>"))
+            words = f"<i>{html.escape(', '.join(topic.keywords))}</i>"
+            rows.append(self._row(topic.name, "keywords", lambda: self.shared.html()))
+            rows[-1].value = words
         months = [(month, node_path("monthly", month)) for month in topic.months]
         weeks = [(week, node_path("weekly", week)) for week in topic.weeks]
-        rows.append(self._period_row("months", months))
-        rows.append(self._period_row("weeks", weeks))
+        rows.append(self._period_row(topic.name, "months", months))
+        rows.append(self._period_row(topic.name, "weeks", weeks))
         if topic.last_date:
             latest = [
                 (f"{topic.last_date} (daily)", node_path("daily", topic.last_date)),
                 (f"{topic.last_date} (raw)", raw_log_path(topic.last_date)),
             ]
-            rows.append(self._period_row("latest", latest))
-        return widgets.VBox(rows)
+            rows.append(self._period_row(topic.name, "latest", latest))
+        box = self._boxes.get(topic.name)
+        if box is None:
+            box = self._boxes[topic.name] = self.shared.vbox(rows)
+        elif tuple(box.children) != tuple(rows):
+            box.children = rows
+        return box
 
-    def _period_row(self, label: str, nodes: list[tuple[str, str]]) -> widgets.HBox:
-        buttons = [self._node_button(name, relative) for name, relative in nodes]
-        return widgets.HBox([widgets.Label(f"{label}:", layout={"width": "5em"}), *buttons])
+    def _row(self, topic: str, label: str, make: Callable[[], Any]) -> Any:
+        key = (topic, label)
+        if key not in self._rows:
+            self._rows[key] = make()
+        return self._rows[key]
 
-    def _node_button(self, name: str, relative: str) -> widgets.Button:
-        built = (self.memory.root / relative).is_file()
-        button = widgets.Button(
-            description=name,
-            tooltip=relative if built else f"{relative} (not built yet: %hipo compact)",
-            disabled=not built,
-            layout={"width": "auto"},
+    def _period_row(self, topic: str, label: str, nodes: list[tuple[str, str]]) -> widgets.HBox:
+        row = self._row(
+            topic, label, lambda: self.shared.hbox([self.shared.label(f"{label}:", width="5em")])
         )
-        button.on_click(lambda _, relative=relative: self.open_node(relative))
+        buttons = list(row.children[1:])
+        while len(buttons) < len(nodes):
+            buttons.append(self._node_button())
+        for button, (name, relative) in zip(buttons, nodes, strict=False):
+            built = (self.memory.root / relative).is_file()
+            self._targets[button.model_id] = relative
+            button.description = name
+            button.tooltip = relative if built else f"{relative} (not built yet: %hipo compact)"
+            button.disabled = not built
+        wanted = (row.children[0], *buttons[: len(nodes)])
+        if tuple(row.children) != wanted:
+            row.children = wanted
+        return row
+
+    def _node_button(self) -> widgets.Button:
+        """A button that opens whichever node the row last gave it (`_targets`)."""
+        button = self.shared.button(shape={"width": "auto"})
+        button.on_click(lambda clicked: self.open_node(self._targets[clicked.model_id]))
         return button
 
     def open_node(self, relative: str) -> None:
@@ -215,23 +313,24 @@ class TopicIndex(_MemoryView):
             return None
         result = self.memory.recall(query, k=self.k, mode="auto")
         self.last_result = result
-        for old in self.results.children:
-            old.close()
+        old = self.results.children
         if not result.hits:
-            self.results.children = [widgets.HTML(html.escape(render.no_hits_text(result)))]
-            return result
-        self.results.children = [self._hit_row(hit) for hit in result.hits]
+            self.results.children = [self.shared.html(html.escape(render.no_hits_text(result)))]
+        else:
+            self.results.children = [self._hit_row(hit) for hit in result.hits]
+        for row in old:
+            close_tree(row)
         return result
 
     def _hit_row(self, hit: Hit) -> widgets.HBox:
-        summary = widgets.HTML(
+        summary = self.shared.html(
             f"<b>{html.escape(hit.title)}</b> · {html.escape(hit.date)} · {html.escape(hit.kind)}"
             f"<br><small>{html.escape(render.drill_down(hit))}</small>"
             f"<br>{html.escape(hit.snippet)}"
         )
-        button = widgets.Button(description="open", tooltip=hit.file, layout={"width": "5em"})
+        button = self.shared.button(description="open", tooltip=hit.file, shape={"width": "5em"})
         button.on_click(lambda _, relative=hit.file: self.open_node(relative))
-        return widgets.HBox([button, summary])
+        return self.shared.hbox([button, summary])
 
     def text(self) -> str:
         return topics_text(self.memory)
@@ -249,13 +348,15 @@ class ContextBudget(_MemoryView):
     ) -> None:
         self.live_tokens = live_tokens
         self.window = window
-        self.header = widgets.HTML()
+        self.shared = shared = _Shared()
+        self.header = shared.html()
         self.part_bars: dict[str, widgets.FloatProgress] = {}
         self.part_labels: dict[str, widgets.Label] = {}
-        self.parts_box = widgets.VBox()
-        self.live_bar = widgets.FloatProgress(min=0, max=100, description="conversation")
-        self.live_label = widgets.Label()
-        self.live_row = widgets.HBox([self.live_bar, self.live_label])
+        self.part_rows: dict[str, widgets.HBox] = {}
+        self.parts_box = shared.vbox([])
+        self.live_bar = self._bar("conversation")
+        self.live_label = shared.label()
+        self.live_row = widgets.HBox([self.live_bar, self.live_label])  # own layout: it hides
         super().__init__(memory, children=[self.header, self.parts_box, self.live_row])
         self.refresh()
 
@@ -268,11 +369,10 @@ class ContextBudget(_MemoryView):
         rows = []
         for part in layer1.parts:
             bar = self.part_bars.get(part.name)
-            if bar is None:
-                bar = self.part_bars[part.name] = widgets.FloatProgress(
-                    min=0, max=100, description=part.name
-                )
-                self.part_labels[part.name] = widgets.Label()
+            if bar is None:  # rows are made once and reused by every redraw
+                bar = self.part_bars[part.name] = self._bar(part.name)
+                self.part_labels[part.name] = self.shared.label()
+                self.part_rows[part.name] = self.shared.hbox([bar, self.part_labels[part.name]])
             fraction = _fraction(part.tokens, part.budget)
             bar.value = min(fraction, 1.0) * 100
             bar.bar_style = BAR_STYLES[part_level(fraction)]
@@ -280,9 +380,18 @@ class ContextBudget(_MemoryView):
             self.part_labels[
                 part.name
             ].value = f"{part.tokens:,} / {part.budget:,} tokens ({_percent(fraction)}){cut}"
-            rows.append(widgets.HBox([bar, self.part_labels[part.name]]))
+            rows.append(self.part_rows[part.name])
         self.parts_box.children = rows
         self._draw_live()
+
+    def _bar(self, description: str) -> widgets.FloatProgress:
+        return widgets.FloatProgress(
+            min=0,
+            max=100,
+            description=description,
+            layout=self.shared.layout(),
+            style=self.shared.style(ProgressStyle),
+        )
 
     def set_live(self, live_tokens: int | None, window: int | None) -> None:
         """Show (or, with None, hide) the live conversation fill against the model's window."""
