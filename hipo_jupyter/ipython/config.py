@@ -195,6 +195,18 @@ class Hipo(Configurable):
         help="Hybrid recall: cosine under which a vector hit is not a candidate.",
     ).tag(config=True)
 
+    sparql_timeout = Float(
+        _DEFAULTS.sparql_timeout,
+        min=0.1,
+        help="%%sparql: seconds a query may run before it is stopped (one line of error).",
+    ).tag(config=True)
+
+    sparql_max_rows = Int(
+        _DEFAULTS.sparql_max_rows,
+        min=1,
+        help="%%sparql: the most rows a query may give; more is one line of error.",
+    ).tag(config=True)
+
     # --- team memory (issue 16) -------------------------------------------------------------
     team_url = Unicode(
         help=(

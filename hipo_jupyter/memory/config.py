@@ -55,5 +55,9 @@ class MemoryConfig:
     # Team memory (issue 16, `hipo_jupyter/team/`): a PostgreSQL URL; "" keeps everything local.
     # `team_exclude` names checkpoint types or tags ("#tag" for a tag only) never sent.
     team_url: str = ""
+    # A SPARQL query's time limit (seconds) and row cap: a query past either is stopped with
+    # one line of error, the graph's lock released (graph_run.py).
+    sparql_timeout: float = 30.0
+    sparql_max_rows: int = 100_000
     team_exclude: tuple[str, ...] = ("user",)
     team_author: str = ""  # "" : $HIPO_AUTHOR, $JUPYTERHUB_USER, else the login name
