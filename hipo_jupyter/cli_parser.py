@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 from pathlib import Path
+from typing import Any
 
 from hipo_jupyter import cli_views
 from hipo_jupyter.mcp_config import CONFIG_TARGETS
 from hipo_jupyter.memory import CHECKPOINT_TYPES
 from hipo_jupyter.memory.importers import FORMATS
-from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RECALL_MODES
+from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RECALL_MODES, RequestError, parse_number
 
 HELP: dict[str, str] = {
     "init": "create memory/, knowledge/, plans/ and the Layer 1 files",
@@ -48,13 +49,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    """A flag's whole number of at least 1 (`requests.parse_number`: ASCII digits only)."""
+    return int(_number(text, whole=True, low=1))
+
+
+def positive_real(text: str) -> float:
+    """A flag's finite number above 0 (`requests.parse_number`: no NaN, no infinity)."""
+    value = float(_number(text, whole=False, low=0))
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
     return value
+
+
+def _number(text: str, **limits: Any) -> int | float:
+    try:
+        return parse_number(text, "the value", **limits)
+    except RequestError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def package_version() -> str:

@@ -14,9 +14,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.frame import EXPORT_FORMATS
+from hipo_jupyter.memory.graph import MAX_QUERY_CHARS
+from hipo_jupyter.memory.requests import RequestError, parse_number
 from hipo_jupyter.memory.rules import rules_index_text
 
 HELP = {
@@ -37,6 +40,12 @@ def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
     sparql = sub["sparql"]
     sparql.add_argument("query", metavar="QUERY", help="the query; '-' reads it from stdin")
     sparql.add_argument("--json", action="store_true", help="print the result as JSON")
+    sparql.add_argument(
+        "--timeout", type=_seconds, metavar="S", help="stop the query after S seconds (default 30)"
+    )
+    sparql.add_argument(
+        "--max-rows", type=_rows, metavar="N", help="refuse a result of more rows (default 100000)"
+    )
 
 
 def cmd_rules(args: argparse.Namespace, memory: Memory) -> int:
@@ -57,9 +66,32 @@ def cmd_export(args: argparse.Namespace, memory: Memory) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    try:
+        return float(parse_number(text, "--timeout", whole=False, low=0.1, high=86_400))
+    except RequestError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _rows(text: str) -> int:
+    try:
+        return int(parse_number(text, "--max-rows", low=1, high=100_000_000))
+    except RequestError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def read_query(stream: TextIO) -> str:
+    """The query from stdin, read at most one character past MAX_QUERY_CHARS (so the limit is
+    checked while reading: `hipo sparql - < /dev/zero` stops at once)."""
+    text = stream.read(MAX_QUERY_CHARS + 1)
+    if len(text) > MAX_QUERY_CHARS:
+        raise HipoError(f"the query on stdin is over {MAX_QUERY_CHARS:,} characters, the limit")
+    return text
+
+
 def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
-    query = sys.stdin.read() if args.query == "-" else args.query
-    result = memory.sparql(query)
+    query = read_query(sys.stdin) if args.query == "-" else args.query
+    result = memory.sparql(query, timeout=args.timeout, max_rows=args.max_rows)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
     elif result.boolean is not None:

@@ -56,6 +56,56 @@ RULES = (
     "never rewritten); compaction nodes and ROOT.md are rebuilt from the raw logs, never edited."
 )
 _HEADING = re.compile(r"^## ", re.MULTILINE)
+# Each command's fields and their types (`view_range` optional): the SDK builds a command from
+# the model's input without checking it, so `file_text: null` or `view_range: ["a", "b"]`
+# would reach the handlers and fail there as a Python error, shown to the model as a repr.
+FIELDS: dict[str, dict[str, type]] = {
+    "view": {"path": str},
+    "create": {"path": str, "file_text": str},
+    "str_replace": {"path": str, "old_str": str, "new_str": str},
+    "insert": {"path": str, "insert_line": int, "insert_text": str},
+    "delete": {"path": str},
+    "rename": {"old_path": str, "new_path": str},
+}
+
+
+def check_input(tool_input: object) -> None:
+    """A ToolError of one line unless `tool_input` is a known command with each field of the
+    right type (see FIELDS); what the error names of the input is cut short."""
+    if not isinstance(tool_input, dict):
+        raise ToolError(f"the memory tool takes an object with a command, not {_kind(tool_input)}")
+    command = tool_input.get("command")
+    if not isinstance(command, str) or command not in FIELDS:
+        known = ", ".join(FIELDS)
+        raise ToolError(f"unknown memory command {_shown(command)}: use one of {known}")
+    for name, kind in FIELDS[command].items():
+        value = tool_input.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            what = "a string" if kind is str else "a whole number"
+            raise ToolError(f"{command}: {name} must be {what}, not {_kind(value)}")
+    if command == "view":
+        given = tool_input.get("view_range")
+        if given is not None and not (
+            isinstance(given, list)
+            and len(given) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in given)
+        ):
+            raise ToolError(
+                f"view: view_range is [first line, last line] in whole numbers (last -1: to "
+                f"the end), not {_shown(given)}"
+            )
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    names = {str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "a list" if isinstance(value, list) else "an object")
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    text = one_line(repr(value)) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def one_line(message: str) -> str:
@@ -122,15 +172,26 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         if self._owns_memory:
             self.memory.close()
 
+    def call(self, input: object) -> str:  # noqa: A002 (the SDK's name)
+        """A command from the model: its input checked (`check_input`) before it is run."""
+        check_input(input)
+        return super().call(input)  # type: ignore[return-value]
+
     def execute(self, command: Any) -> str:
         """Every command, with engine errors turned into tool errors of one line."""
         self.calls += 1
+        name = getattr(command, "command", None)
         try:
             return super().execute(command)
         except HipoError as error:
             raise ToolError(one_line(str(error))) from None
         except OSError as error:
-            raise ToolError(f"{command.command} failed: {error.strerror or error}") from None
+            raise ToolError(f"{name} failed: {error.strerror or error}") from None
+        except (TypeError, ValueError, AttributeError, KeyError, NotImplementedError) as error:
+            # input that got past check_input (a command built by hand): one line, no repr
+            raise ToolError(
+                f"{name} failed: the input does not fit the command ({error})"
+            ) from None
 
     # --- reading ---------------------------------------------------------------------------
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
@@ -339,6 +400,10 @@ class AsyncHipoMemoryTool(BetaAsyncAbstractMemoryTool):
 
     def close(self) -> None:
         self.tool.close()
+
+    async def call(self, input: object) -> str:  # noqa: A002 (the SDK's name)
+        check_input(input)
+        return await super().call(input)  # type: ignore[return-value]
 
     async def execute(self, command: Any) -> str:
         return await anyio.to_thread.run_sync(self.tool.execute, command)

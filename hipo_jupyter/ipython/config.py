@@ -8,6 +8,7 @@ session turns these traits back into a `MemoryConfig` whenever it opens the memo
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Config, Configurable
@@ -17,6 +18,17 @@ from hipo_jupyter.memory.config import resolve_team_url
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, MIN_BUDGET, RECALL_MODES
 
 _DEFAULTS = MemoryConfig()
+# The real-number settings that refuse NaN and the infinities (`Hipo._finite`).
+FINITE = (
+    "similarity_weight",
+    "keyword_weight",
+    "vector_weight",
+    "topics_weight",
+    "recency_weight",
+    "rrf_k",
+    "min_similarity",
+    "sparql_timeout",
+)
 
 SEARCH_BACKENDS = ("fts5", "whoosh")
 SUMMARIZERS = ("auto", "extractive", "claude")
@@ -195,6 +207,18 @@ class Hipo(Configurable):
         help="Hybrid recall: cosine under which a vector hit is not a candidate.",
     ).tag(config=True)
 
+    sparql_timeout = Float(
+        _DEFAULTS.sparql_timeout,
+        min=0.1,
+        help="%%sparql: seconds a query may run before it is stopped (one line of error).",
+    ).tag(config=True)
+
+    sparql_max_rows = Int(
+        _DEFAULTS.sparql_max_rows,
+        min=1,
+        help="%%sparql: the most rows a query may give; more is one line of error.",
+    ).tag(config=True)
+
     # --- team memory (issue 16) -------------------------------------------------------------
     team_url = Unicode(
         help=(
@@ -291,13 +315,23 @@ class Hipo(Configurable):
 
     @validate("timeout")
     def _positive_timeout(self, proposal):
-        if proposal["value"] <= 0:
-            raise TraitError("timeout must be above 0 seconds")
+        if not math.isfinite(proposal["value"]) or proposal["value"] <= 0:
+            raise TraitError("timeout must be a finite number above 0 seconds")
+        return proposal["value"]
+
+    @validate(*FINITE)
+    def _finite(self, proposal):
+        """NaN passes a Float's min and max (every comparison is false) and makes every score
+        NaN; an infinity means nothing as a weight or a half-life."""
+        if not math.isfinite(proposal["value"]):
+            raise TraitError(
+                f"{proposal['trait'].name} must be a finite number, not {proposal['value']}"
+            )
         return proposal["value"]
 
     @validate("recency_half_life_days")
     def _positive_half_life(self, proposal):
-        if proposal["value"] <= 0:
+        if not math.isfinite(proposal["value"]) or proposal["value"] <= 0:
             raise TraitError("recency_half_life_days must be above 0")
         return proposal["value"]
 

@@ -32,7 +32,8 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
   its question; `fence.py` memory quoted as data in a prompt.
 - Layer 1: `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
 - structured memory: `catalog.py` every checkpoint parsed once; `rules.py` rules with triggers;
-  `frame.py` a table; `graph.py` RDF and SPARQL; `structured.py` them for one root, and export.
+  `frame.py` a table; `graph.py` RDF and SPARQL (`graph_run.py` runs a query in a child
+  process that a time limit or Ctrl-C stops); `structured.py` them for one root, and export.
 - what it holds: `status.py` status, nodes and the latest checkpoints; `check.py` the protocol
   rules; `transcript_check.py` a Claude Code session checked against them; `render.py` the one
   plain-text rendering of recall, status, topics, Layer 1 and compaction for every front end.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -57,3 +58,30 @@ class MemoryConfig:
     team_url: str = ""
     team_exclude: tuple[str, ...] = ("user",)
     team_author: str = ""  # "" : $HIPO_AUTHOR, $JUPYTERHUB_USER, else the login name
+    # A SPARQL query's time limit (seconds) and row cap: a query past either is stopped with
+    # one line of error, the graph's lock released (graph_run.py).
+    sparql_timeout: float = 30.0
+    sparql_max_rows: int = 100_000
+
+    def __post_init__(self) -> None:
+        """Every real-number setting finite: NaN passes every `<` check and makes each score
+        NaN (and the JSON invalid); an infinity means nothing as a weight or a half-life."""
+        for name in FLOAT_SETTINGS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{name} must be a number, not {value!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, not {value!r}")
+
+
+FLOAT_SETTINGS = (
+    "recency_half_life_days",
+    "similarity_weight",
+    "keyword_weight",
+    "vector_weight",
+    "topics_weight",
+    "recency_weight",
+    "rrf_k",
+    "min_similarity",
+    "sparql_timeout",
+)

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from . import graph_run
 from .checkpoint import Checkpoint
 from .errors import QueryError
 from .frame import require
@@ -77,6 +78,10 @@ STATE_VERSION = 1
 LOCK_ATTEMPTS = 50
 LOCK_WAIT_S = 0.1
 MAX_QUERY_CHARS = 20_000
+# A query's time limit and row cap (settable: MemoryConfig.sparql_timeout / sparql_max_rows,
+# `hipo sparql --timeout / --max-rows`, `Hipo.sparql_timeout / sparql_max_rows`).
+SPARQL_TIMEOUT_S = 30.0
+SPARQL_MAX_ROWS = 100_000
 # The store writes prefix lines ordered by IRI; the export writes them once, the same way.
 PREFIX_LINES = "\n".join(
     f"@prefix {name}: <{iri}> ." for name, iri in sorted(PREFIXES.items(), key=lambda p: p[1])
@@ -323,39 +328,43 @@ class MemoryGraph:
             store.load(data, format=ox.RdfFormat.N_QUADS)
 
     # --- reading -------------------------------------------------------------------------------
-    def query(self, sparql: str) -> SparqlResult:
+    def query(
+        self, sparql: str, *, timeout: float = SPARQL_TIMEOUT_S, max_rows: int = SPARQL_MAX_ROWS
+    ) -> SparqlResult:
         """Run SPARQL over the union of every graph, with the prefixes schema:, hipo:, field:,
-        xsd: and rdf: predefined. A query the store cannot read is a SparqlError naming the
-        line and column."""
+        xsd: and rdf: predefined, in a child process stopped after `timeout` seconds or
+        `max_rows` rows (`graph_run.py`: the store's lock is released whatever happens).
+        SERVICE and LOAD are refused; every failure is a one-line SparqlError (a syntax
+        error names the line and column)."""
         if len(sparql) > MAX_QUERY_CHARS:
             raise SparqlError(f"the query is {len(sparql):,} characters; the limit is "
                               f"{MAX_QUERY_CHARS:,}")  # fmt: skip
         if not sparql.strip():
             raise SparqlError("SPARQL needs a query, e.g. SELECT (COUNT(*) AS ?n) "
                               "WHERE { ?c a hipo:Checkpoint }")  # fmt: skip
-        ox = self.ox
-        error: SparqlError | None = None
-        result = SparqlResult()
+        refused = graph_run.refusal(sparql)
+        if refused:
+            raise SparqlError(refused)
         with self._opened() as store:
             self._sync(store)
-            try:
-                answer = store.query(sparql, prefixes=PREFIXES, use_default_graph_as_union=True)
-                if isinstance(answer, ox.QueryBoolean):
-                    result = SparqlResult(boolean=bool(answer))
-                elif isinstance(answer, ox.QueryTriples):
-                    result = SparqlResult(triples=tuple(f"{triple} ." for triple in answer))
-                else:
-                    names = tuple(variable.value for variable in answer.variables)
-                    rows = tuple(tuple(_python(row[name]) for name in names) for row in answer)
-                    result = SparqlResult(variables=names, rows=rows)
-            except SyntaxError as problem:
-                error = SparqlError(f"bad SPARQL: {' '.join(str(problem).split())}")
-            except (OSError, ValueError, RuntimeError) as problem:
-                error = SparqlError(f"SPARQL failed: {' '.join(str(problem).split())}")
-            del store  # raised below, out of this frame: a traceback must not hold the lock
-        if error is not None:
-            raise error
-        return result
+            del store
+        request = {
+            "store": str(self.store_path),
+            "query": sparql,
+            "prefixes": PREFIXES,
+            "max_rows": max_rows,
+            "attempts": LOCK_ATTEMPTS,
+            "wait": LOCK_WAIT_S,
+        }
+        answer = graph_run.run(request, timeout)
+        if "error" in answer:
+            raise SparqlError(str(answer["error"]))
+        if "boolean" in answer:
+            return SparqlResult(boolean=bool(answer["boolean"]))
+        if "triples" in answer:
+            return SparqlResult(triples=tuple(answer["triples"]))
+        rows = tuple(tuple(row) for row in answer["rows"])
+        return SparqlResult(variables=tuple(answer["variables"]), rows=rows)
 
     @property
     def turtle_dir(self) -> Path:
@@ -431,26 +440,6 @@ def _nt_term(value: Any) -> str:
         return f'"{value.isoformat()}"^^<{XSD}date>'
     text = str(value).replace("\\", "\\\\").replace('"', '\\"')
     return '"' + text.replace("\n", "\\n").replace("\r", "\\r") + '"'
-
-
-_NUMERIC = {XSD + name: int for name in ("integer", "int", "long", "short", "nonNegativeInteger")}
-_NUMERIC.update({XSD + "decimal": float, XSD + "double": float, XSD + "float": float})
-
-
-def _python(term: Any) -> Any:
-    """A SPARQL value as a plain Python value: IRIs and strings as str, numbers as numbers,
-    booleans as bool, unbound as None (dates stay ISO strings)."""
-    if term is None:
-        return None
-    datatype = getattr(getattr(term, "datatype", None), "value", None)
-    if datatype in _NUMERIC:
-        try:
-            return _NUMERIC[datatype](term.value)
-        except ValueError:
-            return term.value
-    if datatype == XSD + "boolean":
-        return term.value == "true"
-    return term.value
 
 
 def result_frame(result: SparqlResult, to_frame: Callable[..., Any]) -> Any:

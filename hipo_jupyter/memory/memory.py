@@ -298,9 +298,17 @@ class Memory:
         """The memory as RDF (the `graph` extra), brought up to date with the raw logs."""
         return self._views.graph()
 
-    def sparql(self, query: str) -> SparqlResult:
-        """SPARQL over `graph()`; a query it cannot read raises SparqlError (line:column)."""
-        return self._views.sparql(query)
+    def sparql(
+        self, query: str, *, timeout: float | None = None, max_rows: int | None = None
+    ) -> SparqlResult:
+        """SPARQL over `graph()`; a query it cannot read, SERVICE or LOAD, a query over
+        `timeout` seconds or `max_rows` rows (default: the config's `sparql_timeout`,
+        `sparql_max_rows`) raises a one-line SparqlError."""
+        return self._views.sparql(
+            query,
+            timeout=self.config.sparql_timeout if timeout is None else timeout,
+            max_rows=self.config.sparql_max_rows if max_rows is None else max_rows,
+        )
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the

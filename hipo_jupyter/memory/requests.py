@@ -8,6 +8,10 @@ same answer, or the same one-line error, whichever way it came:
   the ISO-week and month arithmetic of the tree would overflow Python's dates (9999-12-31 plus a
   week's grace), and no memory is written for days that far off.
 - Counts (`-k`) are whole numbers from 1 to `MAX_K`.
+- Every number, whichever way it comes (a flag, a magic's option, a query parameter, an MCP
+  argument, a setting), is read by `parse_number`: ASCII digits only (`²`, `①` or `٣` are a
+  one-line error, never a traceback or a 500), and a real number is finite (NaN and the
+  infinities mean nothing as a half-life, a timeout or a weight, and make every score NaN).
 - Text is stored as it was typed, except for what cannot be stored faithfully: control characters
   other than tab and newline (a NUL byte would make the log read as binary) and lone UTF-16
   surrogates (not encodable as UTF-8) are written as visible escapes (`\\x00`, `\\udc80`), and
@@ -18,6 +22,7 @@ same answer, or the same one-line error, whichever way it came:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -84,17 +89,50 @@ def parse_day(value: str | date | None, name: str = "date") -> date | None:
     return check_day(day, name)
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]{1,20}")
+_REAL = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?")
+
+
+def parse_number(
+    value: object,
+    name: str,
+    *,
+    whole: bool = True,
+    low: float | None = None,
+    high: float | None = None,
+) -> int | float:
+    """`value` (text or a number) as an int (`whole`) or a finite float within [low, high];
+    anything else a one-line RequestError naming `name`. The one number parser of every way
+    in: ASCII digits only, no NaN or infinity."""
+    kind = "a whole number" if whole else "a number"
+    if isinstance(value, str):
+        text = value.strip()
+        if not (_WHOLE if whole else _REAL).fullmatch(text):
+            raise RequestError(f"{name} must be {kind} in ASCII digits, not {value!r}")
+        number: int | float = int(text) if whole else float(text)
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise RequestError(f"{name} must be {kind}, not {value!r}")
+    elif whole and isinstance(value, float):
+        if not value.is_integer():
+            raise RequestError(f"{name} must be {kind}, not {value!r}")
+        number = int(value)
+    else:
+        number = value
+    if not math.isfinite(number):
+        raise RequestError(f"{name} must be a finite number, not {value!r}")
+    if (low is not None and number < low) or (high is not None and number > high):
+        bounds = f"at least {low:g}" if high is None else f"from {low:g} to {high:g}"
+        if low is None:
+            bounds = f"at most {high:g}"
+        raise RequestError(f"{name} must be {kind} {bounds}, not {number:g}")
+    return number
+
+
 def parse_count(value: str | int | None, name: str = "-k", default: int = 5) -> int:
     """A number of hits: a whole number from 1 to MAX_K."""
     if value is None:
         return default
-    if isinstance(value, bool):
-        raise RequestError(f"{name} must be a whole number, not {value!r}")
-    if isinstance(value, str):
-        text = value.strip()
-        if not re.fullmatch(r"[+-]?\d{1,20}", text):
-            raise RequestError(f"{name} must be a whole number, not {value!r}")
-        value = int(text)
+    value = int(parse_number(value, name))
     if not 1 <= value <= MAX_K:
         raise RequestError(
             f"{name} must be a whole number of at least 1 and at most {MAX_K:,}, not {value}"
@@ -106,9 +144,10 @@ def parse_budget(value: str | int | None, name: str = "--budget") -> int | None:
     """A context's token budget: a whole number from MIN_BUDGET to MAX_BUDGET (None: none)."""
     if value is None or value == "":
         return None
-    if isinstance(value, bool) or (isinstance(value, str) and not value.strip().isdigit()):
-        raise RequestError(f"{name} must be a whole number of tokens, not {value!r}")
-    budget = int(value)
+    try:
+        budget = int(parse_number(value, name))
+    except RequestError:
+        raise RequestError(f"{name} must be a whole number of tokens, not {value!r}") from None
     if not MIN_BUDGET <= budget <= MAX_BUDGET:
         raise RequestError(
             f"{name} must be at least {MIN_BUDGET} and at most {MAX_BUDGET:,} tokens, not {budget}"

@@ -79,11 +79,12 @@ class StructuredViews:
             self._graph.sync()
             return self._graph
 
-    def sparql(self, query: str) -> SparqlResult:
-        """SPARQL over `graph()`; a query it cannot read raises SparqlError (line:column)."""
+    def sparql(self, query: str, *, timeout: float, max_rows: int) -> SparqlResult:
+        """SPARQL over `graph()`, stopped after `timeout` seconds or `max_rows` rows; a query
+        it cannot read raises SparqlError (line:column)."""
         graph = self.graph()
         with self._lock:
-            return graph.query(query)
+            return graph.query(query, timeout=timeout, max_rows=max_rows)
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the

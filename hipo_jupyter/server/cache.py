@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
@@ -10,21 +11,26 @@ from hipo_jupyter.memory.config import resolve_team_url
 
 
 class MemoryCache:
-    """Memory objects by resolved folder, least recently used closed first beyond `size`."""
+    """Memory objects by resolved folder, least recently used dropped first beyond `size`;
+    safe to share between the server's worker threads."""
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
         self._memories: OrderedDict[Path, Memory] = OrderedDict()
+        self._lock = threading.Lock()  # the server's workers share the cache
 
     def get(self, folder: Path) -> Memory:
         folder = folder.resolve()
-        memory = self._memories.pop(folder, None) or Memory(
-            folder, config=MemoryConfig(team_url=resolve_team_url())  # $HIPO_TEAM: team=1
-        )
-        self._memories[folder] = memory
-        while len(self._memories) > self.size:
-            _, oldest = self._memories.popitem(last=False)
-            oldest.close()
+        with self._lock:
+            memory = self._memories.pop(folder, None)
+        if memory is None:  # opened outside the cache's lock: another folder need not wait
+            memory = Memory(folder, config=MemoryConfig(team_url=resolve_team_url()))
+        with self._lock:
+            self._memories[folder] = memory
+            while len(self._memories) > self.size:
+                # dropped, not closed: another worker may be answering with it; its files
+                # close when the last reference goes
+                self._memories.popitem(last=False)
         return memory
 
     def close(self) -> None:

@@ -40,9 +40,21 @@ from .views import checkpoint_view, has_memory, node_statuses, root_sections, to
 NAMESPACE = "hipo/api"
 SETTINGS_KEY = "hipo_memories"
 MAX_RESULTS = 100
-# Every answer is computed on this one thread, never on the event loop: file work can then never
-# stall the rest of Jupyter, and the cached Memory objects are only ever used by one thread.
-WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hipo-api")
+# Answers are computed on these threads, never on the event loop: file work can then never stall
+# the rest of Jupyter. A few, so that a slow answer for one notebook (a /budget on a folder of
+# 100,000 knowledge files) does not hold another's /recall; requests for one folder take turns
+# at its lock (`folder_lock`), awaited on the event loop, so a queue of them holds no thread.
+WORKERS = 4
+WORKER = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="hipo-api")
+_FOLDER_LOCKS: dict[str, asyncio.Lock] = {}
+
+
+def folder_lock(key: str) -> asyncio.Lock:
+    """The lock of one notebook folder (created on first use; used on the event loop only)."""
+    lock = _FOLDER_LOCKS.get(key)
+    if lock is None:
+        lock = _FOLDER_LOCKS[key] = asyncio.Lock()
+    return lock
 
 
 class BadParameterError(ValueError):
@@ -104,7 +116,8 @@ class HipoHandler(APIHandler):
     @authorized
     async def get(self) -> None:
         try:
-            answer = await asyncio.get_running_loop().run_in_executor(WORKER, self.answer)
+            async with folder_lock(self.folder_key()):
+                answer = await asyncio.get_running_loop().run_in_executor(WORKER, self.answer)
         except Exception as error:
             status = status_for(error)
             if status is None:
@@ -114,6 +127,15 @@ class HipoHandler(APIHandler):
 
     def answer(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    def folder_key(self) -> str:
+        """Which folder's lock a request takes: its `path` as the server root names it (two
+        spellings of one folder are one key; a bad path is its own, answered 4xx later)."""
+        named = self.get_argument("path", "")
+        try:
+            return str(memory_folder(self.server_root, named))
+        except Exception:  # the worker reports it
+            return f"?{named}"
 
     # --- parameters ---------------------------------------------------------------------
     def param(self, name: str, default: str | None = None) -> str:
