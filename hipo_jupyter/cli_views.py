@@ -35,7 +35,12 @@ def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
         "--format", choices=EXPORT_FORMATS, default="jsonl", help="output format (default jsonl)"
     )
     export.add_argument(
-        "-o", "--output", type=Path, metavar="FILE", help="write here (default: stdout)"
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write here: a file (replaced atomically), a FIFO or device, '-' for stdout "
+        "(the default); never a file of the memory",
     )
     sparql = sub["sparql"]
     sparql.add_argument("query", metavar="QUERY", help="the query; '-' reads it from stdin")
@@ -55,10 +60,12 @@ def cmd_rules(args: argparse.Namespace, memory: Memory) -> int:
 
 
 def cmd_export(args: argparse.Namespace, memory: Memory) -> int:
-    if args.output is None:
-        if args.format == "parquet":
-            raise HipoError("parquet is binary: give a file with -o FILE.parquet")
+    """Export to stdout (no -o, or `-o -`) or to a target `export_target` checks."""
+    if args.output is None or str(args.output) == "-":
+        if args.format == "parquet" and args.output is None:
+            raise HipoError("parquet is binary: give a file with -o FILE.parquet (or -o -)")
         memory.export(args.format, sys.stdout.buffer)
+        sys.stdout.flush()
         return 0
     count = memory.export(args.format, args.output)
     unit = "triples" if args.format == "turtle" else "checkpoints"

@@ -8,7 +8,6 @@ and `graph` extras).
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from .catalog import CheckpointCatalog
 from .checkpoint import Checkpoint
 from .errors import HipoError
+from .export_target import write_export
 from .frame import EXPORT_FORMATS, row_rules, table_export, to_frame, with_superseded
 from .rules import Rule
 from .store import Appended, Store
@@ -97,19 +97,18 @@ class StructuredViews:
             graph = self.graph()
             with self._lock:
                 data, count = graph.turtle()
-            write_out(out, data)
+            write_out(self.store.root, out, data)
             return count
         with self._lock:
             data, count = table_export(self.catalog, format)
-        write_out(out, data)
+        write_out(self.store.root, out, data)
         return count
 
 
-def write_out(out: Path | BinaryIO, data: bytes) -> None:
-    """Bytes to a path (atomically, beside it) or a binary stream."""
+def write_out(root: Path, out: Path | BinaryIO, data: bytes) -> None:
+    """Bytes to a path (`export_target`: never into the memory, a file replaced atomically, a
+    FIFO or device as a stream) or a binary stream."""
     if isinstance(out, Path):
-        temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        temp.write_bytes(data)
-        os.replace(temp, out)
+        write_export(root, out, data)
     else:
         out.write(data)
