@@ -106,7 +106,13 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
     assert recall.startswith('<hipo-recalled-memory query="pricing">\n' + llm.RECALL_PREAMBLE)
     assert "Competitor pricing" in recall and "cut the starter tier by 15%" in recall
     assert "<!-- hipo" not in recall  # provenance comments are not for the model
-    assert len(first["system"]) == 3 and len(second["system"]) == 2  # --recall is per cell
+    assert len(first["system"]) == 3  # --recall is per cell
+    # the first cell's write-back is in ROOT.md at once; the second call sends that line after
+    # the status note, so the Layer 1 block stays the bytes the API cached (llm.layer1_pin)
+    status, fresh = second["system"][1:]
+    assert status["text"].startswith("[context status]") and not llm.carries_layer1([fresh])
+    assert llm.FRESH_PREAMBLE in fresh["text"] and "cache_control" not in fresh
+    assert "- llm [project, 0d]: llm-change-february" in fresh["text"]
     assert first["messages"] == [{"role": "user", "content": "What should we change for February?"}]
     assert second["messages"] == [
         {"role": "user", "content": "What should we change for February?"},

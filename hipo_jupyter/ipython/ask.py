@@ -202,13 +202,13 @@ class AskMagics(Magics):
         conversation, path = self.conversation(new=args.new)
         with engine_errors():
             memory = self.session.memory
-            layer1 = None if args.no_memory else memory.layer1().text
+            layer1 = None if args.no_memory else self.session.prompt_layer1()
             recalled = self._recalled(memory, " ".join(args.recall)) if args.recall else None
 
         window = settings.context_window
         fixed = count_tokens(question) + llm.tokens_of_block(recalled)
         if layer1 is not None:
-            fixed += count_tokens(llm.layer1_block(layer1)["text"])
+            fixed += count_tokens(llm.layer1_block(layer1.text)["text"])
         if conversation.over_half(fixed, window):
             self._compact(conversation, TRIGGER_WINDOW, extra_tokens=fixed)
         zones = None
@@ -223,7 +223,8 @@ class AskMagics(Magics):
             model=model,
             max_tokens=max_tokens,
             messages=conversation.messages(question),
-            layer1=layer1,
+            layer1=None if layer1 is None else layer1.stable,
+            layer1_fresh=None if layer1 is None else layer1.fresh,
             status=llm.status_note(fixed + conversation.live_tokens(), window),
             recalled=recalled,
             conversation=zones,

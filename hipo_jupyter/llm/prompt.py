@@ -12,6 +12,8 @@ from hipo_jupyter import caching
 from hipo_jupyter.memory.fence import escape_fence
 from hipo_jupyter.memory.tokens import count_tokens
 
+from .layer1_pin import FRESH_PREAMBLE
+
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
     pass
 
@@ -25,6 +27,8 @@ MAX_CACHE_BREAKPOINTS = caching.MAX_CACHE_BREAKPOINTS
 
 LAYER1_OPEN = "<hipo-layer1>"
 LAYER1_CLOSE = "</hipo-layer1>"
+FRESH_OPEN = "<hipo-layer1-fresh>"
+FRESH_CLOSE = "</hipo-layer1-fresh>"
 LAYER1_PREAMBLE = (
     "Persistent memory of this notebook, kept by hipo (Layer 1): memory/ROOT.md indexes "
     "everything remembered by topic; SCRATCHPAD.md, WORKING.md and TASK-QUEUE.md are the "
@@ -49,6 +53,14 @@ def layer1_block(text: str, *, cache: bool = True) -> dict[str, Any]:
     if cache:
         block["cache_control"] = {"type": "ephemeral"}
     return block
+
+
+def fresh_block(text: str) -> dict[str, Any]:
+    """Layer 1's lines written since the cached block (`layer1_pin`), as a block of its own
+    that goes after the cache breakpoints: fenced like Layer 1 (a tag of its own, so a call
+    still carries Layer 1 once), never marked."""
+    body = escape_fence(text).strip()
+    return {"type": "text", "text": f"{FRESH_OPEN}\n{FRESH_PREAMBLE}\n\n{body}\n{FRESH_CLOSE}"}
 
 
 def _thousands(tokens: int) -> str:
@@ -93,6 +105,7 @@ def ask_request(
     recalled: str | None = None,
     conversation: str | None = None,
     tools: Sequence[Any] = (),
+    layer1_fresh: str | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of a %%ask call (see `ask_request_and_plan`)."""
     return ask_request_and_plan(
@@ -104,6 +117,7 @@ def ask_request(
         recalled=recalled,
         conversation=conversation,
         tools=tools,
+        layer1_fresh=layer1_fresh,
     )[0]
 
 
@@ -117,11 +131,13 @@ def ask_request_and_plan(
     recalled: str | None = None,
     conversation: str | None = None,
     tools: Sequence[Any] = (),
+    layer1_fresh: str | None = None,
 ) -> tuple[dict[str, Any], caching.CachePlan]:
     """The keyword arguments of a %%ask call, and where its cache breakpoints went.
 
     System blocks, stable first: Layer 1, then the conversation's anchor and summary (stable
-    between folds); then what changes every call: the context-status note, recalled memory.
+    between folds); then what changes every call: the context-status note, Layer 1's lines
+    written since its block was cached (`layer1_fresh`, see `layer1_pin`), recalled memory.
     The active turns and the new question are the messages. Breakpoints end the stable blocks
     whose prefix (the tools' definitions included) reaches the model's minimum (`caching`).
     """
@@ -132,6 +148,8 @@ def ask_request_and_plan(
         system.append({"type": "text", "text": conversation})
     stable = list(range(len(system)))
     system.append({"type": "text", "text": status})
+    if layer1_fresh and layer1 is not None:
+        system.append(fresh_block(layer1_fresh))
     if recalled:
         system.append({"type": "text", "text": recalled})
     request = {"model": model, "max_tokens": max_tokens, "system": system, "messages": messages}
