@@ -187,8 +187,8 @@ def test_the_pin_keeps_the_cached_block_and_sends_what_is_new_after_it(memory_ro
     memory.remember("Launch #launch", "- decisions: moved to May")
     second = pin.split(memory.root, memory.layer1())
     assert second.stable == first.stable  # the bytes the API cached
-    assert "- launch [project, 0d]: launch" in second.fresh
-    assert "launch [project] #launch: moved to May" in second.fresh
+    assert "- launch [project, 0d] -> 2026-03 (W11)" in second.fresh
+    assert "- 2026-03-12 launch [project] #launch: moved to May" in second.fresh
     assert "- pricing [project, 0d]" not in second.fresh  # unchanged lines are not repeated
     pin.reset()  # a compaction pass rewrote ROOT.md
     third = pin.split(memory.root, memory.layer1())
