@@ -14,8 +14,12 @@ call `hipo import` makes (`Memory.import_records`, then the compaction chain), w
 day after the last session. For each question and budget (500, 1,000, 2,000, 4,000 o200k tokens,
 Layer 1 included) the benchmark builds the context a model would get:
 
-- `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` with keyword recall
-  (JSON: `"via": "Memory.context"`);
+- `ask`: what `%%ask` sends by default for the question, at its default recall budget only
+  (`Hipo.recall_budget`, 2,000): the whole Layer 1 (its own system block) and
+  `Memory.context(question, budget=2000, layer1=False, mode="auto")`, the same call with the
+  same defaults (JSON: `"via": "%%ask: Layer 1 + Memory.context"`; tokens count both);
+- `hipo`: `Memory.context(question, budget=...)` with keyword recall, Layer 1's lines about the
+  question included (JSON: `"via": "Memory.context"`);
 - `bm25`: plain BM25 over the user turns (`SearchIndex.search` on the same index, raw
   checkpoints only), packed best first in time order under one line per date, as
   `benchmarks/locomo.py` packs it;
@@ -57,14 +61,16 @@ from locomo import Turn, pack  # noqa: E402
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.requests import DEFAULT_BUDGET  # noqa: E402
 from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 DIFFICULTIES = ("easy", "medium", "hard")
-SYSTEMS = ("hipo", "bm25")
+SYSTEMS = ("ask", "hipo", "bm25")
+ASK_BUDGET = DEFAULT_BUDGET  # Hipo.recall_budget's default: what %%ask recalls with
 SEMANTIC_SYSTEM = "hipo_semantic"
 KNOWN_SYSTEMS = (*SYSTEMS, SEMANTIC_SYSTEM)
-VIA = {"bm25": "SearchIndex.search"}  # the others: Memory.context
+VIA = {"bm25": "SearchIndex.search", "ask": "%%ask: Layer 1 + Memory.context"}
 SPAN = 12  # consecutive words of a user turn that count as the turn being in the context
 CANDIDATES = 150  # bm25: hits asked per question, more turns than the largest budget holds
 TARGET_AT_2000 = 0.60  # issue 13: hipo over all questions at a 2,000-token budget
@@ -240,6 +246,13 @@ class UserMemory:
                 )
         self._index: SearchIndex | None = None
 
+    def ask(self, question: str, budget: int) -> tuple[str, int]:
+        """What %%ask sends by default (`ipython/ask.py`): Layer 1, then the recalled memory
+        for the question itself; `budget` is ASK_BUDGET (the only one this system runs)."""
+        layer1 = self.memory.layer1()
+        context = self.memory.context(question, budget=budget, layer1=False, mode="auto")
+        return f"{layer1.text}\n{context.text}", layer1.total_tokens + context.tokens
+
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
         context = self.memory.context(question, budget=budget, mode="keyword")
         return context.text, context.tokens
@@ -263,6 +276,11 @@ class UserMemory:
         self.memory.close()
 
 
+def budgets_of(system: str) -> tuple[int, ...]:
+    """`ask` runs at %%ask's default budget only; the others at every budget."""
+    return (ASK_BUDGET,) if system == "ask" else BUDGETS
+
+
 def run(
     folder: Path,
     questions_file: Path,
@@ -273,7 +291,7 @@ def run(
     sessions = load_sessions(folder)
     questions = load_questions(questions_file)[:limit]
     spans = Spans(sessions)
-    tallies = {name: {budget: Tally() for budget in BUDGETS} for name in systems}
+    tallies = {name: {budget: Tally() for budget in budgets_of(name)} for name in systems}
     seconds: dict[str, float] = {}
     setup: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="hipo-memaware-") as temporary:
@@ -289,7 +307,7 @@ def run(
             setup[name] = memory.setup_seconds
             started = time.perf_counter()
             for question in questions:
-                for budget in BUDGETS:
+                for budget in budgets_of(name):
                     text, tokens = context_of(question.text, budget)
                     found = spans.found(text, question.sessions)
                     tallies[name][budget].add(question.difficulty, found, tokens)
@@ -317,7 +335,7 @@ def run(
                             key: tallies[name][budget].summary(key) for key in DIFFICULTIES
                         },
                     }
-                    for budget in BUDGETS
+                    for budget in budgets_of(name)
                 },
                 "setup_seconds": round(setup[name], 2),
                 "query_seconds": round(seconds[name], 2),

@@ -98,10 +98,13 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
         )
         assert layer1_text.strip() in head["text"] and "# SCRATCHPAD.md" in head["text"]
         assert re.fullmatch(
-            r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\.",
+            r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\."
+            r"( Recalled memory: \d+ tokens \(budget 2,000\)\.)?",
             body["system"][1]["text"],
         )
         assert all("cache_control" not in block for block in body["system"][1:])
+    assert "Recalled memory: " in first["system"][1]["text"]  # nothing matched "And for March?"
+    assert "Recalled memory" not in second["system"][1]["text"]
     recall = first["system"][2]["text"]
     assert recall.startswith('<hipo-recalled-memory query="pricing">\n' + llm.RECALL_PREAMBLE)
     assert "Competitor pricing" in recall and "cut the starter tier by 15%" in recall

@@ -141,6 +141,24 @@ class HipoSession:
             return None
         return self.prompt_layer1()
 
+    def recalled(self, query: str, budget: int | None = None) -> str | None:
+        """`Memory.context` for `query` as %%ask sends it: fenced, without Layer 1 (its own
+        block carries it), within `budget` (default `Hipo.recall_budget`); None when nothing
+        was recalled."""
+        settings = self.settings
+        context = self.memory.context(
+            query,
+            budget=budget or settings.recall_budget,
+            layer1=False,
+            mode=settings.recall_mode,
+        )
+        return context.text if context.hits else None
+
+    def sdk_recall(self, prompt: str) -> str | None:
+        """What the injector adds to an SDK call for its last user message: `recalled` when
+        `Hipo.auto_recall_sdk` is on (off by default: the calls are the user's own code)."""
+        return self.recalled(prompt) if self.settings.auto_recall_sdk else None
+
     def prompt_layer1(self) -> PromptLayer1:
         """Layer 1 as it is on disk now, split for the prompt cache (`llm.layer1_pin`): ROOT.md
         as this kernel first sent it, then the lines written since."""

@@ -63,7 +63,7 @@ def inject_layer1(arguments: dict[str, Any], layer1: str) -> dict[str, Any]:
 
 
 def inject_layer1_and_plan(
-    arguments: dict[str, Any], layer1: str, fresh: str = ""
+    arguments: dict[str, Any], layer1: str, fresh: str = "", recalled: str | None = None
 ) -> tuple[dict[str, Any], caching.CachePlan | None]:
     """A copy of a call's keyword arguments with Layer 1 first in `system`, and where the
     cache breakpoints went (None: the call already carried Layer 1 and is unchanged).
@@ -71,8 +71,8 @@ def inject_layer1_and_plan(
     A string system becomes a text block after ours; a list keeps its blocks after ours.
     Breakpoints end Layer 1 and the caller's own system text, where their prefix reaches the
     model's minimum and breakpoints are left (`caching.place_breakpoints`). `fresh`, Layer 1's
-    lines written since its block was cached (`layer1_pin`), goes last, after them all. The
-    caller's objects are not mutated.
+    lines written since its block was cached (`layer1_pin`), and `recalled` memory (fenced,
+    `Hipo.auto_recall_sdk`) go last, after them all. The caller's objects are not mutated.
     """
     system = arguments.get("system")
     if carries_layer1(system):
@@ -86,6 +86,8 @@ def inject_layer1_and_plan(
     stable = [0, len(blocks) - 1] if len(blocks) > 1 else [0]
     if fresh:
         blocks.append(fresh_block(fresh))
+    if recalled:
+        blocks.append({"type": "text", "text": recalled})
     if not all(isinstance(block, dict) for block in blocks):
         return {**arguments, "system": blocks}, None  # SDK objects: leave the caller's as given
     return caching.place_breakpoints({**arguments, "system": blocks}, stable)
@@ -203,8 +205,9 @@ class Injector:
     """Patches the SDK's message resources while installed.
 
     `layer1()` returns the text to inject (a `PromptLayer1` when part of it goes after the
-    cache breakpoints), or None to leave calls alone (injection off, or no
-    memory); `on_call(call)` receives each recorded call after the SDK returned. Neither may
+    cache breakpoints), or None to leave calls alone (injection off, or no memory);
+    `recall(prompt)`, when given, the memory recalled for a call's last user message;
+    `on_call(call)` receives each recorded call after the SDK returned. None of them may
     break a user's call: their errors are logged and the call goes on.
     """
 
@@ -213,8 +216,10 @@ class Injector:
         layer1: Callable[[], str | PromptLayer1 | None],
         on_call: Callable[[LLMCall], None] | None = None,
         on_cache_plan: Callable[[caching.CachePlan | None], None] | None = None,
+        recall: Callable[[str], str | None] | None = None,
     ) -> None:
         self.layer1 = layer1
+        self.recall = recall  # last user message -> fenced recalled memory, or None
         self.on_call = on_call
         self.on_cache_plan = on_cache_plan  # where each call's breakpoints went (notes)
         self._patched: list[tuple[type, str, Any, Any]] = []
@@ -283,6 +288,16 @@ class Injector:
             log.warning("hipo: Layer 1 could not be read; call sent without it", exc_info=True)
             return None
 
+    def _recalled(self, messages: Any) -> str | None:
+        if self.recall is None:
+            return None
+        prompt = _last_user_text(messages)[0]
+        try:
+            return self.recall(prompt) if prompt.strip() else None
+        except Exception:
+            log.warning("hipo: memory could not be recalled; call sent without it", exc_info=True)
+            return None
+
     def _cache_plan(self, plan: caching.CachePlan | None) -> None:
         if self.on_cache_plan is None:
             return
@@ -311,7 +326,10 @@ class Injector:
                 text = injector._layer1_text()
                 if text is not None:
                     split = text if isinstance(text, PromptLayer1) else PromptLayer1(text)
-                    kwargs, plan = inject_layer1_and_plan(kwargs, split.stable, split.fresh)
+                    recalled = injector._recalled(kwargs.get("messages"))
+                    kwargs, plan = inject_layer1_and_plan(
+                        kwargs, split.stable, split.fresh, recalled
+                    )
                     injector._cache_plan(plan)
             token = _NESTED.set(True)
             try:

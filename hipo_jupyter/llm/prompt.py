@@ -67,8 +67,12 @@ def _thousands(tokens: int) -> str:
     return f"{tokens / 1000:.0f}k" if tokens >= 1000 else str(tokens)
 
 
-def status_note(live_tokens: int, window: int) -> str:
-    """The context-status note of DESIGN.md: "[context status] live: 41k / 200k tokens (~20%)."."""
+def status_note(
+    live_tokens: int, window: int, *, recalled: int = 0, recall_budget: int | None = None
+) -> str:
+    """The context-status note of DESIGN.md: "[context status] live: 41k / 200k tokens (~20%).",
+    then, when memory was recalled for the call, what it took: "Recalled memory: 312 tokens
+    (budget 2,000)."."""
     share = live_tokens / window if window else 1.0
     if share < 0.5:
         verdict = "Budget healthy."
@@ -76,10 +80,13 @@ def status_note(live_tokens: int, window: int) -> str:
         verdict = "Budget filling: older turns are being summarized."
     else:
         verdict = "Budget tight: keep replies short; older turns are being summarized."
-    return (
+    note = (
         f"[context status] live: {_thousands(live_tokens)} / {_thousands(window)} tokens "
         f"(~{share:.0%}). {verdict}"
     )
+    if recall_budget is not None:
+        note += f" Recalled memory: {recalled:,} tokens (budget {recall_budget:,})."
+    return note
 
 
 def conversation_block(anchor: str, anchor_hash: str, summary: str) -> str:
