@@ -14,8 +14,12 @@ call `hipo import` makes (`Memory.import_records`, then the compaction chain), w
 day after the last session. For each question and budget (500, 1,000, 2,000, 4,000 o200k tokens,
 Layer 1 included) the benchmark builds the context a model would get:
 
-- `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` with keyword recall
-  (JSON: `"via": "Memory.context"`);
+- `ask`: what `%%ask` sends by default for the question, at its default recall budget only
+  (`Hipo.recall_budget`, 2,000): the whole Layer 1 (its own system block) and
+  `Memory.context(question, budget=2000, layer1=False, mode="auto")`, the same call with the
+  same defaults (JSON: `"via": "%%ask: Layer 1 + Memory.context"`; tokens count both);
+- `hipo`: `Memory.context(question, budget=...)` with keyword recall, Layer 1's lines about the
+  question included (JSON: `"via": "Memory.context"`);
 - `bm25`: plain BM25 over the user turns (`SearchIndex.search` on the same index, raw
   checkpoints only), packed best first in time order under one line per date, as
   `benchmarks/locomo.py` packs it;
@@ -59,14 +63,16 @@ from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.context_pack import candidates  # noqa: E402
 from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.requests import DEFAULT_BUDGET  # noqa: E402
 from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 DIFFICULTIES = ("easy", "medium", "hard")
-SYSTEMS = ("hipo", "bm25")
+SYSTEMS = ("ask", "hipo", "bm25")
+ASK_BUDGET = DEFAULT_BUDGET  # Hipo.recall_budget's default: what %%ask recalls with
 SEMANTIC_SYSTEM = "hipo_semantic"
 KNOWN_SYSTEMS = (*SYSTEMS, SEMANTIC_SYSTEM)
-VIA = {"bm25": "SearchIndex.search"}  # the others: Memory.context
+VIA = {"bm25": "SearchIndex.search", "ask": "%%ask: Layer 1 + Memory.context"}
 SPAN = 12  # consecutive words of a user turn that count as the turn being in the context
 CANDIDATES = 150  # bm25: hits asked per question, more turns than the largest budget holds
 TARGET_AT_2000 = 0.60  # issue 13: hipo over all questions at a 2,000-token budget
@@ -263,6 +269,13 @@ class UserMemory:
                 )[0]
         self._index: SearchIndex | None = None
 
+    def ask(self, question: str, budget: int) -> tuple[str, int]:
+        """What %%ask sends by default (`ipython/ask.py`): Layer 1, then the recalled memory
+        for the question itself; `budget` is ASK_BUDGET (the only one this system runs)."""
+        layer1 = self.memory.layer1()
+        context = self.memory.context(question, budget=budget, layer1=False, mode="auto")
+        return f"{layer1.text}\n{context.text}", layer1.total_tokens + context.tokens
+
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
         context = self.memory.context(question, budget=budget, mode="keyword")
         return context.text, context.tokens
@@ -303,8 +316,9 @@ def open_memories(
     """The memories the systems read: hipo's import, the user turns alone for bm25 (the same
     memory when the import is of user turns), and the embedded one for hipo_semantic."""
     memories: dict[str, UserMemory] = {}
-    if "hipo" in systems:
+    if {"hipo", "ask"} & set(systems):
         memories["hipo"] = UserMemory(sessions, base / "hipo", imported=imported)
+        memories["ask"] = memories["hipo"]  # the same memory, read the way %%ask reads it
     if "bm25" in systems:
         if imported == "user-turns" and "hipo" in memories:
             memories["bm25"] = memories["hipo"]
@@ -337,6 +351,11 @@ def coverage_summary(ranks: Sequence[int | None], questions: Sequence[Question])
     }
 
 
+def budgets_of(system: str) -> tuple[int, ...]:
+    """`ask` runs at %%ask's default budget only; the others at every budget."""
+    return (ASK_BUDGET,) if system == "ask" else BUDGETS
+
+
 def run(
     folder: Path,
     questions_file: Path,
@@ -348,7 +367,7 @@ def run(
     sessions = load_sessions(folder)
     questions = load_questions(questions_file)[:limit]
     spans = Spans(sessions)
-    tallies = {name: {budget: Tally() for budget in BUDGETS} for name in systems}
+    tallies = {name: {budget: Tally() for budget in budgets_of(name)} for name in systems}
     seconds: dict[str, float] = {}
     setup: dict[str, float] = {}
     coverage: dict[str, dict] = {}
@@ -360,9 +379,9 @@ def run(
             context_of: Callable[[str, int], tuple[str, int]] = getattr(memory, name)
             setup[name] = memory.setup_seconds
             started = time.perf_counter()
-            found_at[name] = {str(budget): [] for budget in BUDGETS}
+            found_at[name] = {str(budget): [] for budget in budgets_of(name)}
             for question in questions:
-                for budget in BUDGETS:
+                for budget in budgets_of(name):
                     text, tokens = context_of(question.text, budget)
                     found = spans.found(text, question.sessions)
                     tallies[name][budget].add(question.difficulty, found, tokens)
@@ -398,7 +417,7 @@ def run(
                             key: tallies[name][budget].summary(key) for key in DIFFICULTIES
                         },
                     }
-                    for budget in BUDGETS
+                    for budget in budgets_of(name)
                 },
                 "coverage": coverage.get(name),
                 "found": found_at[name],  # per question and budget (cross-validation reads it)

@@ -14,6 +14,7 @@ import pytest
 from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, FakeMessagesAPI, serve
 from test_quickstart import cells_with, output_text
 
+from hipo_jupyter import llm
 from hipo_jupyter.cli import execute_notebook
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,8 +86,14 @@ def test_every_call_carried_layer1_once(executed) -> None:
     assert re.match(r'<hipo-recalled-memory-\d{12} query="pricing">', asked["system"][2]["text"])
     assert "PRICE-42" in asked["system"][2]["text"]
     assert [m["role"] for m in followed["messages"]] == ["user", "assistant", "user"]
-    assert created["system"][1:] == [{"type": "text", "text": "Answer in one sentence."}]
-    assert len(streamed["system"]) == 1 and streamed["stream"] is True
+    # The earlier cells' write-backs are in ROOT.md at once; later calls send those lines in
+    # a block after the caller's own, so Layer 1's block stays the bytes first sent (cached)
+    caller, fresh = created["system"][1:]
+    assert caller == {"type": "text", "text": "Answer in one sentence."}
+    assert fresh["text"].startswith(llm.FRESH_OPEN) and "- llm [project, 0d]" in fresh["text"]
+    assert streamed["system"][0] == created["system"][0] == followed["system"][0]
+    assert len(streamed["system"]) == 2 and streamed["stream"] is True
+    assert streamed["system"][1]["text"].startswith(llm.FRESH_OPEN)
 
 
 def test_the_work_was_written_back_and_checks_pass(executed) -> None:

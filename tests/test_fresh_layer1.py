@@ -174,3 +174,28 @@ def test_an_old_checkpoint_is_indexed_but_not_active(memory_root: Path) -> None:
     text = root_sections(memory_root)
     assert "(nothing in the last 7 days)" not in text and "- 2026-03-12 fresh" in text
     memory.close()
+
+
+def test_the_pin_keeps_the_cached_block_and_sends_what_is_new_after_it(memory_root: Path) -> None:
+    from hipo_jupyter import llm
+
+    memory = Memory(memory_root, today=lambda: PINNED)
+    memory.remember("Pricing #pricing", "- decisions: cut the starter tier")
+    pin = llm.Layer1Pin()
+    first = pin.split(memory.root, memory.layer1())
+    assert first.fresh == "" and "- pricing [project, 0d]" in first.stable
+    memory.remember("Launch #launch", "- decisions: moved to May")
+    second = pin.split(memory.root, memory.layer1())
+    assert second.stable == first.stable  # the bytes the API cached
+    assert "- launch [project, 0d] -> 2026-03 (W11)" in second.fresh
+    assert "- 2026-03-12 launch [project] #launch: moved to May" in second.fresh
+    assert "- pricing [project, 0d]" not in second.fresh  # unchanged lines are not repeated
+    pin.reset()  # a compaction pass rewrote ROOT.md
+    third = pin.split(memory.root, memory.layer1())
+    assert third.fresh == "" and "- launch [project, 0d]" in third.stable
+    tight = llm.Layer1Pin(max_fresh_tokens=5)
+    tight.split(memory.root, memory.layer1())
+    memory.remember("Diet [user] #food", "vegetarian")
+    grown = tight.split(memory.root, memory.layer1())
+    assert grown.fresh == "" and "- food [user, 0d]" in grown.stable  # re-pinned
+    memory.close()

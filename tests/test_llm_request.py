@@ -107,16 +107,25 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
         assert re.fullmatch(r"<hipo-layer1-(\d{12})>\n.*</hipo-layer1-\1>", head["text"], re.S)
         assert layer1_text.strip() in head["text"] and "# SCRATCHPAD.md" in head["text"]
         assert re.fullmatch(
-            r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\.",
+            r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\."
+            r"( Recalled memory: \d+ tokens \(budget 2,000\)\.)?",
             body["system"][1]["text"],
         )
         assert all("cache_control" not in block for block in body["system"][1:])
+    assert "Recalled memory: " in first["system"][1]["text"]  # nothing matched "And for March?"
+    assert "Recalled memory" not in second["system"][1]["text"]
     recall = first["system"][2]["text"]
     assert re.match(r"<hipo-recalled-memory-\d{12} query=\"pricing\">\n", recall)
     assert llm.RECALL_PREAMBLE in recall
     assert "Competitor pricing" in recall and "cut the starter tier by 15%" in recall
     assert "<!-- hipo" not in recall  # provenance comments are not for the model
-    assert len(first["system"]) == 3 and len(second["system"]) == 2  # --recall is per cell
+    assert len(first["system"]) == 3  # --recall is per cell
+    # the first cell's write-back is in ROOT.md at once; the second call sends that line after
+    # the status note, so the Layer 1 block stays the bytes the API cached (llm.layer1_pin)
+    status, fresh = second["system"][1:]
+    assert status["text"].startswith("[context status]") and not llm.carries_layer1([fresh])
+    assert llm.FRESH_PREAMBLE in fresh["text"] and "cache_control" not in fresh
+    assert "- llm [project, 0d]: llm-change-february" in fresh["text"]
     assert first["messages"] == [{"role": "user", "content": "What should we change for February?"}]
     assert second["messages"] == [
         {"role": "user", "content": "What should we change for February?"},

@@ -62,7 +62,13 @@ def test_smoke_run_scores_the_systems_through_memory_context(memaware, tmp_path:
     assert (result["sessions"], result["user_turns"], result["questions"]) == (3, 5, 3)
     assert result["systems"]["hipo"]["via"] == "Memory.context"
     assert result["systems"]["bm25"]["via"] == "SearchIndex.search"
-    for system in result["systems"].values():
+    assert "ask" in result["systems"]
+    for name, system in result["systems"].items():
+        if name == "ask":  # what %%ask sends by default: Layer 1, then recall at 2,000 tokens
+            assert set(system["budgets"]) == {"2000"}
+            assert system["via"] == "%%ask: Layer 1 + Memory.context"
+            assert system["budgets"]["2000"]["by_difficulty"]["easy"]["score"] == 1.0
+            continue
         assert set(system["budgets"]) == {"500", "1000", "2000", "4000"}
         for budget, cell in system["budgets"].items():
             assert set(cell["by_difficulty"]) == {"easy", "medium", "hard"}

@@ -1,7 +1,8 @@
 """`%%ask`: a Claude call from a cell, with this notebook's memory in the prompt.
 
 The cell is the question. The prompt is built by `llm.ask_request` (Layer 1 cached, the
-context-status note, `--recall`'s `Memory.context` fenced as quoted data, the conversation's
+context-status note (saying what recall took), `Memory.context` for the question (or
+`--recall`'s query) fenced as quoted data, the conversation's
 anchor and summary) over the conversation's ACTIVE turns (`hipo_jupyter.context`). The reply
 streams in as Markdown, with one line of token usage under it. Successive cells are one
 conversation until `--new` or `%ask reset`; it is saved beside the memory after every exchange.
@@ -29,7 +30,7 @@ from hipo_jupyter.context import (
     archive,
     conversation_path,
 )
-from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.requests import MIN_BUDGET
 from hipo_jupyter.memory.tokens import count_tokens
 
 from . import display
@@ -61,7 +62,12 @@ class AskMagics(Magics):
         "--recall",
         nargs="+",
         metavar="QUERY",
-        help="Search memory and add the hits to the prompt, fenced as quoted data.",
+        help="Recall memory for QUERY instead of the question itself (fenced as quoted data).",
+    )
+    @argument(
+        "--no-recall",
+        action="store_true",
+        help="Send no recalled memory with this call (Hipo.auto_recall = False: never).",
     )
     @argument("--no-memory", action="store_true", help="Leave Layer 1 out of this call.")
     @argument(
@@ -85,8 +91,11 @@ class AskMagics(Magics):
     def ask(self, line: str, cell: str | None = None) -> None:
         """Ask Claude, with this notebook's memory in the prompt.
 
-            %%ask --recall pricing
+            %%ask
             What should we change for February?
+
+        Memory is recalled with the question itself (Hipo.auto_recall) and sent fenced as
+        quoted data; --recall QUERY searches for QUERY instead, --no-recall sends none.
 
         Successive %%ask cells are one conversation until --new or %ask reset. The line form
         asks a one-line question, or looks after the conversation:
@@ -181,13 +190,24 @@ class AskMagics(Magics):
         self._save(conversation, path)
 
     # --- one call ----------------------------------------------------------------------------
-    def _recalled(self, memory: Memory, query: str) -> str:
-        """The recalled memory for `--recall`: `Memory.context`'s text without Layer 1 (the
-        first system block already carries it), within `Hipo.recall_budget` tokens."""
+    def _recalled(self, question: str, args: Any) -> str | None:
+        """The recalled memory a call sends: `Memory.context` for the question (or `--recall`'s
+        query) without Layer 1 (the first system block carries it), within
+        `_recall_budget` tokens; None with --no-recall, or Hipo.auto_recall off and no
+        --recall, or when nothing was recalled."""
         settings = self.session.settings
-        return memory.context(
-            query, budget=settings.recall_budget, layer1=False, mode=settings.recall_mode
-        ).text
+        if args.no_recall and args.recall:
+            raise UsageError("--recall and --no-recall: choose one")
+        if args.no_recall or not (args.recall or settings.auto_recall):
+            return None
+        query = " ".join(args.recall) if args.recall else question
+        return self.session.recalled(query, budget=self._recall_budget())
+
+    def _recall_budget(self) -> int:
+        """`Hipo.recall_budget`, and a tenth of the context window at most: recalled memory
+        must never crowd out the conversation it is for."""
+        settings = self.session.settings
+        return max(MIN_BUDGET, min(settings.recall_budget, settings.context_window // 10))
 
     def _ask(self, question: str, args: Any) -> None:
         settings = self.session.settings
@@ -202,13 +222,13 @@ class AskMagics(Magics):
         conversation, path = self.conversation(new=args.new)
         with engine_errors():
             memory = self.session.memory
-            layer1 = None if args.no_memory else memory.layer1().text
-            recalled = self._recalled(memory, " ".join(args.recall)) if args.recall else None
+            layer1 = None if args.no_memory else self.session.prompt_layer1()
+            recalled = self._recalled(question, args)
 
         window = settings.context_window
         fixed = count_tokens(question) + llm.tokens_of_block(recalled)
         if layer1 is not None:
-            fixed += count_tokens(llm.layer1_block(layer1)["text"])
+            fixed += count_tokens(llm.layer1_block(layer1.text)["text"])
         if conversation.over_half(fixed, window):
             self._compact(conversation, TRIGGER_WINDOW, extra_tokens=fixed)
         zones = None
@@ -223,8 +243,14 @@ class AskMagics(Magics):
             model=model,
             max_tokens=max_tokens,
             messages=conversation.messages(question),
-            layer1=layer1,
-            status=llm.status_note(fixed + conversation.live_tokens(), window),
+            layer1=None if layer1 is None else layer1.stable,
+            layer1_fresh=None if layer1 is None else layer1.fresh,
+            status=llm.status_note(
+                fixed + conversation.live_tokens(),
+                window,
+                recalled=llm.tokens_of_block(recalled),
+                recall_budget=None if recalled is None else self._recall_budget(),
+            ),
             recalled=recalled,
             conversation=zones,
             tools=tools,

@@ -111,7 +111,26 @@ class Hipo(Configurable):
     recall_budget = Int(
         DEFAULT_BUDGET,
         min=MIN_BUDGET,
-        help="Tokens of recalled memory %%ask --recall sends (Memory.context's budget).",
+        help="Tokens of recalled memory %%ask sends (Memory.context's budget).",
+    ).tag(config=True)
+
+    auto_recall = Bool(
+        True,
+        help=(
+            "%%ask recalls memory with the cell's own question (Memory.context, fenced as "
+            "quoted data, within Hipo.recall_budget): what memory is for is often what the "
+            "question does not name. --recall QUERY searches for QUERY instead; --no-recall "
+            "(or False here) sends none."
+        ),
+    ).tag(config=True)
+
+    auto_recall_sdk = Bool(
+        False,
+        help=(
+            "Recall memory for the last user message of every anthropic SDK call made in the "
+            "kernel, as %%ask does (a fenced system block after Layer 1). Off by default: "
+            "those calls are the user's own code."
+        ),
     ).tag(config=True)
 
     # --- semantic recall (extra [semantic]) ---------------------------------------------

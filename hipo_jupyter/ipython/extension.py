@@ -56,7 +56,10 @@ def load_ipython_extension(shell: Any) -> None:
         shell.events.register(event, callback)
         registration.hooks.append((event, callback))
     registration.injector = llm.Injector(
-        layer1=session.injection_layer1, on_call=writeback.record, on_cache_plan=session.cache_note
+        layer1=session.injection_layer1,
+        on_call=writeback.record,
+        on_cache_plan=session.cache_note,
+        recall=session.sdk_recall,
     )
     registration.injector.install()
     set_current(session)

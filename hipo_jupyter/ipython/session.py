@@ -15,6 +15,7 @@ from typing import Any
 
 from hipo_jupyter import llm
 from hipo_jupyter.caching import NoteOnce
+from hipo_jupyter.llm.layer1_pin import Layer1Pin, PromptLayer1
 from hipo_jupyter.memory import ExtractiveSummarizer, HipoError, Memory, Summarizer, resolve_root
 
 from .config import Hipo
@@ -88,6 +89,7 @@ class HipoSession:
         self._memory_key: tuple[Any, ...] | None = None
         self.writeback = WriteBack(self)
         self.cache_note = NoteOnce(lambda line: print(f"hipo: {line}"))  # once per model, reason
+        self.layer1_pin = Layer1Pin()  # ROOT.md as first sent: the cache survives checkpoints
 
     # --- where the memory lives -----------------------------------------------------------
     @property
@@ -132,14 +134,40 @@ class HipoSession:
             self.note(f"opened memory at {key[0]}")
         return self._memory
 
-    def injection_layer1(self) -> str | None:
-        """What the injector puts first in `system`: Layer 1 as it is on disk now, or None
-        when `Hipo.inject` is off."""
+    def injection_layer1(self) -> PromptLayer1 | None:
+        """What the injector puts in `system`: Layer 1 as it is on disk now, or None when
+        `Hipo.inject` is off."""
         if not self.settings.inject:
             return None
-        return self.memory.layer1().text
+        return self.prompt_layer1()
+
+    def recalled(self, query: str, budget: int | None = None) -> str | None:
+        """`Memory.context` for `query` as %%ask sends it: fenced, without Layer 1 (its own
+        block carries it), within `budget` (default `Hipo.recall_budget`); None when nothing
+        was recalled."""
+        settings = self.settings
+        context = self.memory.context(
+            query,
+            budget=budget or settings.recall_budget,
+            layer1=False,
+            mode=settings.recall_mode,
+        )
+        return context.text if context.hits else None
+
+    def sdk_recall(self, prompt: str) -> str | None:
+        """What the injector adds to an SDK call for its last user message: `recalled` when
+        `Hipo.auto_recall_sdk` is on (off by default: the calls are the user's own code)."""
+        return self.recalled(prompt) if self.settings.auto_recall_sdk else None
+
+    def prompt_layer1(self) -> PromptLayer1:
+        """Layer 1 as it is on disk now, split for the prompt cache (`llm.layer1_pin`): ROOT.md
+        as this kernel first sent it, then the lines written since."""
+        memory = self.memory
+        return self.layer1_pin.split(memory.root, memory.layer1())
 
     def _memory_event(self, event: str) -> None:
+        if event == "compact":
+            self.layer1_pin.reset()  # ROOT.md rebuilt whole: cache it afresh
         for listener in list(self.memory_listeners):
             listener(event)
 

@@ -38,11 +38,14 @@ from .injection import (
     reply_text,
     without_memory,
 )
+from .layer1_pin import FRESH_PREAMBLE, Layer1Pin, PromptLayer1
 from .prompt import (
     CONVERSATION_TAG,
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
+    FRESH_CLOSE,
+    FRESH_OPEN,
     LAYER1_CLOSE,
     LAYER1_OPEN,
     LAYER1_PREAMBLE,
@@ -51,6 +54,7 @@ from .prompt import (
     ask_request,
     ask_request_and_plan,
     conversation_block,
+    fresh_block,
     layer1_block,
     status_note,
     tokens_of_block,
@@ -65,6 +69,12 @@ from .summarizer import (
 )
 
 __all__ = [
+    "FRESH_CLOSE",
+    "FRESH_OPEN",
+    "FRESH_PREAMBLE",
+    "Layer1Pin",
+    "PromptLayer1",
+    "fresh_block",
     "CONVERSATION_TAG",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAX_TOKENS",

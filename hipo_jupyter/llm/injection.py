@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from hipo_jupyter import caching
 
-from .prompt import LAYER1_OPEN, layer1_block
+from .layer1_pin import PromptLayer1
+from .prompt import LAYER1_OPEN, fresh_block, layer1_block
 
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
     pass
@@ -62,15 +63,16 @@ def inject_layer1(arguments: dict[str, Any], layer1: str) -> dict[str, Any]:
 
 
 def inject_layer1_and_plan(
-    arguments: dict[str, Any], layer1: str
+    arguments: dict[str, Any], layer1: str, fresh: str = "", recalled: str | None = None
 ) -> tuple[dict[str, Any], caching.CachePlan | None]:
     """A copy of a call's keyword arguments with Layer 1 first in `system`, and where the
     cache breakpoints went (None: the call already carried Layer 1 and is unchanged).
 
     A string system becomes a text block after ours; a list keeps its blocks after ours.
     Breakpoints end Layer 1 and the caller's own system text, where their prefix reaches the
-    model's minimum and breakpoints are left (`caching.place_breakpoints`). The caller's
-    objects are not mutated.
+    model's minimum and breakpoints are left (`caching.place_breakpoints`). `fresh`, Layer 1's
+    lines written since its block was cached (`layer1_pin`), and `recalled` memory (fenced,
+    `Hipo.auto_recall_sdk`) go last, after them all. The caller's objects are not mutated.
     """
     system = arguments.get("system")
     if carries_layer1(system):
@@ -82,6 +84,10 @@ def inject_layer1_and_plan(
     elif _given(system):
         blocks.extend(system)
     stable = [0, len(blocks) - 1] if len(blocks) > 1 else [0]
+    if fresh:
+        blocks.append(fresh_block(fresh))
+    if recalled:
+        blocks.append({"type": "text", "text": recalled})
     if not all(isinstance(block, dict) for block in blocks):
         return {**arguments, "system": blocks}, None  # SDK objects: leave the caller's as given
     return caching.place_breakpoints({**arguments, "system": blocks}, stable)
@@ -198,18 +204,22 @@ PATCHED_METHODS: dict[str, bool] = {
 class Injector:
     """Patches the SDK's message resources while installed.
 
-    `layer1()` returns the text to inject, or None to leave calls alone (injection off, or no
-    memory); `on_call(call)` receives each recorded call after the SDK returned. Neither may
+    `layer1()` returns the text to inject (a `PromptLayer1` when part of it goes after the
+    cache breakpoints), or None to leave calls alone (injection off, or no memory);
+    `recall(prompt)`, when given, the memory recalled for a call's last user message;
+    `on_call(call)` receives each recorded call after the SDK returned. None of them may
     break a user's call: their errors are logged and the call goes on.
     """
 
     def __init__(
         self,
-        layer1: Callable[[], str | None],
+        layer1: Callable[[], str | PromptLayer1 | None],
         on_call: Callable[[LLMCall], None] | None = None,
         on_cache_plan: Callable[[caching.CachePlan | None], None] | None = None,
+        recall: Callable[[str], str | None] | None = None,
     ) -> None:
         self.layer1 = layer1
+        self.recall = recall  # last user message -> fenced recalled memory, or None
         self.on_call = on_call
         self.on_cache_plan = on_cache_plan  # where each call's breakpoints went (notes)
         self._patched: list[tuple[type, str, Any, Any]] = []
@@ -271,11 +281,21 @@ class Injector:
         self._patched = []
         self._live = False
 
-    def _layer1_text(self) -> str | None:
+    def _layer1_text(self) -> str | PromptLayer1 | None:
         try:
             return self.layer1()
         except Exception:
             log.warning("hipo: Layer 1 could not be read; call sent without it", exc_info=True)
+            return None
+
+    def _recalled(self, messages: Any) -> str | None:
+        if self.recall is None:
+            return None
+        prompt = _last_user_text(messages)[0]
+        try:
+            return self.recall(prompt) if prompt.strip() else None
+        except Exception:
+            log.warning("hipo: memory could not be recalled; call sent without it", exc_info=True)
             return None
 
     def _cache_plan(self, plan: caching.CachePlan | None) -> None:
@@ -305,7 +325,11 @@ class Injector:
             if not mode and not carries_layer1(kwargs.get("system")):
                 text = injector._layer1_text()
                 if text is not None:
-                    kwargs, plan = inject_layer1_and_plan(kwargs, text)
+                    split = text if isinstance(text, PromptLayer1) else PromptLayer1(text)
+                    recalled = injector._recalled(kwargs.get("messages"))
+                    kwargs, plan = inject_layer1_and_plan(
+                        kwargs, split.stable, split.fresh, recalled
+                    )
                     injector._cache_plan(plan)
             token = _NESTED.set(True)
             try:

@@ -12,6 +12,8 @@ from hipo_jupyter import caching
 from hipo_jupyter.memory.fence import LAYER1_TAG, escape_fence, wrap
 from hipo_jupyter.memory.tokens import count_tokens
 
+from .layer1_pin import FRESH_PREAMBLE
+
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
     pass
 
@@ -27,6 +29,10 @@ MAX_CACHE_BREAKPOINTS = caching.MAX_CACHE_BREAKPOINTS
 # per-process secret (`fence.wrap`), so these are prefixes: `<hipo-layer1-482913305571>`.
 LAYER1_OPEN = f"<{LAYER1_TAG}-"
 LAYER1_CLOSE = f"</{LAYER1_TAG}-"
+# Layer 1's lines written since the cached block: a fence of its own after the breakpoints.
+FRESH_TAG = "hipo-recent-layer1"
+FRESH_OPEN = f"<{FRESH_TAG}-"
+FRESH_CLOSE = f"</{FRESH_TAG}-"
 LAYER1_PREAMBLE = (
     "Persistent memory of this notebook, kept by hipo (Layer 1): memory/ROOT.md indexes "
     "everything remembered by topic; SCRATCHPAD.md, WORKING.md and TASK-QUEUE.md are the "
@@ -53,12 +59,24 @@ def layer1_block(text: str, *, cache: bool = True) -> dict[str, Any]:
     return block
 
 
+def fresh_block(text: str) -> dict[str, Any]:
+    """Layer 1's lines written since the cached block (`layer1_pin`), as a block of its own
+    that goes after the cache breakpoints: fenced like Layer 1 (a tag of its own, so a call
+    still carries Layer 1 once), never marked."""
+    body = escape_fence(text).strip()
+    return {"type": "text", "text": wrap(FRESH_TAG, f"{FRESH_PREAMBLE}\n\n{body}")}
+
+
 def _thousands(tokens: int) -> str:
     return f"{tokens / 1000:.0f}k" if tokens >= 1000 else str(tokens)
 
 
-def status_note(live_tokens: int, window: int) -> str:
-    """The context-status note of DESIGN.md: "[context status] live: 41k / 200k tokens (~20%)."."""
+def status_note(
+    live_tokens: int, window: int, *, recalled: int = 0, recall_budget: int | None = None
+) -> str:
+    """The context-status note of DESIGN.md: "[context status] live: 41k / 200k tokens (~20%).",
+    then, when memory was recalled for the call, what it took: "Recalled memory: 312 tokens
+    (budget 2,000)."."""
     share = live_tokens / window if window else 1.0
     if share < 0.5:
         verdict = "Budget healthy."
@@ -66,10 +84,13 @@ def status_note(live_tokens: int, window: int) -> str:
         verdict = "Budget filling: older turns are being summarized."
     else:
         verdict = "Budget tight: keep replies short; older turns are being summarized."
-    return (
+    note = (
         f"[context status] live: {_thousands(live_tokens)} / {_thousands(window)} tokens "
         f"(~{share:.0%}). {verdict}"
     )
+    if recall_budget is not None:
+        note += f" Recalled memory: {recalled:,} tokens (budget {recall_budget:,})."
+    return note
 
 
 def conversation_block(anchor: str, anchor_hash: str, summary: str) -> str:
@@ -94,6 +115,7 @@ def ask_request(
     recalled: str | None = None,
     conversation: str | None = None,
     tools: Sequence[Any] = (),
+    layer1_fresh: str | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of a %%ask call (see `ask_request_and_plan`)."""
     return ask_request_and_plan(
@@ -105,6 +127,7 @@ def ask_request(
         recalled=recalled,
         conversation=conversation,
         tools=tools,
+        layer1_fresh=layer1_fresh,
     )[0]
 
 
@@ -118,11 +141,13 @@ def ask_request_and_plan(
     recalled: str | None = None,
     conversation: str | None = None,
     tools: Sequence[Any] = (),
+    layer1_fresh: str | None = None,
 ) -> tuple[dict[str, Any], caching.CachePlan]:
     """The keyword arguments of a %%ask call, and where its cache breakpoints went.
 
     System blocks, stable first: Layer 1, then the conversation's anchor and summary (stable
-    between folds); then what changes every call: the context-status note, recalled memory.
+    between folds); then what changes every call: the context-status note, Layer 1's lines
+    written since its block was cached (`layer1_fresh`, see `layer1_pin`), recalled memory.
     The active turns and the new question are the messages. Breakpoints end the stable blocks
     whose prefix (the tools' definitions included) reaches the model's minimum (`caching`).
     """
@@ -133,6 +158,8 @@ def ask_request_and_plan(
         system.append({"type": "text", "text": conversation})
     stable = list(range(len(system)))
     system.append({"type": "text", "text": status})
+    if layer1_fresh and layer1 is not None:
+        system.append(fresh_block(layer1_fresh))
     if recalled:
         system.append({"type": "text", "text": recalled})
     request = {"model": model, "max_tokens": max_tokens, "system": system, "messages": messages}
