@@ -64,6 +64,7 @@ from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.context_pack import candidates  # noqa: E402
 from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.requests import RecallQuery  # noqa: E402
 from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
@@ -281,8 +282,11 @@ class UserMemory:
     def first_answer(self, question: Question, mode: str) -> int | None:
         """The rank (from 1) of the first checkpoint of an answer session among the candidates
         `Memory.context` packs from at 2,000 tokens, or None: the ceiling beside the score."""
-        k = candidates(COVERAGE_BUDGET)
-        hits = self.memory.recall(question.text, k=k, mode=mode, neighbours=True).hits
+        request = RecallQuery.parse(question.text, k=candidates(COVERAGE_BUDGET), mode=mode)
+        stamps = self.memory.store.raw_stamps()  # the recall `Memory.context` runs, as it runs it
+        hits = self.memory._recall.ranked(
+            request, stamps, neighbours=True, snippets=False, both_lists=True
+        ).hits
         wanted = set(question.sessions)
         for rank, hit in enumerate(hits, start=1):
             if self.session_of.get((hit.file, hit.line)) in wanted:
