@@ -11,7 +11,7 @@ SEMANTIC_VENV ?= .venv-semantic
 SEMANTIC_BIN  := $(SEMANTIC_VENV)/bin
 SEMANTIC_TESTS := tests/test_embed.py tests/test_vectors.py tests/test_fusion.py \
 	tests/test_semantic.py tests/test_semantic_recall.py tests/test_semantic_magics.py \
-	tests/test_semantic_benchmarks.py
+	tests/test_semantic_benchmarks.py tests/test_embed_settings.py
 
 .PHONY: demo test test-semantic test-clients lint jstest venv clean
 

@@ -9,19 +9,21 @@ user's sessions with an assistant and questions whose useful memory shares few w
 Administration"). DIR holds `sessions/YYYY-MM-DD.md` or `sessions.tar.gz` (read in memory,
 never extracted); the data is never committed here, so its path is an argument.
 
-Every user turn of every session becomes a checkpoint on its session's date through the engine
-call `hipo import` makes (`Memory.import_records`, then the compaction chain), with "today" the
-day after the last session. For each question and budget (500, 1,000, 2,000, 4,000 o200k tokens,
-Layer 1 included) the benchmark builds the context a model would get:
+The sessions are imported through the engine call `hipo import` makes (`Memory.import_records`,
+then the compaction chain), with "today" the day after the last session. `--import conversation`
+(the default) imports both roles, as a user importing these chats gets them: each user turn and
+the assistant's reply become one checkpoint (an exchange, `hipo_jupyter/memory/exchanges.py`);
+`--import user-turns` imports the user's turns alone. For each question and budget (500, 1,000,
+2,000, 4,000 o200k tokens, Layer 1 included) the benchmark builds the context a model would get:
 
 - `ask`: what `%%ask` sends by default for the question, at its default recall budget only
   (`Hipo.recall_budget`, 2,000): the whole Layer 1 (its own system block) and
   `Memory.context(question, budget=2000, layer1=False, mode="auto")`, the same call with the
   same defaults (JSON: `"via": "%%ask: Layer 1 + Memory.context"`; tokens count both);
-- `hipo`: `Memory.context(question, budget=...)` with keyword recall, Layer 1's lines about the
-  question included (JSON: `"via": "Memory.context"`);
-- `bm25`: plain BM25 over the user turns (`SearchIndex.search` on the same index, raw
-  checkpoints only), packed best first in time order under one line per date, as
+- `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` with keyword recall
+  (JSON: `"via": "Memory.context"`);
+- `bm25`: plain BM25 over the user turns (`SearchIndex.search` on an index of the user turns
+  alone, raw checkpoints only), packed best first in time order under one line per date, as
   `benchmarks/locomo.py` packs it;
 - `hipo_semantic` (`--semantic`, the `[semantic]` extra): `Memory.context` in hybrid mode on a
   memory whose turns were embedded at import.
@@ -29,7 +31,10 @@ Layer 1 included) the benchmark builds the context a model would get:
 A question counts when a user turn of one of its answer sessions is in the context: twelve
 consecutive words of it (all of it when shorter; words are runs of letters and digits, compared
 in lower case), so a context may show just the relevant part of a long turn (PROVENANCE.md of the
-data). Scores per difficulty (easy, medium, hard) and overall, and mean tokens.
+data). Scores per difficulty (easy, medium, hard) and overall, and mean tokens. Beside the
+score, the candidate coverage of the hipo systems: the share of questions with an answer-session
+checkpoint among the first 30, 60 and all of the candidates a 2,000-token context packs from
+(the ceiling reordering could reach), and the process's peak RSS (embedding, with --semantic).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.context_pack import candidates  # noqa: E402
 from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
-from hipo_jupyter.memory.requests import DEFAULT_BUDGET  # noqa: E402
+from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RecallQuery  # noqa: E402
 from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
@@ -289,8 +294,11 @@ class UserMemory:
     def first_answer(self, question: Question, mode: str) -> int | None:
         """The rank (from 1) of the first checkpoint of an answer session among the candidates
         `Memory.context` packs from at 2,000 tokens, or None: the ceiling beside the score."""
-        k = candidates(COVERAGE_BUDGET)
-        hits = self.memory.recall(question.text, k=k, mode=mode, neighbours=True).hits
+        request = RecallQuery.parse(question.text, k=candidates(COVERAGE_BUDGET), mode=mode)
+        stamps = self.memory.store.raw_stamps()  # the recall `Memory.context` runs, as it runs it
+        hits = self.memory._recall.ranked(
+            request, stamps, neighbours=True, snippets=False, both_lists=True
+        ).hits
         wanted = set(question.sessions)
         for rank, hit in enumerate(hits, start=1):
             if self.session_of.get((hit.file, hit.line)) in wanted:

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.recall import blend_relevance
+from hipo_jupyter.memory.recall import Hit, blend_relevance
+from hipo_jupyter.memory.recall_run import firsts_of_both
 from hipo_jupyter.memory.search import Document, SearchHit
 
 
@@ -76,3 +77,38 @@ def test_every_candidate_once_best_first(words, meaning, weight) -> None:
     assert sorted(titles) == sorted(expected)
     scores = [hit.score for hit in blended]
     assert scores == sorted(scores, reverse=True)
+
+
+def _hit(name: str) -> Hit:
+    return Hit(
+        file=f"memory/{name}.md",
+        line=1,
+        date="2026-03-01",
+        kind="raw",
+        type="project",
+        title=name,
+        snippet="",
+        score=0.0,
+    )
+
+
+def test_a_contexts_candidates_take_the_vector_lists_firsts_in_turn() -> None:
+    """Issue 25: two of the fused list, then one of the vector list, each hit once, k in all;
+    when one list runs out the other goes on."""
+    fused = [_hit(n) for n in "abcdef"]
+    meaning = [_hit(n) for n in "xbyz"]
+    names = [h.title for h in firsts_of_both(fused, meaning, 8, 2)]
+    assert names == ["a", "b", "x", "c", "d", "e", "f", "y"]  # b, already in, is not repeated
+    assert [h.title for h in firsts_of_both(fused, meaning, 3, 2)] == ["a", "b", "x"]
+    assert [h.title for h in firsts_of_both(fused[:1], meaning, 9, 2)] == ["a", "x", "b", "y", "z"]
+
+
+@given(
+    st.lists(st.sampled_from("abcdefgh"), unique=True),
+    st.lists(st.sampled_from("abcdefgh"), unique=True),
+    st.integers(1, 10),
+    st.integers(1, 4),
+)
+def test_firsts_of_both_holds_each_hit_of_either_list_once(one, two, k, per) -> None:
+    out = [h.title for h in firsts_of_both([_hit(n) for n in one], [_hit(n) for n in two], k, per)]
+    assert len(out) == len(set(out)) == min(k, len(set(one) | set(two)))

@@ -147,8 +147,10 @@ class Hipo(Configurable):
     embedding_model = Unicode(
         "",
         help=(
-            "Another ONNX sentence-embedding model for semantic recall (a model.onnx with its "
-            "tokenizer.json beside it; mean pooling). Empty: all-MiniLM-L6-v2 from the extra. "
+            "Another ONNX sentence-embedding model for semantic recall: a model.onnx, or a "
+            "downloaded model's folder, with its tokenizer.json; its pooling (mean or cls), "
+            "normalisation and query/passage prefixes in a hipo-embedding.json beside it "
+            "(default: mean, normalised, none). Empty: all-MiniLM-L6-v2 from the extra. "
             "A new model re-embeds the memory once."
         ),
     ).tag(config=True)

@@ -26,10 +26,11 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
   query built from user text, `migrations.py` the index schema; `recall.py` ranking and the
   `Hit` / `RecallResult` results, `query_hints.py` the periods and names a query names,
   `neighbours.py` the turns around a hit, `recall_run.py` one recall for a `Memory` (mode,
-  vectors, fusion, provenance); `semantic.py`, `embed.py`, `vectors.py`, `vector_matrix.py`,
-  `fusion.py` the `[semantic]` extra; `context_pack.py` the context a model is sent
-  (`Memory.context`), `passages.py` the part of a long piece (and the Layer 1 lines) about
-  its question; `fence.py` memory quoted as data in a prompt.
+  vectors, fusion, provenance); `semantic.py`, `embed.py`, `embed_settings.py` (a model of
+  the user's own), `vectors.py`, `vector_matrix.py`, `fusion.py` the `[semantic]` extra;
+  `context_pack.py` the context a model is sent (`Memory.context`), `passages.py` the part of
+  a long piece (and the Layer 1 lines) about its question; `fence.py` memory quoted as data
+  in a prompt.
 - Layer 1: `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
 - structured memory: `catalog.py` every checkpoint parsed once; `rules.py` rules with triggers;
   `frame.py` a table; `graph.py` RDF and SPARQL (`graph_run.py` runs a query in a child

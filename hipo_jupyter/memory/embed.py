@@ -35,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .embed_settings import EmbeddingSettings, EmbeddingSettingsError, load_settings, model_file
 from .errors import HipoError
 
 if TYPE_CHECKING:
@@ -201,20 +202,24 @@ class MiniLMEmbedder:
         threads: int = THREADS,
         batch_tokens: int = BATCH_TOKENS,
     ) -> None:
+        self.settings = EmbeddingSettings()
         if model_path is None:
             self.model_path = default_model_path()
             self.model_sha256: str | None = model_sha256 or MINILM_MODEL_SHA256
             self.name = MINILM_NAME
         else:
-            self.model_path = Path(model_path).expanduser()
+            try:  # a folder: its model.onnx (or onnx/model.onnx) and hipo-embedding.json
+                self.model_path = model_file(Path(model_path).expanduser())
+                self.settings = load_settings(self.model_path)
+            except EmbeddingSettingsError as error:
+                raise SemanticUnavailable(f"semantic recall is off: {error}") from None
             self.model_sha256 = model_sha256
-            # "model.onnx" says nothing: name it after its folder ("bge-small/model.onnx").
-            stem = self.model_path.stem
-            self.name = self.model_path.parent.name if stem == "model" else stem
+            max_tokens = self.settings.max_tokens
+            self.name = model_name(self.model_path)
         if tokenizer_path is None:
             if model_path is not None:
-                sibling = self.model_path.with_name("tokenizer.json")
-                if not sibling.is_file():
+                sibling = tokenizer_beside(self.model_path)
+                if sibling is None:
                     raise SemanticUnavailable(
                         f"the embedding model {self.model_path} needs its tokenizer.json: put it "
                         "beside the model or give its path"
@@ -255,7 +260,10 @@ class MiniLMEmbedder:
         different model (or a changed file) is noticed and the memory re-embedded."""
         if not self._model_id:
             model, tokenizer = self.check_files()
-            digest = hashlib.sha256(f"{model}:{tokenizer}:{self.max_tokens}".encode()).hexdigest()
+            key = f"{model}:{tokenizer}:{self.max_tokens}"
+            if self.settings != EmbeddingSettings():  # declared: a change re-embeds
+                key += f":{self.settings.fingerprint()}"
+            digest = hashlib.sha256(key.encode()).hexdigest()
             self._model_id = f"{self.name}@{digest[:12]}"
         return self._model_id
 
@@ -319,10 +327,18 @@ class MiniLMEmbedder:
             self._dim = int(self._run(tokenizer.encode_batch(["dimension probe"])).shape[1])
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
+        """Vectors of stored texts (after the model's passage prefix, if it declares one)."""
+        return self._embed(texts, self.settings.passage_prefix)
+
+    def embed_query(self, texts: Sequence[str]) -> numpy.ndarray:
+        """Vectors of queries (after the model's query prefix: e5's "query: ")."""
+        return self._embed(texts, self.settings.query_prefix)
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> numpy.ndarray:
         self.load()  # first: without the extra, the message says how to install it
         import numpy as np
 
-        texts = [text if isinstance(text, str) else str(text) for text in texts]
+        texts = [prefix + (text if isinstance(text, str) else str(text)) for text in texts]
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         if not texts:
             return out
@@ -353,7 +369,9 @@ class MiniLMEmbedder:
             raise SemanticUnavailable(
                 f"the embedding model {self.model_path} failed on its input: {error}"
             ) from error
-        if output.ndim == 3:  # token embeddings: mean over the real (unmasked) tokens
+        if output.ndim == 3 and self.settings.pooling == "cls":  # the first token's output
+            pooled = output[:, 0, :]
+        elif output.ndim == 3:  # token embeddings: mean over the real (unmasked) tokens
             weights = mask[:, : output.shape[1], None].astype(np.float32)
             pooled = (output * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         elif output.ndim == 2:  # the graph pools already
@@ -363,7 +381,30 @@ class MiniLMEmbedder:
                 f"the embedding model {self.model_path} returns shape {output.shape}; expected "
                 "(batch, tokens, dim) or (batch, dim)"
             )
-        return normalize(pooled)
+        return normalize(pooled) if self.settings.normalize else pooled.astype(np.float32)
+
+
+def model_name(model: Path) -> str:
+    """A model's name: "model.onnx" says nothing, so its folder's ("bge-small/model.onnx",
+    "bge-small/onnx/model.onnx" -> "bge-small")."""
+    if model.stem != "model":
+        return model.stem
+    folder = model.parent.parent if model.parent.name == "onnx" else model.parent
+    return folder.name or model.stem
+
+
+def tokenizer_beside(model: Path) -> Path | None:
+    """tokenizer.json in the model's folder, or in the folder above `onnx/`."""
+    for folder in (model.parent, model.parent.parent):
+        if (folder / "tokenizer.json").is_file():
+            return folder / "tokenizer.json"
+    return None
+
+
+def embed_query(embedder: Embedder, texts: Sequence[str]) -> numpy.ndarray:
+    """Query vectors: the embedder's `embed_query` (a model's query prefix) when it has one."""
+    method = getattr(embedder, "embed_query", None)
+    return method(texts) if callable(method) else embedder.embed(texts)
 
 
 def token_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:

@@ -451,7 +451,9 @@ class Memory:
             request = RecallQuery.parse(
                 query, k=k, since=since, until=until, type=type, mode=mode or "auto"
             )
-            return self._recall.ranked(request, stamps, neighbours=True, snippets=False)
+            return self._recall.ranked(
+                request, stamps, neighbours=True, snippets=False, both_lists=True
+            )
 
         return context_pack.build(
             query,

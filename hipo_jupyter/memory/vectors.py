@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embed import Embedder
+from .embed import Embedder, embed_query
 from .errors import HipoError
 from .search import (
     BUSY_TIMEOUT_MS,
@@ -323,7 +323,7 @@ class VectorStore:
         since, until = normalize_day(since, "since"), normalize_day(until, "until")
         if not query.strip() or limit <= 0:
             return []
-        vector = np.asarray(self.embedder.embed([query]), dtype=np.float32)[0]
+        vector = np.asarray(embed_query(self.embedder, [query]), dtype=np.float32)[0]
         return self.search_vector(
             vector, limit=limit, kinds=kinds, types=types, since=since, until=until
         )
