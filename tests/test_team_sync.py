@@ -149,7 +149,9 @@ def test_search_sql_filters_are_parameters_never_text():
     assert "websearch_to_tsquery('english', %(query)s)" in sql
     assert "type = ANY(%(types)s)" in sql and "day >= %(since)s" in sql
     assert "day <=" not in sql and "ts_rank_cd" in sql
-    assert "ORDER BY day DESC LIMIT %(ranked)s" in sql  # a common word ranks a bounded set
+    assert "ORDER BY day DESC, id LIMIT %(ranked)s" in sql  # a common word ranks a bounded set
+    rum = search_sql(types=False, since=False, until=False, authors=False, rum=True)
+    assert "ORDER BY rum_day <=> %(newest)s::timestamp LIMIT %(ranked)s" in rum
 
 
 def test_websearch_query_ors_the_terms_and_drops_stopwords():

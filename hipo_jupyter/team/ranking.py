@@ -3,26 +3,30 @@
 Team recall ranks the newest MAX_RANKED rows matching the query (`ts_rank_cd`, the best
 `limit` come back; recall then applies its recency factor). Finding "the newest 2,000 matches"
 of a common word used to read every matching row of the table. Rows are now looked for in
-recent-day windows first, counted back from the newest day the table holds (30 days, then 180,
-then all): when a window already holds MAX_RANKED matches, they are exactly the newest
+recent-day windows first, counted back from the newest day the table holds (the first spans
+about FIRST_WINDOW_ROWS rows; the next is sized by the rate of matches the first saw; then
+the whole table): when a window already holds MAX_RANKED matches, they are exactly the newest
 MAX_RANKED of the whole table (every row outside is older than every row inside), so the
 hits are the ones the unbounded statement gives, and PostgreSQL reads one window's rows (the
 GIN bitmap ANDed with the `day` index) instead of all of them. A rare word falls through to
 the last, unbounded, pass, which is cheap because its matches are few.
 
 Where the `rum` extension is installed and its index built (`schema.enable_rum`), the index
-itself hands the matches over newest first (`ORDER BY day <=> newest`, the day stored beside
-each lexeme's postings), so one pass reads just the MAX_RANKED rows, whatever the word.
+itself hands the matches over newest first (`ORDER BY rum_day <=> newest`, the day stored
+beside each lexeme's postings), so one pass reads just the MAX_RANKED rows, whatever the word.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 MAX_RANKED = 2000  # matches ranked per query, the most recent first: bounds a common word's cost
-WINDOWS_DAYS = (30, 180, None)  # recent-day windows tried in turn; None: the whole table
+FIRST_WINDOW_ROWS = 6000  # rows of the table the first, most recent, window spans (about)
+WINDOW_MARGIN = 1.3  # the next window is sized for this many times the matches it needs
+MAX_PASSES = 3  # windows tried before the whole table
 
 _COLUMNS = (
     "id, author, notebook, day, type, title, body, tags, source_file, source_line, content_hash,"
@@ -60,7 +64,7 @@ def search_sql(*, types: bool, since: bool, until: bool, authors: bool, rum: boo
     if authors:
         where.append("author = ANY(%(authors)s)")
     columns = ", ".join(f"t.{name.strip()}" for name in _COLUMNS.split(","))
-    newest_first = "day <=> %(newest)s::date" if rum else "day DESC"
+    newest_first = "rum_day <=> %(newest)s::timestamp" if rum else "day DESC, id"
     # Narrow rows (id, day, tsvector) are sorted and ranked; the text is read for `limit` only.
     return (
         "WITH recent AS MATERIALIZED (SELECT id, day, search FROM team_checkpoints "
@@ -74,34 +78,63 @@ def search_sql(*, types: bool, since: bool, until: bool, authors: bool, rum: boo
     )
 
 
-def _windows(newest: date | None, since: str | None) -> list[str | None]:
-    """The `since` bounds to try, narrowest first: recent windows back from the newest day,
-    each only when narrower than the caller's own `since`; the caller's bound last."""
-    if not isinstance(newest, date):
-        return [since]
-    bounds: list[str | None] = []
-    for days in WINDOWS_DAYS:
-        if days is None:
-            break
-        bound = (newest - timedelta(days=days)).isoformat()
-        if since is None or bound > since:
-            bounds.append(bound)
-    return [*bounds, since]
+@dataclass(frozen=True)
+class Extent:
+    """What the table spans: its newest and oldest day and about how many rows (the planner's
+    own estimate, `pg_class.reltuples`): enough to size a window that holds a few thousand."""
+
+    newest: date | None
+    oldest: date | None
+    rows: float
+
+    @property
+    def per_day(self) -> float:
+        if self.newest is None or self.oldest is None:
+            return 0.0
+        return self.rows / max(1, (self.newest - self.oldest).days + 1)
 
 
-def has_rum(conn: Any) -> bool:
-    """Whether the team table has the `rum` index (`schema.enable_rum`)."""
-    sql = "SELECT to_regclass('team_checkpoints_rum') IS NOT NULL"
-    return bool(conn.execute(sql).fetchone()[0])
+def extent(conn: Any) -> Extent:
+    newest, oldest, rows = conn.execute(
+        "SELECT max(day), min(day), (SELECT reltuples FROM pg_class "
+        "WHERE oid = 'team_checkpoints'::regclass) FROM team_checkpoints"
+    ).fetchone()
+    return Extent(newest, oldest, max(float(rows or 0), 0.0))
+
+
+def next_window(table: Extent, tried_days: int | None, found: int, ranked: int) -> int | None:
+    """Days back from the newest day for the next pass, or None for the whole table.
+
+    The first pass covers about FIRST_WINDOW_ROWS rows of the table (a word in a quarter of
+    the rows has its newest `ranked` there). After a short pass, the rate of matches it saw
+    gives the window that should hold `ranked` of them, with a margin; no match at all, or a
+    window as long as the table, means the whole table (whose matches are then few)."""
+    per_day = table.per_day
+    if per_day <= 0 or table.newest is None or table.oldest is None:
+        return None
+    span = (table.newest - table.oldest).days + 1
+    if tried_days is None:
+        days = math.ceil(FIRST_WINDOW_ROWS / per_day)
+    elif found == 0:
+        return None
+    else:
+        days = math.ceil(ranked / (found / tried_days) * WINDOW_MARGIN)
+    return days if days < span else None
 
 
 def ranked_rows(
     conn: Any, filters: Filters, *, ranked: int = MAX_RANKED, rum: bool = False
 ) -> list[tuple]:
     """The best `filters.limit` rows among the newest `ranked` matches, each row's columns
-    then its rank: recent windows first, widened until one holds `ranked` matches (with the
+    then its rank: a recent window first, widened until one holds `ranked` matches (with the
     `rum` index: one pass, the index giving the matches newest first)."""
     ranked = max(ranked, filters.limit)
+    with conn.transaction():  # one snapshot; SET LOCAL ends with it
+        return _search(conn, filters, ranked, rum=rum)
+
+
+def _search(conn: Any, filters: Filters, ranked: int, *, rum: bool) -> list[tuple]:
+    table = extent(conn)
     params = {
         "query": filters.query,
         "limit": filters.limit,
@@ -109,20 +142,43 @@ def ranked_rows(
         "types": list(filters.types),
         "until": filters.until,
         "authors": list(filters.authors),
+        "newest": table.newest,
     }
-    newest = conn.execute("SELECT max(day) FROM team_checkpoints").fetchone()[0]
-    bounds = [filters.since] if rum else _windows(newest, filters.since)
-    rows: list[tuple] = []
-    for at, bound in enumerate(bounds):
-        sql = search_sql(
-            types=bool(filters.types),
-            since=bound is not None,
-            until=bool(filters.until),
-            authors=bool(filters.authors),
-            rum=rum,
-        )
-        rows = conn.execute(sql, {**params, "since": bound, "newest": newest}).fetchall()
-        found = int(rows[0][-1]) if rows else 0
-        if found >= ranked or at == len(bounds) - 1:
-            break
-    return [values[:-1] for values in rows]
+    if rum:
+        return _pass(conn, filters, params, filters.since, rum=True)[0]
+    days: int | None = None
+    found = 0
+    # A window's matches are found by ANDing the GIN bitmap with the day index's; left to
+    # itself the planner may walk the day index row by row, testing every row's tsvector.
+    conn.execute("SET LOCAL enable_indexscan = off")
+    for _ in range(MAX_PASSES):
+        days = next_window(table, days, found, ranked)
+        bound = None if days is None else (table.newest - timedelta(days=days)).isoformat()
+        if bound is not None and filters.since is not None and bound <= filters.since:
+            bound, days = filters.since, None  # the caller's own bound is narrower
+        rows, found = _pass(conn, filters, params, bound or filters.since, rum=False)
+        if found >= ranked or days is None:
+            return rows
+    return _pass(conn, filters, params, filters.since, rum=False)[0]  # every window short
+
+
+def _pass(
+    conn: Any, filters: Filters, params: dict, since: str | None, *, rum: bool
+) -> tuple[list[tuple], int]:
+    """One search statement: the rows (columns then rank) and how many matches were ranked."""
+    sql = search_sql(
+        types=bool(filters.types),
+        since=since is not None,
+        until=bool(filters.until),
+        authors=bool(filters.authors),
+        rum=rum,
+    )
+    rows = conn.execute(sql, {**params, "since": since}).fetchall()
+    found = int(rows[0][-1]) if rows else 0
+    return [values[:-1] for values in rows], found
+
+
+def has_rum(conn: Any) -> bool:
+    """Whether the team table has the `rum` index (`schema.enable_rum`)."""
+    sql = "SELECT to_regclass('team_checkpoints_rum') IS NOT NULL"
+    return bool(conn.execute(sql).fetchone()[0])

@@ -106,9 +106,15 @@ def clean_name(name: str) -> str:
     return _SPACES.sub(" ", kept).strip()[:MAX_NAME] or "unknown"
 
 
+# rum orders by distance on timestamps, not dates (a date is cast, and the index not used):
+# the day is mirrored as a generated timestamp column stored beside each lexeme's postings.
+RUM_DAY = (
+    "ALTER TABLE team_checkpoints ADD COLUMN IF NOT EXISTS rum_day timestamp "
+    "GENERATED ALWAYS AS (day::timestamp) STORED"
+)
 RUM_INDEX = (
     "CREATE INDEX IF NOT EXISTS team_checkpoints_rum ON team_checkpoints "
-    "USING rum (search rum_tsvector_addon_ops, day) WITH (attach = 'day', to = 'search')"
+    "USING rum (search rum_tsvector_addon_ops, rum_day) WITH (attach = 'rum_day', to = 'search')"
 )
 
 
@@ -123,5 +129,6 @@ def enable_rum(conn: Any) -> bool:
         return False
     with conn.transaction():
         conn.execute("CREATE EXTENSION IF NOT EXISTS rum")
+        conn.execute(RUM_DAY)
         conn.execute(RUM_INDEX)
     return True
