@@ -136,11 +136,17 @@ def take_the_wire() -> tuple[io.BufferedReader, io.RawIOBase]:
     return wire_in, wire_out
 
 
-def serve_early(start_server: Any) -> None:
-    """Answer `initialize` early, then run `start_server()` (which imports the SDK and serves
-    stdio until the client closes) on the wire with the request replayed."""
-    importer = threading.Thread(target=_import_sdk, daemon=True)
-    importer.start()
+_importer: threading.Thread | None = None
+
+
+def answer_first() -> None:
+    """Start the SDK's import, take the wire and answer `initialize` if it may; the streams
+    the SDK will serve are left on sys.stdin and sys.stdout. Idempotent."""
+    global _importer
+    if _importer is not None:
+        return
+    _importer = threading.Thread(target=_import_sdk, daemon=True)
+    _importer.start()
     wire_in, wire_out = take_the_wire()
     first = wire_in.readline()
     try:
@@ -156,7 +162,14 @@ def serve_early(start_server: Any) -> None:
     sys.stdout = io.TextIOWrapper(
         io.BufferedWriter(_DropPrivate(wire_out)), encoding="utf-8", write_through=True
     )
-    importer.join()
+
+
+def serve_early(start_server: Any) -> None:
+    """Answer `initialize` early (unless `hipo_jupyter.entry` already did), then run
+    `start_server()` (which serves stdio until the client closes) with the request replayed."""
+    answer_first()
+    assert _importer is not None
+    _importer.join()
     start_server()
 
 

@@ -25,7 +25,13 @@ def initialize(version: str, client: dict | None = None) -> dict:
     return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
 
 
-def exchange(root: Path, messages: list[dict], *, early: bool) -> tuple[list[dict], float]:
+CLI = ["-m", "hipo_jupyter.cli"]
+SCRIPT = ["-c", "import sys; from hipo_jupyter.entry import main; sys.exit(main())"]  # `hipo`
+
+
+def exchange(
+    root: Path, messages: list[dict], *, early: bool, entry: list[str] = CLI
+) -> tuple[list[dict], float]:
     """Send `messages` to a fresh `hipo mcp`; return its answers and the seconds to the first."""
     env = {
         **os.environ,
@@ -35,7 +41,7 @@ def exchange(root: Path, messages: list[dict], *, early: bool) -> tuple[list[dic
         "PYTHONPATH": str(REPO),
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(root), "mcp"],
+        [sys.executable, *entry, "--root", str(root), "mcp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -62,13 +68,16 @@ def exchange(root: Path, messages: list[dict], *, early: bool) -> tuple[list[dic
 
 @pytest.mark.parametrize("version", EARLY_VERSIONS)
 def test_the_early_answer_is_the_sdks_own(memory_root: Path, version: str) -> None:
-    (early,), _ = exchange(memory_root, [initialize(version)], early=True)
+    (early,), _ = exchange(memory_root, [initialize(version)], early=True, entry=SCRIPT)
     (sdk,), _ = exchange(memory_root, [initialize(version)], early=False)
     assert early == sdk
     assert early["result"]["protocolVersion"] == version
 
 
-def test_a_session_after_the_early_answer_is_a_normal_one(memory_root: Path) -> None:
+@pytest.mark.parametrize("entry", [CLI, SCRIPT], ids=["cli", "script"])
+def test_a_session_after_the_early_answer_is_a_normal_one(
+    memory_root: Path, entry: list[str]
+) -> None:
     session = [
         initialize("2025-06-18"),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -80,7 +89,7 @@ def test_a_session_after_the_early_answer_is_a_normal_one(memory_root: Path) -> 
             "params": {"name": "remember", "arguments": {"title": "Early bird", "body": "- x: y"}},
         },
     ]
-    answers, _ = exchange(memory_root, session, early=True)
+    answers, _ = exchange(memory_root, session, early=True, entry=entry)
     assert [a["id"] for a in answers] == [1, 2, 3]
     assert {tool["name"] for tool in answers[1]["result"]["tools"]} >= {"recall", "remember"}
     assert not answers[2]["result"].get("isError")
@@ -95,3 +104,21 @@ def test_what_it_cannot_vouch_for_is_left_to_the_sdk(memory_root: Path, request_
     (answer,), _ = exchange(memory_root, [request_], early=True)
     (sdk,), _ = exchange(memory_root, [request_], early=False)
     assert answer == sdk
+
+
+@pytest.mark.parametrize("target", ["claude-code", "jupyter-ai", "claude-desktop"])
+def test_the_scripts_quick_config_is_the_clis(memory_root: Path, target: str) -> None:
+    """`hipo --root DIR mcp --config T` skips the CLI's imports; it must print the same."""
+    printed = []
+    for entry in (SCRIPT, CLI):
+        done = subprocess.run(
+            [sys.executable, *entry, "--root", str(memory_root), "mcp", "--config", target],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        printed.append((done.stdout, done.stderr))
+    assert printed[0] == printed[1]
+    assert str(memory_root) in printed[0][0]
