@@ -19,17 +19,33 @@ none of them; one `Memory` object is the way in):
   `completer.py` TAB completion, `questions.py` `%recall ...?` as a question, `progress.py`
   progress bars); `cli.py`, `cli_parser.py` and `cli_views.py` (the `hipo` command, its
   arguments, its views); `server/` (the REST API of the sidebar); `widgets.py`; `mcp.py`
-  (`hipo mcp`) and `mcp_config.py` (what registers it in each client);
+  (`hipo mcp`), `mcp_early.py` (its `initialize`, answered before the SDK has loaded) and
+  `mcp_config.py` (what registers it in each client);
   `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude
   calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);
   `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
-  conversation's zones); `demo.py`.
+  conversation's zones); `demo.py`; `entry.py` (the `hipo` script's entry point).
 - backends loaded only when asked for: `team/` (the team's memory on PostgreSQL);
   `team_url.py` its URL with the password masked, for `hipo status` without psycopg.
 """
 
-from .memory import Memory, MemoryConfig
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .memory import Memory, MemoryConfig
 
 __version__ = "0.1.0"
 
 __all__ = ["Memory", "MemoryConfig", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """`Memory` and `MemoryConfig` load the engine on first use, not on `import hipo_jupyter`:
+    `hipo mcp` answers its client before the engine (and the MCP SDK) have loaded."""
+    if name in ("Memory", "MemoryConfig"):
+        from . import memory
+
+        return getattr(memory, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -378,16 +378,25 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print(mcp_config.config_snippet(args.config, checked_root(args)))
         print(f"hipo: {mcp_config.CONFIG_WHERE[args.config]}", file=sys.stderr)
         return 0
-    try:
+    import importlib.util
+
+    from hipo_jupyter import mcp_early
+
+    if importlib.util.find_spec("mcp") is None:
+        raise UsageError("hipo mcp needs mcp: pip install 'hipo-jupyter[mcp]'")
+    checked_root(args)  # a wrong root is one line before anything is served
+
+    def start() -> None:
         from hipo_jupyter import mcp as mcp_server
-    except ImportError as error:
-        missing = error.name or error
-        raise UsageError(f"hipo mcp needs {missing}: pip install 'hipo-jupyter[mcp]'") from None
-    memory = open_memory(args)
-    try:
-        mcp_server.serve(memory)
-    finally:
-        memory.close()
+
+        memory = open_memory(args)
+        try:
+            mcp_server.serve(memory)
+        finally:
+            memory.close()
+
+    # `initialize` is answered while the SDK still imports (hipo_jupyter/mcp_early.py)
+    mcp_early.serve_early(start)
     return 0
 
 
