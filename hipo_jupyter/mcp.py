@@ -29,9 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+from hipo_jupyter.mcp_stdio import HipoMCPServer, serve_stdio
 from hipo_jupyter.memory import HipoError, Memory, render
 from hipo_jupyter.memory.layer1 import LAYER1_FILES
 from hipo_jupyter.memory.requests import RecallQuery
@@ -95,7 +97,7 @@ def topics_text(memory: Memory) -> str:
 # --- the server --------------------------------------------------------------------------------
 def build_server(memory: Memory) -> MCPServer:
     """An MCP server whose tools and resources are calls on `memory`."""
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = HipoMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(structured_output=False)
     @_tool_errors
@@ -183,7 +185,7 @@ def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
 
 def serve(memory: Memory) -> None:
     """Serve `memory` over stdio until the client closes the connection."""
-    build_server(memory).run("stdio")
+    anyio.run(serve_stdio, build_server(memory))  # every line answered (mcp_stdio.py)
 
 
 # --- registering the server in the clients ------------------------------------------------------
