@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
@@ -38,6 +39,7 @@ from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' 
     hipo_command,
     server_entry,
 )
+from hipo_jupyter.mcp_stdio import HipoMCPServer, serve_stdio
 from hipo_jupyter.memory import HipoError, Memory, render
 from hipo_jupyter.memory.layer1 import LAYER1_FILES
 from hipo_jupyter.memory.provenance import VIA_MCP
@@ -102,7 +104,7 @@ def topics_text(memory: Memory) -> str:
 # --- the server --------------------------------------------------------------------------------
 def build_server(memory: Memory) -> MCPServer:
     """An MCP server whose tools and resources are calls on `memory`."""
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = HipoMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(structured_output=False)
     @_tool_errors
@@ -210,6 +212,6 @@ def start_session(memory: Memory) -> threading.Thread:
 
 def serve(memory: Memory) -> None:
     """Run the session-start ritual, then serve `memory` over stdio until the client closes
-    the connection."""
+    the connection; every line is answered (`mcp_stdio.py`)."""
     start_session(memory)
-    build_server(memory).run("stdio")
+    anyio.run(serve_stdio, build_server(memory))

@@ -1,10 +1,12 @@
 """Fuzz: the checkpoint and node parsers, the magics' and the CLI's argument parsing, redaction,
-the engine's request parser, and memory folders in any state (hostile raw logs, state files,
-append intents and nodes).
+the engine's request parser, memory folders in any state (hostile raw logs, state files,
+append intents and nodes), Claude's memory tool with random commands, and `hipo mcp` with random
+lines and tool calls.
 
 No input may crash them with anything but their documented errors: `ParseError` for bytes that
 are not UTF-8 Markdown, `UsageError` for a magic line (IPython's, one line) or a command line
-(the CLI's, exit code 2), `SystemExit(0)` for the CLI's `--help`. Render-parse round trips hold
+(the CLI's, exit code 2), `SystemExit(0)` for the CLI's `--help`, a `ToolError` of one line
+for the memory tool, a JSON-RPC reply to every line `hipo mcp` reads. Render-parse round trips hold
 for checkpoints and nodes, redaction is idempotent, and `node_head` judges any bytes.
 
 HIPO_FUZZ_CASES sets the number of cases of the whole file (default 4,000, split by weight);
@@ -52,6 +54,8 @@ WEIGHTS = {
     "redact": 10,
     "request_values": 4,
     "folder_states": 3,
+    "memory_tool_commands": 6,
+    "mcp_lines": 2,
 }
 RUN = Counter()  # cases run per target, read by benchmarks/fuzz.py
 FUZZ_DAY = date(2026, 11, 2)
@@ -383,3 +387,120 @@ def test_any_folder_state_keeps_the_checkpoints_and_answers(
         finally:
             memory.close()
         assert outside.read_text() == "outside\n"
+
+
+# --- the memory tool and hipo mcp with random commands -------------------------------------------
+TOOL_FIELDS = ["command", "path", "file_text", "view_range", "old_str", "new_str", "insert_line",
+               "insert_text", "old_path", "new_path"]  # fmt: skip
+TOOL_PATHS = st.sampled_from(
+    ["/memories", "/memories/SCRATCHPAD.md", "/memories/knowledge/a.md", "/memories/plans/b.md",
+     "/memories/memory/2026-11-02.md", "/memories/memory/ROOT.md", "/memories/../x.md",
+     "/memories/knowledge/\nx.md", "/etc/passwd", "/memories/.env"]
+)  # fmt: skip
+TOOL_VALUES = st.one_of(
+    TOOL_PATHS, st.none(), st.booleans(), st.integers(-5, 50), st.floats(allow_nan=True),
+    st.text(max_size=30), st.lists(st.one_of(st.integers(-3, 9), st.text(max_size=3)), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)  # fmt: skip
+TOOL_COMMANDS = st.fixed_dictionaries(
+    {"command": st.sampled_from(["view", "create", "str_replace", "insert", "delete", "rename",
+                                 "undo_edit", ""]) | TOOL_VALUES},
+    optional={name: TOOL_VALUES for name in TOOL_FIELDS[1:]},
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def memory_tool(tmp_path_factory: pytest.TempPathFactory):
+    from hipo_jupyter.memory_tool import HipoMemoryTool
+
+    base = tmp_path_factory.mktemp("fuzz-tool")
+    (base / "outside.md").write_text("outside\n")
+    root = base / "root"
+    memory = Memory(root, today=lambda: FUZZ_DAY)
+    memory.init()
+    tool = HipoMemoryTool(memory)
+    yield tool, base
+    memory.close()
+
+
+@budget("memory_tool_commands")
+@given(st.one_of(TOOL_COMMANDS, TOOL_VALUES))
+def test_memory_tool_answers_or_refuses_in_one_line(memory_tool, command) -> None:
+    from anthropic.lib.tools import ToolError
+
+    RUN["memory_tool_commands"] += 1
+    tool, base = memory_tool
+    try:
+        answer = tool.call(command)
+        assert isinstance(answer, str)
+    except ToolError as error:
+        assert len(str(error).splitlines()) == 1, str(error)
+    assert (base / "outside.md").read_text() == "outside\n"
+    assert sorted(p.name for p in base.iterdir()) == ["outside.md", "root"]
+
+
+@pytest.fixture(scope="module")
+def mcp_process(tmp_path_factory: pytest.TempPathFactory):
+    import subprocess
+    import sys
+
+    pytest.importorskip("mcp")
+    root = tmp_path_factory.mktemp("fuzz-mcp")
+    Memory(root, today=lambda: FUZZ_DAY).init()
+    env = {k: v for k, v in os.environ.items() if k != "HIPO_ROOT"}
+    env.update(HIPO_SEMANTIC="0", PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(root), "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+             "clientInfo": {"name": "fuzz", "version": "0"}}  # fmt: skip
+    assert mcp_reply(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+    process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    yield process
+    process.stdin.close()
+    process.wait(timeout=30)
+
+
+def mcp_reply(process, message: object) -> dict:
+    """One line written (bytes as they are, anything else as JSON); its reply within 20 s."""
+    import select
+
+    line = message if isinstance(message, bytes) else json.dumps(message).encode()
+    process.stdin.write(line + b"\n")
+    process.stdin.flush()
+    ready, _, _ = select.select([process.stdout], [], [], 20)
+    assert ready, f"no reply to {line[:80]!r}"
+    return json.loads(process.stdout.readline())
+
+
+MCP_TOOLS = st.sampled_from(["recall", "remember", "topics", "layer1", "read", "status", "nope"])
+MCP_ARGUMENTS = st.dictionaries(
+    st.sampled_from(["query", "k", "since", "until", "type", "budget", "title", "body", "tags",
+                     "path", "x"]),
+    TOOL_VALUES,
+    max_size=4,
+)  # fmt: skip
+GARBAGE = st.binary(max_size=60).filter(lambda b: b"\n" not in b and b"\r" not in b)
+
+
+@budget("mcp_lines")
+@given(st.integers(1, 10**6), st.one_of(st.tuples(MCP_TOOLS, MCP_ARGUMENTS), GARBAGE))
+def test_mcp_answers_every_line(mcp_process, number: int, message) -> None:
+    RUN["mcp_lines"] += 1
+    if isinstance(message, bytes):
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(message)
+            if isinstance(parsed, dict) and "method" in parsed and "id" not in parsed:
+                return  # a notification: JSON-RPC answers none
+        reply = mcp_reply(mcp_process, message)
+        assert reply["error"]["code"] in (-32700, -32600), reply
+        return
+    name, arguments = message
+    call = {"name": name, "arguments": arguments}
+    reply = mcp_reply(mcp_process, {"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                                    "params": call})  # fmt: skip
+    assert reply["id"] == number
+    if "result" in reply and reply["result"].get("isError"):
+        (block,) = reply["result"]["content"]
+        assert len(block["text"].splitlines()) == 1, block["text"]

@@ -11,7 +11,7 @@ Two defences, so that a miss in one is caught by the other:
    chosen to be absent from the parts. Text written earlier cannot hold the closing tag of a
    fence around itself: the suffix depends on the text and on a key it never saw. The same
    content in the same process gets the same tag, so a cached prompt prefix stays cached.
-   Cost: the suffix is 12 digits, 4 tokens, on each of the two tags (8 a fence).
+   Cost: a dash and 12 digits, 5 o200k tokens on each of the two tags (10 a fence).
 2. What remains is escaped (`escape_fence`): tags of ours are defused however they are spelled
    (look-alikes, invisible or blank characters inside), and ASCII control characters and
    blank-looking letters are written as visible `\\xNN` / `\\uNNNN` escapes.
