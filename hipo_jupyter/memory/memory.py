@@ -178,6 +178,25 @@ class Memory:
         self._team.after_write(day)
         return checkpoint
 
+    def remember_all(
+        self,
+        pieces: Sequence[tuple[str, str]],
+        *,
+        on: str | date | None = None,
+        notebook: str | None = None,
+    ) -> list[Checkpoint]:
+        """`remember` for many (title, body) pairs at once, all or nothing: every one checked
+        and rendered before one append to the day's log, then the log indexed once (linear in
+        the size, where a `remember` each re-reads the growing log every time)."""
+        drafts = [CheckpointDraft.parse(title, body, on=on) for title, body in pieces]
+        made = [new_checkpoint(draft, notebook=notebook) for draft in drafts]
+        day = drafts[0].day if drafts and drafts[0].day else self.today
+        written = self._writer.checkpoints(made, day)
+        if written:
+            self._notify("remember")
+            self._team.after_write(day)
+        return written
+
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.
 
