@@ -5,7 +5,9 @@ stdio, and Claude's memory tool. Each case names the class it stands for; docs/R
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import time
 from datetime import date
 from pathlib import Path
@@ -200,3 +202,44 @@ def test_view_of_a_folder_of_100000_notes_is_bounded(tool: HipoMemoryTool, memor
     assert (
         len([line for line in listing.splitlines() if "/memories/knowledge/bulk/" in line]) <= 201
     )
+
+
+# --- a full disk ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Path:
+    """A 4 MiB tmpfs (root only: skipped otherwise), unmounted after the test."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)])
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_recall_status_and_check_keep_working_on_a_full_disk(small_disk: Path) -> None:
+    root = small_disk / "notebooks"
+    root.mkdir()
+    assert run_hipo(root, "remember", "Pricing", stdin="- outcome: cut by 15%\n").returncode == 0
+    assert run_hipo(root, "recall", "pricing").returncode == 0  # the saved index exists
+    with open(root / RAW, "a") as log:  # written by another tool: the index must catch up
+        log.write("\n## Later note\n- outcome: churn analysis done\n")
+    before = (root / RAW).read_bytes()
+    with open(small_disk / "filler", "wb") as filler, contextlib.suppress(OSError):
+        while True:
+            filler.write(b"\0" * 65536)
+            filler.flush()
+    recall = run_hipo(root, "recall", "churn")
+    assert recall.returncode == 0 and "Later note" in recall.stdout, recall.stderr
+    status = run_hipo(root, "status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    check = run_hipo(root, "check")
+    failed = [line for line in check.stdout.splitlines() if line.startswith("FAIL")]
+    assert not [line for line in failed if "disk" in line], failed
+    assert "Traceback" not in check.stderr
+    assert "raw logs parse" in check.stdout
+    assert (root / RAW).read_bytes() == before
