@@ -161,36 +161,6 @@ class ProgressBar:
             self._bar.close()
 
 
-# --- formatting -------------------------------------------------------------------------------
-
-
-def format_import(report: Any, file: Path) -> str:
-    if not report.written:
-        return f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
-    days = report.days
-    span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
-    lines = [
-        f"Imported {report.written} turns from {file.name} into {len(days)} raw logs ({span})"
-        + (f"; {report.skipped} already there" if report.skipped else "")
-        + "."
-    ]
-    if report.compaction is not None:
-        lines.append(render.compaction_text(report.compaction).split("\n", 1)[0])
-    return "\n".join(lines)
-
-
-def future_turns(per_day: dict[str, int], today: date) -> str:
-    """One line for imported turns dated after today (a clock or time-zone mix-up in the
-    source, usually): they are kept on their own dates, and the person should know."""
-    ahead = sorted(day for day in per_day if day > today.isoformat())
-    if not ahead:
-        return ""
-    count = sum(per_day[day] for day in ahead)
-    span = ahead[0] if len(ahead) == 1 else f"{ahead[0]} .. {ahead[-1]}"
-    turns = "turn is" if count == 1 else "turns are"
-    return f"{count} imported {turns} dated after today ({today}): {span}; kept on those dates"
-
-
 # --- commands ---------------------------------------------------------------------------------
 
 
@@ -344,8 +314,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             report = memory.import_records(records, progress=progress)
     finally:
         memory.close()
-    print(format_import(report, args.file))
-    ahead = future_turns(report.per_day, memory.today)
+    print(cli_views.format_import(report, args.file))
+    ahead = cli_views.future_turns(report.per_day, memory.today)
     if ahead:
         print(f"hipo: warning: {ahead}", file=sys.stderr)
     if report.compaction is not None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import date
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from hipo_jupyter.memory import HipoError, Memory
+from hipo_jupyter.memory import HipoError, Memory, render
 from hipo_jupyter.memory.frame import EXPORT_FORMATS
 from hipo_jupyter.memory.graph import MAX_QUERY_CHARS
 from hipo_jupyter.memory.requests import RequestError, parse_number
@@ -110,3 +111,30 @@ def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
         for row in result.rows:
             print("\t".join("" if value is None else str(value) for value in row))
     return 0
+
+
+def format_import(report: Any, file: Path) -> str:
+    if not report.written:
+        return f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
+    days = report.days
+    span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
+    lines = [
+        f"Imported {report.written} turns from {file.name} into {len(days)} raw logs ({span})"
+        + (f"; {report.skipped} already there" if report.skipped else "")
+        + "."
+    ]
+    if report.compaction is not None:
+        lines.append(render.compaction_text(report.compaction).split("\n", 1)[0])
+    return "\n".join(lines)
+
+
+def future_turns(per_day: dict[str, int], today: date) -> str:
+    """One line for imported turns dated after today (a clock or time-zone mix-up in the
+    source, usually): they are kept on their own dates, and the person should know."""
+    ahead = sorted(day for day in per_day if day > today.isoformat())
+    if not ahead:
+        return ""
+    count = sum(per_day[day] for day in ahead)
+    span = ahead[0] if len(ahead) == 1 else f"{ahead[0]} .. {ahead[-1]}"
+    turns = "turn is" if count == 1 else "turns are"
+    return f"{count} imported {turns} dated after today ({today}): {span}; kept on those dates"

@@ -42,6 +42,7 @@ from hipo_jupyter.memory.store import raw_log_path
 
 PREFIX = "/memories"
 LINE_WIDTH = 6
+MAX_LISTED = 200  # a listing (or a list of lines) says "and N more" past this
 NEWEST_PER_FOLDER = 40  # a year of memory is ~800 files: a listing shows the newest of each folder
 KIND_NOTES = {
     notes.WORKING: "Layer 1, edit freely",
@@ -227,13 +228,22 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         for relative in entries:
             by_parent.setdefault(str(Path(relative).parent), []).append(relative)
         lines = [f"Here are the memory's files in {shown(folder)} (size, path, what it takes):"]
+        listed = 0
         for parent, files in by_parent.items():
             left_out = len(files) - NEWEST_PER_FOLDER if parent != (folder or ".") else 0
             if left_out > 0:
                 lines.append(f"\t({left_out} older files in {shown(parent)}/: view it for all)")
                 files = files[left_out:]
+            room = MAX_LISTED - listed
+            if len(files) > room:  # a folder of 100,000 notes: a bounded answer, not megabytes
+                lines.append(
+                    f"\t(and {len(files) - room:,} more in {shown(parent)}/: view a subfolder "
+                    "or a file by name)"
+                )
+                files = files[:room]
+            listed += len(files)
             for relative in files:
-                size = file_size((self.memory.root / relative).stat().st_size)
+                size = file_size((self.memory.root / relative).lstat().st_size)
                 note = KIND_NOTES.get(notes.kind_of(relative), "")
                 lines.append(f"{size}\t{shown(relative)}\t({note})")
         if not entries:
@@ -365,12 +375,11 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         blocks = checkpoint_blocks(text)
         if not blocks:
             raise ToolError("nothing to append: the text is empty")
-        written = [
-            self.memory.remember(title, body, on=day, notebook="memory tool")
-            for title, body in blocks
-        ]
+        written = self.memory.remember_all(blocks, on=day, notebook="memory tool")
         log = shown(raw_log_path(day))
-        lines = ", ".join(str(checkpoint.line) for checkpoint in written)
+        lines = ", ".join(str(checkpoint.line) for checkpoint in written[:MAX_LISTED])
+        if len(written) > MAX_LISTED:
+            lines += f" and {len(written) - MAX_LISTED:,} more"
         where = "" if asked_line is None else f" (not at line {asked_line})"
         return (
             f"Appended {len(written)} checkpoint{'s' if len(written) > 1 else ''} to {log} at "

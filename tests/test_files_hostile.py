@@ -5,7 +5,10 @@ stdio, and Claude's memory tool. Each case names the class it stands for; docs/R
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
+import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,11 +19,13 @@ from anthropic.lib.tools import ToolError
 from test_mcp import call, run_hipo, session
 
 from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.checkpoint import parse_log
 from hipo_jupyter.memory_tool import HipoMemoryTool
 
 TODAY = "2026-03-12"
 PINNED = date.fromisoformat(TODAY)
 MiB = 1 << 20
+RAW = f"memory/{TODAY}.md"
 
 
 @pytest.fixture
@@ -154,3 +159,87 @@ def test_a_note_just_over_the_read_limit_is_refused_and_at_it_is_read_back(
     fits = "y" * (16 * MiB - 1) + "\n"
     tool.call({"command": "create", "path": "/memories/knowledge/b.md", "file_text": fits})
     assert len(memory.read("knowledge/b.md")) == 16 * MiB
+
+
+# --- many checkpoints in one create; a folder of many notes -------------------------------------
+
+
+def many(n: int, bad_at: int | None = None) -> str:
+    title = lambda i: "x" * 400 if i == bad_at else f"t{i}"  # noqa: E731 - 400 > the title limit
+    return "".join(f"## {title(i)}\n- outcome: o{i}\n" for i in range(n))
+
+
+def timed_create(tool: HipoMemoryTool, text: str) -> tuple[float, str]:
+    start = time.monotonic()
+    result = tool.call({"command": "create", "path": f"/memories/{RAW}", "file_text": text})
+    return time.monotonic() - start, result
+
+
+def test_a_create_of_many_checkpoints_is_all_or_nothing(tool: HipoMemoryTool, memory) -> None:
+    before = (memory.root / RAW).read_bytes()
+    message = refused(tool, command="create", path=f"/memories/{RAW}", file_text=many(5_000, 4_999))
+    assert "title" in message
+    assert (memory.root / RAW).read_bytes() == before
+    assert len(memory.recall("o4998").hits) == 0
+
+
+def test_a_create_of_many_checkpoints_is_linear_and_bounded(tool: HipoMemoryTool, memory) -> None:
+    small, _ = timed_create(tool, many(500))
+    large, result = timed_create(tool, many(10_000))
+    assert large < 60 * small + 5, (small, large)  # linear: ~20x; quadratic: ~400x
+    assert len(result) < 2_000 and "and 9,800 more" in result
+    assert len(parse_log((memory.root / RAW).read_text(), date=TODAY)) == 1 + 10_500
+    assert memory.recall("o9999").hits  # indexed in the same call
+
+
+def test_view_of_a_folder_of_100000_notes_is_bounded(tool: HipoMemoryTool, memory_root) -> None:
+    folder = memory_root / "knowledge" / "bulk"
+    folder.mkdir()
+    for number in range(100_000):
+        (folder / f"n{number:06d}.md").touch()
+    listing = tool.call({"command": "view", "path": "/memories/knowledge/bulk"})
+    assert len(listing) < 20_000 and "and 99,800 more" in listing
+    assert (
+        len([line for line in listing.splitlines() if "/memories/knowledge/bulk/" in line]) <= 201
+    )
+
+
+# --- a full disk ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Path:
+    """A 4 MiB tmpfs (root only: skipped otherwise), unmounted after the test."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)])
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_recall_status_and_check_keep_working_on_a_full_disk(small_disk: Path) -> None:
+    root = small_disk / "notebooks"
+    root.mkdir()
+    assert run_hipo(root, "remember", "Pricing", stdin="- outcome: cut by 15%\n").returncode == 0
+    assert run_hipo(root, "recall", "pricing").returncode == 0  # the saved index exists
+    with open(root / RAW, "a") as log:  # written by another tool: the index must catch up
+        log.write("\n## Later note\n- outcome: churn analysis done\n")
+    before = (root / RAW).read_bytes()
+    with open(small_disk / "filler", "wb") as filler, contextlib.suppress(OSError):
+        while True:
+            filler.write(b"\0" * 65536)
+            filler.flush()
+    recall = run_hipo(root, "recall", "churn")
+    assert recall.returncode == 0 and "Later note" in recall.stdout, recall.stderr
+    status = run_hipo(root, "status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    check = run_hipo(root, "check")
+    failed = [line for line in check.stdout.splitlines() if line.startswith("FAIL")]
+    assert not [line for line in failed if "disk" in line], failed
+    assert "Traceback" not in check.stderr
+    assert "raw logs parse" in check.stdout
+    assert (root / RAW).read_bytes() == before

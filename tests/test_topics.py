@@ -7,6 +7,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hipo_jupyter.memory.root import _topic_lines, fit_root, render_root
+from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.topic_index import Topic
 from hipo_jupyter.memory.topics import (
     STOPWORDS,
     comment_tags,
@@ -268,3 +271,38 @@ def test_hashtags_are_lower_case_and_unique(text):
     tags = hashtags(text)
     assert len(tags) == len(set(tags))
     assert all(tag == tag.lower() and " " not in tag for tag in tags)
+
+
+# --- ROOT.md's Topics Index folded to its budget -------------------------------------------------
+
+TOPIC = st.builds(
+    Topic,
+    name=st.from_regex(r"[a-z][a-z0-9-]{0,14}", fullmatch=True),
+    type=st.sampled_from(["project", "feedback", "user", "reference"]),
+    age_days=st.integers(0, 400),
+    keywords=st.lists(st.from_regex(r"[a-z]{1,12}", fullmatch=True), max_size=4).map(tuple),
+    months=st.lists(st.sampled_from(["2026-03", "2026-02", "2025-12"]), min_size=1, max_size=2).map(
+        tuple
+    ),
+    weeks=st.just(("2026-W11", "2026-W06")),
+    last_date=st.just("2026-03-12"),
+    count=st.integers(1, 9),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(TOPIC, max_size=40), st.integers(60, 600))
+def test_root_folds_as_few_topics_as_the_budget_needs(topics: list[Topic], budget: int) -> None:
+    """fit_root bisects over the folds; it must pick what trying each fold in turn picks."""
+    args = ({"type": "root"}, ["- 2026-03-12: a"], ["- b"], ["- (no earlier months)"])
+    expected = None
+    for folded in (0, *range(2, len(topics) + 1, 2)):
+        text = render_root(*args, _topic_lines(topics, folded))
+        if count_tokens(text) <= budget:
+            expected = text
+            break
+    got = fit_root(*args, topics, budget)
+    if expected is not None:
+        assert got == expected
+    else:
+        assert "## Topics Index" in got

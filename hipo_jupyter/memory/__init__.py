@@ -18,7 +18,8 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
   agent may write, `note_files.py` writing them.
 - the tree: `tree.py` the compaction chain and its plan; `periods.py` its calendar; `nodes.py`
   node frontmatter and damage; `summarize.py` the summarizer and the extractive summary,
-  `digest.py` how it reads its sources; `root.py` ROOT.md.
+  `digest.py` how it reads its sources; `root.py` ROOT.md, `root_update.py` it updated as
+  each checkpoint is written.
 - topics: `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data;
   `topic_cache.py` it kept current without re-reading the logs.
 - search and recall: `indexing.py` the text index and vectors kept in step with the files;
@@ -34,7 +35,8 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
 - Layer 1: `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
 - structured memory: `catalog.py` every checkpoint parsed once; `rules.py` rules with triggers;
   `frame.py` a table; `graph.py` RDF and SPARQL (`graph_run.py` runs a query in a child
-  process that a time limit or Ctrl-C stops); `structured.py` them for one root, and export.
+  process that a time limit or Ctrl-C stops); `structured.py` them for one root, and export
+  (`export_target.py` where an export may be written).
 - what it holds: `status.py` status, nodes and the latest checkpoints; `check.py` the protocol
   rules; `transcript_check.py` a Claude Code session checked against them; `render.py` the one
   plain-text rendering of recall, status, topics, Layer 1 and compaction for every front end.

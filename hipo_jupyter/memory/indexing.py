@@ -10,6 +10,7 @@ in memory instead, and a warning says once that it is not kept.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -33,6 +34,18 @@ if TYPE_CHECKING:
     from .vectors import VectorHit  # numpy: imported only with the extra
 
 log = logging.getLogger(__name__)
+_NO_ROOM = ("disk i/o error", "database or disk is full", "no space left", "quota exceeded")
+
+
+def cannot_save(error: BaseException) -> bool:
+    """Whether `error` says the index cannot be written here at all (a full disk, a quota, an
+    I/O error): then reading goes on from an index held in memory, as for a read-only folder."""
+    for cause in (error, error.__cause__):
+        if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            return True
+        if cause is not None and any(words in str(cause).lower() for words in _NO_ROOM):
+            return True
+    return False
 
 Progress = Callable[[int, int, str], None]
 NODE_KINDS = ("daily", "weekly", "monthly")
@@ -83,7 +96,8 @@ class IndexKeeper:
             self.store.index_dir.mkdir(parents=True, exist_ok=True)
             return open_index(self.store.index_dir, self.config.search_backend)
         except (OSError, HipoError, sqlite3.Error) as error:
-            if isinstance(error, PathOutsideRootError) or os.access(self.store.memory_dir, os.W_OK):
+            writable = os.access(self.store.memory_dir, os.W_OK)
+            if isinstance(error, PathOutsideRootError) or (writable and not cannot_save(error)):
                 raise
             reason = getattr(error, "strerror", None) or str(error)
             log.warning(
@@ -148,7 +162,25 @@ class IndexKeeper:
     # --- keeping in step -----------------------------------------------------------------------
     def sync(self, progress: Progress | None = None, *, backlog: bool = False) -> int:
         """Make the index match the files: re-send changed files, drop deleted ones. With
-        `backlog` (reindex, import) the vectors catch up however many texts wait."""
+        `backlog` (reindex, import) the vectors catch up however many texts wait. When the
+        saved index cannot be written (a full disk), one built in memory takes its place for
+        this process, so recall, status and check keep working."""
+        try:
+            return self._sync(progress, backlog=backlog)
+        except (HipoError, sqlite3.Error, OSError) as error:
+            held = str(getattr(self._index, "path", ":memory:"))
+            if not cannot_save(error) or held == ":memory:":
+                raise
+            log.warning(
+                "hipo: the search index could not be written (%s); recall uses one built in "
+                "memory for this process",
+                error,
+            )
+            self._index.close()
+            self._index = memory_index()
+            return self._sync(progress, backlog=backlog)
+
+    def _sync(self, progress: Progress | None = None, *, backlog: bool = False) -> int:
         index = self.open()
         held = index.file_hashes()
         files = self.searchable_files()

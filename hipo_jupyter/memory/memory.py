@@ -14,7 +14,6 @@ nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (com
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date
@@ -36,7 +35,7 @@ from .recall import RecallResult
 from .recall_run import LocalRecall
 from .redact import redact
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
-from .root_update import refresh_root
+from .root_update import refresh_root_after_write
 from .roots import today_from_env
 from .rules import Rule, rules_index_text
 from .search import Document, SearchIndex
@@ -59,8 +58,6 @@ if TYPE_CHECKING:
     from hipo_jupyter.team.sync import SyncReport
 
     from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
-
-log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
@@ -98,12 +95,7 @@ class Memory:
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._topics = TopicsCache(self.store, self._all_checkpoints)
         self._recall = LocalRecall(
-            self.store,
-            self.config,
-            self._indexer,
-            self._topics,
-            self._today,
-            self._lock,
+            self.store, self.config, self._indexer, self._topics, self._today, self._lock
         )
         self._views = StructuredViews(self.store, self.catalog, self._lock)
         self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
@@ -177,22 +169,35 @@ class Memory:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
         checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
         day = draft.day or self.today
-        checkpoint = self._writer.checkpoint(checkpoint, day)
-        self._refresh_root(checkpoint)
+        return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
+
+    def remember_all(
+        self,
+        pieces: Sequence[tuple[str, str]],
+        *,
+        on: str | date | None = None,
+        notebook: str | None = None,
+    ) -> list[Checkpoint]:
+        """`remember` for many (title, body) pairs at once, all or nothing: every one checked
+        and rendered before one append to the day's log, then the log indexed once (linear in
+        the size, where a `remember` each re-reads the growing log every time)."""
+        drafts = [CheckpointDraft.parse(title, body, on=on) for title, body in pieces]
+        made = [new_checkpoint(draft, notebook=notebook) for draft in drafts]
+        day = drafts[0].day if drafts and drafts[0].day else self.today
+        return self._after_write(self._writer.checkpoints(made, day), day)
+
+    def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
+        """Layer 1 shows what was just written (`root_update`: ROOT.md's Active Context and
+        Topics Index in place), then listeners and the team hear of it."""
+        if not written:
+            return written
+        with self._lock:
+            refresh_root_after_write(
+                self.store, written[-1], self._topics, self.today, self.config.root_budget
+            )
         self._notify("remember")
         self._team.after_write(day)
-        return checkpoint
-
-    def _refresh_root(self, checkpoint: Checkpoint) -> None:
-        """Layer 1 shows a checkpoint the moment it is written (`root_update`): ROOT.md's
-        Active Context and Topics Index, updated in place. A failure only logs: the checkpoint
-        is safe in the raw log and the next compaction pass rebuilds ROOT.md."""
-        try:
-            with self._lock:
-                topics = self._topics.topics(self.today)
-                refresh_root(self.store, checkpoint, topics, self.today, self.config.root_budget)
-        except (HipoError, OSError) as exc:
-            log.warning("hipo: saved; Layer 1 catches up at the next compaction: %s", exc)
+        return written
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.

@@ -165,10 +165,22 @@ def fit_root(
     (two at a time), then Active Context and Recent Patterns shorten. What a compaction pass
     does once the Historical Summary is as short as it goes, and what a write does
     (`root_update`)."""
-    for folded in (0, *range(2, len(topics) + 1, 2)):
-        text = render_root(meta, active, patterns, history, _topic_lines(topics, folded))
-        if count_tokens(text) <= budget:
-            return text
+
+    def render(folded: int) -> str:
+        return render_root(meta, active, patterns, history, _topic_lines(topics, folded))
+
+    steps = [0, *range(2, len(topics) + 1, 2)]
+    # Folding more never adds tokens, so the fewest steps that fit are found by bisection:
+    # a few dozen renders for 10,000 topics where trying each step was quadratic.
+    low, high = 0, len(steps)
+    while low < high:
+        middle = (low + high) // 2
+        if count_tokens(render(steps[middle])) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    if low < len(steps):
+        return render(steps[low])
     folded_all = _topic_lines(topics, len(topics))
     for active_n, patterns_n in ((6, 4), (3, 2), (1, 1)):
         text = render_root(meta, active[:active_n], patterns[:patterns_n], history, folded_all)

@@ -32,11 +32,12 @@ from datetime import date, timedelta
 
 from . import root as root_node
 from .checkpoint import Checkpoint
-from .errors import ParseError
+from .errors import HipoError, ParseError
 from .files import MAX_STATE_BYTES
 from .nodes import list_value, parse_node
 from .status import read_checkpoints
 from .store import RawStamps, Store
+from .topic_cache import TopicsCache
 from .topic_index import Topic, topics_to_json
 from .tree import stamp_key
 
@@ -145,6 +146,17 @@ def refresh_root(
         store.write_atomic(store.root_node, new)
         save_topics(store, topics, store.raw_stamps())
         return True
+
+
+def refresh_root_after_write(
+    store: Store, checkpoint: Checkpoint, topics: TopicsCache, today: date, budget: int
+) -> None:
+    """`refresh_root` after a write, where a failure only logs: the checkpoint is safe in its
+    raw log and the next compaction pass rebuilds ROOT.md."""
+    try:
+        refresh_root(store, checkpoint, topics.topics(today), today, budget)
+    except (HipoError, OSError) as exc:
+        log.warning("hipo: saved; Layer 1 catches up at the next compaction: %s", exc)
 
 
 def save_topics(store: Store, topics: Sequence[Topic], stamps: RawStamps) -> None:

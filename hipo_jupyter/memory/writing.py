@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-from .checkpoint import Checkpoint, new_id, parse_body, render
+from .checkpoint import Checkpoint, new_id, parse_body, parse_log, render
 from .errors import HipoError
 from .exchanges import pair
 from .importers import ImportRecord, ImportReport, blocks_by_day
@@ -131,6 +131,25 @@ class Writer:
             if self._views is not None:
                 self._views.after_append(self.store.raw_path(day).name, written, checkpoint)
         return checkpoint
+
+    def checkpoints(self, checkpoints: Sequence[Checkpoint], day: date) -> list[Checkpoint]:
+        """Append many checkpoints to the raw log of `day` in ONE append (all or nothing), then
+        index that log once: linear in their size, where one `checkpoint` call each re-reads
+        the growing log every time. Returns them with their date and line."""
+        if not checkpoints:
+            return []
+        block = "\n".join(render(checkpoint) for checkpoint in checkpoints)
+        with self._lock:
+            written = self.store.append_raw(day, block)
+            lines = {c.id: c.line for c in parse_log(written.text_after, date=day.isoformat())}
+            relative = self.store.relative(self.store.raw_path(day))
+            try:
+                self._indexer.refresh_file(relative)
+            except (HipoError, sqlite3.Error, OSError) as exc:
+                self._indexer.stale()  # the raw log holds them; the index catches up
+                log.warning("hipo: checkpoints saved but not indexed yet: %s", exc)
+            self._topics.forget()
+        return [replace(c, date=day.isoformat(), line=lines.get(c.id)) for c in checkpoints]
 
     def knowledge(self, title: str, text: str, day: date) -> str:
         """Write a new knowledge/ file (redacted) and index it; returns its relative path."""
