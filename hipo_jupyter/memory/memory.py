@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from . import anchored, context_pack, notes
 from .catalog import CheckpointCatalog
@@ -178,25 +178,6 @@ class Memory:
         self._team.after_write(day)
         return checkpoint
 
-    def remember_all(
-        self,
-        pieces: Sequence[tuple[str, str]],
-        *,
-        on: str | date | None = None,
-        notebook: str | None = None,
-    ) -> list[Checkpoint]:
-        """`remember` for many (title, body) pairs at once, all or nothing: every one checked
-        and rendered before one append to the day's log, then the log indexed once (linear in
-        the size, where a `remember` each re-reads the growing log every time)."""
-        drafts = [CheckpointDraft.parse(title, body, on=on) for title, body in pieces]
-        made = [new_checkpoint(draft, notebook=notebook) for draft in drafts]
-        day = drafts[0].day if drafts and drafts[0].day else self.today
-        written = self._writer.checkpoints(made, day)
-        if written:
-            self._notify("remember")
-            self._team.after_write(day)
-        return written
-
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.
 
@@ -206,6 +187,15 @@ class Memory:
         relative = self._writer.knowledge(title, text, on or self.today)
         self._notify("remember")
         return relative
+
+    def remember_all(self, pieces: Sequence[tuple[str, str]], **where: Any) -> list[Checkpoint]:
+        """`remember` for many (title, body) pairs (`on=`, `notebook=`): all or nothing, one
+        append and one index of the log (`Writer.many`), linear where a `remember` each is not."""
+        day, written = self._writer.many(pieces, today=self.today, **where)
+        if written:
+            self._notify("remember")
+            self._team.after_write(day)
+        return written
 
     # --- notes an agent keeps (issue 14: Claude's memory tool; see notes and note_files) -----
     def write_note(self, relative_path: str, text: str) -> str:
@@ -366,18 +356,14 @@ class Memory:
         mode: str | None = None,
         team: bool = False,
     ) -> RecallResult:
-        """Ranked hits for `query`; `team=True` searches the team database instead (see
-        `team_recall`); `neighbours=True` also lifts the checkpoints just before and
-        after each raw hit (a conversation's reply, a task's next step): what a model's context
-        wants, where a person searching wants only the matches.
-
-        `mode`: "keyword" (BM25 with the tree, topics and recency; the default, as before the
-        extra existed), "semantic" (the nearest vectors alone), "hybrid" (both, fused as
-        `config.fusion` says: "score" adds each document's similarity to its BM25 relevance
-        inside keyword recall, see `recall.blend_relevance`; "rrf" fuses the two rankings by
-        reciprocal rank fusion, see `semantic.fuse`) or "auto" (hybrid when semantic recall is
-        on: what the front ends ask for by default). Hybrid without the extra answers by
-        keyword, and says so in the result's `mode`."""
+        """Ranked hits for `query`; `team=True` searches the team database (`team_recall`);
+        `neighbours=True` also lifts the checkpoints just before and after each raw hit (a
+        reply, a next step): what a model's context wants, where a person wants only matches.
+        `mode`: "keyword" (BM25 with tree, topics and recency; the default), "semantic" (the
+        nearest vectors alone), "hybrid" (both, fused as `config.fusion` says: "score" adds
+        similarity to BM25 relevance, `recall.blend_relevance`; "rrf" fuses the rankings,
+        `semantic.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
+        default). Hybrid without the extra answers by keyword, and says so in `mode`."""
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
         if team:
             return self.team_recall(request)
