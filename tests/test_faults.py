@@ -433,11 +433,11 @@ def test_a_full_disk_during_compaction_says_so_and_the_next_run_recovers(
     state = (memory_root / "memory" / ".compaction-state.json").read_bytes()
     real_replace, calls = os.replace, {"n": 0}
 
-    def replace(src, dst):
+    def replace(src, dst, **fds):  # the store renames through its folder's fd (dir_fd=)
         calls["n"] += 1
         if calls["n"] == 2:  # the second node of the pass finds the disk full
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_replace(src, dst)
+        return real_replace(src, dst, **fds)
 
     monkeypatch.setattr(store_module.os, "replace", replace)
     with pytest.raises(WriteError, match="No space left on device; the previous version is kept"):

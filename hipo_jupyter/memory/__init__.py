@@ -8,10 +8,10 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
   `roots.py` where a memory lives and what day it is; `config.py` the settings;
   `events.py` who is told after a write.
 - the files: `store.py` the layout on disk and every write, `layout.py` its names;
-  `anchored.py` every file operation walked from the root by directory fds; `files.py` bounded
-  reads of regular files; `appends.py` all-or-nothing raw appends and their repair;
-  `checkpoint.py` the checkpoint format; `redact.py` secrets kept off the disk;
-  `provenance.py` where a checkpoint came from.
+  `anchored.py` every file operation walked from the root by directory fds, `export_target.py`
+  where an export may write; `files.py` bounded reads of regular files; `appends.py`
+  all-or-nothing raw appends and their repair; `checkpoint.py` the checkpoint format;
+  `redact.py` secrets kept off the disk; `provenance.py` where a checkpoint came from.
 - writing: `writing.py` checkpoints, knowledge/ offloads and imports (indexed as they are
   written); `importers.py` past conversations read into records; `exchanges.py` a user turn
   and the assistant's reply as one checkpoint; `notes.py` which files an

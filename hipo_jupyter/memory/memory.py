@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from . import anchored, context_pack, notes
 from .catalog import CheckpointCatalog
@@ -171,20 +171,11 @@ class Memory:
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
-    def remember_all(
-        self,
-        pieces: Sequence[tuple[str, str]],
-        *,
-        on: str | date | None = None,
-        notebook: str | None = None,
-    ) -> list[Checkpoint]:
-        """`remember` for many (title, body) pairs at once, all or nothing: every one checked
-        and rendered before one append to the day's log, then the log indexed once (linear in
-        the size, where a `remember` each re-reads the growing log every time)."""
-        drafts = [CheckpointDraft.parse(title, body, on=on) for title, body in pieces]
-        made = [new_checkpoint(draft, notebook=notebook) for draft in drafts]
-        day = drafts[0].day if drafts and drafts[0].day else self.today
-        return self._after_write(self._writer.checkpoints(made, day), day)
+    def remember_all(self, pieces: Sequence[tuple[str, str]], **where: Any) -> list[Checkpoint]:
+        """`remember` for many (title, body) pairs (`on=`, `notebook=`): all or nothing, one
+        append and one index of the log (`Writer.many`), linear where a `remember` each is not."""
+        day, written = self._writer.many(pieces, today=self.today, **where)
+        return self._after_write(written, day)
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
         """Layer 1 shows what was just written (`root_update`: ROOT.md's Active Context and
@@ -376,18 +367,14 @@ class Memory:
         mode: str | None = None,
         team: bool = False,
     ) -> RecallResult:
-        """Ranked hits for `query`; `team=True` searches the team database instead (see
-        `team_recall`); `neighbours=True` also lifts the checkpoints just before and
-        after each raw hit (a conversation's reply, a task's next step): what a model's context
-        wants, where a person searching wants only the matches.
-
-        `mode`: "keyword" (BM25 with the tree, topics and recency; the default, as before the
-        extra existed), "semantic" (the nearest vectors alone), "hybrid" (both, fused as
-        `config.fusion` says: "score" adds each document's similarity to its BM25 relevance
-        inside keyword recall, see `recall.blend_relevance`; "rrf" fuses the two rankings by
-        reciprocal rank fusion, see `semantic.fuse`) or "auto" (hybrid when semantic recall is
-        on: what the front ends ask for by default). Hybrid without the extra answers by
-        keyword, and says so in the result's `mode`."""
+        """Ranked hits for `query`; `team=True` searches the team database (`team_recall`);
+        `neighbours=True` also lifts the checkpoints just before and after each raw hit (a
+        reply, a next step): what a model's context wants, where a person wants only matches.
+        `mode`: "keyword" (BM25 with tree, topics and recency; the default), "semantic" (the
+        nearest vectors alone), "hybrid" (both, fused as `config.fusion` says: "score" adds
+        similarity to BM25 relevance, `recall.blend_relevance`; "rrf" fuses the rankings,
+        `semantic.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
+        default). Hybrid without the extra answers by keyword, and says so in `mode`."""
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
         if team:
             return self.team_recall(request)

@@ -132,6 +132,21 @@ class Writer:
                 self._views.after_append(self.store.raw_path(day).name, written, checkpoint)
         return checkpoint
 
+    def many(
+        self,
+        pieces: Sequence[tuple[str, str]],
+        *,
+        today: date,
+        on: str | date | None = None,
+        notebook: str | None = None,
+    ) -> tuple[date, list[Checkpoint]]:
+        """(day, checkpoints) of `Memory.remember_all`: every (title, body) checked and made
+        before anything is written, then `checkpoints` appends them all at once."""
+        drafts = [CheckpointDraft.parse(title, body, on=on) for title, body in pieces]
+        made = [new_checkpoint(draft, notebook=notebook) for draft in drafts]
+        day = drafts[0].day if drafts and drafts[0].day else today
+        return day, self.checkpoints(made, day)
+
     def checkpoints(self, checkpoints: Sequence[Checkpoint], day: date) -> list[Checkpoint]:
         """Append many checkpoints to the raw log of `day` in ONE append (all or nothing), then
         index that log once: linear in their size, where one `checkpoint` call each re-reads
