@@ -9,7 +9,9 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from hipo_jupyter.memory import Memory
+import pytest
+
+from hipo_jupyter.memory import Memory, context_pack
 from hipo_jupyter.memory.checkpoint import parse_log
 from hipo_jupyter.memory.exchanges import REPLY_INDEX_TOKENS, pair
 from hipo_jupyter.memory.importers import ImportRecord, parse_text
@@ -106,9 +108,14 @@ def test_claude_code_reply_split_by_tool_calls_is_one_reply(memory_root: Path) -
     assert records[0].reply == "Let me read the fixture.\n\nIt shares a temp dir."
 
 
-def test_context_shows_the_request_then_the_matching_reply(memory_root: Path) -> None:
+def test_context_shows_the_request_then_the_matching_reply(
+    memory_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     memory = memory_at(memory_root)
     memory.import_records(parse_text(json.dumps(CHAT), name="chat.json"))
+    text = memory.context("a lively starter", budget=500, layer1=False).text
+    assert "Which sourdough" in text and "1:1:1" not in text  # the default shows no reply
+    monkeypatch.setattr(context_pack, "REPLY_PASSAGE_TOKENS", 20)
     # found through its reply ("lively" is only there): the request, then the reply's passage
     text = memory.context("a lively starter", budget=500, layer1=False).text
     assert "Which sourdough starter ratio should I use?" in text

@@ -39,8 +39,9 @@ from .topic_index import Topic, TopicsIndex
 
 ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
 # A context's hybrid candidates: this many of the fused list, then one of the vector list
-# (`firsts_of_both`; 0: the fused list alone). Chosen by cross-validation (issue 25).
-FUSED_PER_VECTOR_HIT = 2
+# (`firsts_of_both`; 0: the fused list alone, as before). Off until measured on LoCoMo and
+# MemAware with the extra (issue 25: not measured in time on the shared 2-core machine).
+FUSED_PER_VECTOR_HIT = 0
 
 
 @dataclass(frozen=True)
