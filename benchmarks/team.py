@@ -287,14 +287,15 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
             **measure(url, workdir, queries),
         }
         row["before"], row["same"] = same_hits(url, queries)
+        result["team"].append(row)
+        print(markdown(result), file=sys.stderr)  # the plain figures, before the rum pass
         began = time.perf_counter()
         if not args.no_rum and enable_rum(url):
             row["rum_index_s"] = round(time.perf_counter() - began, 1)
             rum = measure(url, workdir, queries)
             row["rum"] = {"team": rum["team"], "team_sql": rum["team_sql"]}
             row["rum"]["same"] = same_hits(url, queries)[1]
-        result["team"].append(row)
-        print(markdown(result), file=sys.stderr)
+            print(markdown(result), file=sys.stderr)
     local.close()
     return result
 

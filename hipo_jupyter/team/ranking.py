@@ -148,18 +148,28 @@ def _search(conn: Any, filters: Filters, ranked: int, *, rum: bool) -> list[tupl
         return _pass(conn, filters, params, filters.since, rum=True)[0]
     days: int | None = None
     found = 0
-    # A window's matches are found by ANDing the GIN bitmap with the day index's; left to
-    # itself the planner may walk the day index row by row, testing every row's tsvector.
-    conn.execute("SET LOCAL enable_indexscan = off")
-    for _ in range(MAX_PASSES):
+    for at in range(MAX_PASSES):
         days = next_window(table, days, found, ranked)
         bound = None if days is None else (table.newest - timedelta(days=days)).isoformat()
         if bound is not None and filters.since is not None and bound <= filters.since:
             bound, days = filters.since, None  # the caller's own bound is narrower
+        _plan(conn, walk=at == 0 and days is not None)
         rows, found = _pass(conn, filters, params, bound or filters.since, rum=False)
         if found >= ranked or days is None:
             return rows
+    _plan(conn, walk=False)
     return _pass(conn, filters, params, filters.since, rum=False)[0]  # every window short
+
+
+def _plan(conn: Any, *, walk: bool) -> None:
+    """How a pass finds its matches. The first window (a few thousand rows) is walked newest
+    first down the day index, each row's tsvector tested: a common word's GIN posting list
+    (most of a million rows) is never read. A later, wider window, sized for a rarer word, is
+    found by ANDing the GIN bitmap with the day index's; left to itself the planner may walk
+    a wide window row by row instead."""
+    walk_on, bitmap_on = ("on", "off") if walk else ("off", "on")
+    conn.execute(f"SET LOCAL enable_indexscan = {walk_on}")
+    conn.execute(f"SET LOCAL enable_bitmapscan = {bitmap_on}")
 
 
 def _pass(

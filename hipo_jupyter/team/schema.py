@@ -131,4 +131,5 @@ def enable_rum(conn: Any) -> bool:
         conn.execute("CREATE EXTENSION IF NOT EXISTS rum")
         conn.execute(RUM_DAY)
         conn.execute(RUM_INDEX)
+        conn.execute("ANALYZE team_checkpoints")  # the new column's statistics, for the planner
     return True
