@@ -46,15 +46,7 @@ MAX_RESULTS = 100
 # at its lock (`folder_lock`), awaited on the event loop, so a queue of them holds no thread.
 WORKERS = 4
 WORKER = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="hipo-api")
-_FOLDER_LOCKS: dict[str, asyncio.Lock] = {}
-
-
-def folder_lock(key: str) -> asyncio.Lock:
-    """The lock of one notebook folder (created on first use; used on the event loop only)."""
-    lock = _FOLDER_LOCKS.get(key)
-    if lock is None:
-        lock = _FOLDER_LOCKS[key] = asyncio.Lock()
-    return lock
+LOCKS_KEY = "hipo_folder_locks"  # in the web app's settings: one server, one event loop
 
 
 class BadParameterError(ValueError):
@@ -116,7 +108,7 @@ class HipoHandler(APIHandler):
     @authorized
     async def get(self) -> None:
         try:
-            async with folder_lock(self.folder_key()):
+            async with self.folder_lock():
                 answer = await asyncio.get_running_loop().run_in_executor(WORKER, self.answer)
         except Exception as error:
             status = status_for(error)
@@ -128,14 +120,19 @@ class HipoHandler(APIHandler):
     def answer(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def folder_key(self) -> str:
-        """Which folder's lock a request takes: its `path` as the server root names it (two
-        spellings of one folder are one key; a bad path is its own, answered 4xx later)."""
+    def folder_lock(self) -> asyncio.Lock:
+        """The lock of the request's notebook folder, created on first use (the event loop's
+        only): its `path` as the server root names it, so two spellings of one folder are one
+        lock; a bad path has its own, and is answered 4xx by the worker."""
         named = self.get_argument("path", "")
         try:
-            return str(memory_folder(self.server_root, named))
+            key = str(memory_folder(self.server_root, named))
         except Exception:  # the worker reports it
-            return f"?{named}"
+            key = f"?{named}"
+        locks: dict[str, asyncio.Lock] = self.settings.setdefault(LOCKS_KEY, {})
+        if key not in locks:
+            locks[key] = asyncio.Lock()
+        return locks[key]
 
     # --- parameters ---------------------------------------------------------------------
     def param(self, name: str, default: str | None = None) -> str:
