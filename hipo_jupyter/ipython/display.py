@@ -57,7 +57,7 @@ def recall_html(result: RecallResult) -> str:
             f"<td>{esc(data['type'] or data['kind'])}</td>"
             f"<td><b>{esc(data['title'])}</b>{esc(by)}<br>{esc(data['snippet'])}<br>"
             f"<small><code>{esc(render.drill_down(hit))}</code></small>"
-            + (f"<br><small>source: {esc(source)}</small>" if source else "")
+            + (f"<br><small>{esc(render.provenance_line(source))}</small>" if source else "")
             + "</td>"
             "</tr>"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .provenance import provenance_line
 from .store import raw_log_path
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def recall_text(result: RecallResult) -> str:
             lines.append(f"   {snippet}")
         lines.append(f"   {drill_down(hit)}")
         if hit.provenance:
-            lines.append(f"   source: {hit.provenance}")
+            lines.append(f"   {provenance_line(hit.provenance)}")
     return "\n".join(lines)
 
 
