@@ -218,3 +218,20 @@ def test_one_layer1_figure_in_budget_status_and_the_cache_line(shell, capsys) ->
     }
     assert len(set(figures.values())) == 1, figures
     assert int(figures["status"].replace(",", "")) > 0
+
+
+def test_mcp_tells_agents_to_recall_with_the_users_request(memory_root: Path) -> None:
+    from mcp import ClientSession, stdio_client
+    from test_mcp import server_params
+
+    async def scenario() -> str:
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(server_params(memory_root), errlog=quiet) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                return (await client.initialize()).instructions or ""
+
+    instructions = anyio.run(scenario)
+    assert "call recall with the user's request itself as the query" in instructions
+    assert "before answering each user request" in instructions.lower()
