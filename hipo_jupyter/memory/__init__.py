@@ -16,7 +16,8 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
   agent may write, `note_files.py` writing them.
 - the tree: `tree.py` the compaction chain and its plan; `periods.py` its calendar; `nodes.py`
   node frontmatter and damage; `summarize.py` the summarizer and the extractive summary,
-  `digest.py` how it reads its sources; `root.py` ROOT.md.
+  `digest.py` how it reads its sources; `root.py` ROOT.md, `root_update.py` it brought
+  up to date by each checkpoint as it is written.
 - topics: `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data;
   `topic_cache.py` it kept current without re-reading the logs.
 - search and recall: `indexing.py` the text index and vectors kept in step with the files;
