@@ -187,7 +187,14 @@ class Memory:
         try:
             with self._lock:
                 topics = self._topics.topics(self.today)
-                refresh_root(self.store, checkpoint, topics, self.today, self.config.root_budget)
+                refresh_root(
+                    self.store,
+                    checkpoint,
+                    topics,
+                    self.today,
+                    self.config.root_budget,
+                    save=not self._topics.kept_in_place,  # a kernel keeps them at hand
+                )
         except (HipoError, OSError) as exc:
             log.warning("hipo: saved; Layer 1 catches up at the next compaction: %s", exc)
 
