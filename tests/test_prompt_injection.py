@@ -128,7 +128,8 @@ def test_hostile_memory_stays_fenced_in_every_prompt(
     assert recalled == 2  # the hostile notes were recalled, fenced
     layer1 = requests[-1]["system"][0]["text"]
     assert layer1.startswith(llm.LAYER1_OPEN) and MARK in layer1
-    assert requests[-1]["system"][-1]["text"] == "You are terse."  # the user's own, after
+    own = [b for b in requests[-1]["system"] if not b["text"].startswith(llm.FRESH_OPEN)]
+    assert own[-1]["text"] == "You are terse."  # the user's own, after
 
 
 def test_the_summarizer_quotes_hostile_sources_inside_its_fence(
