@@ -15,14 +15,15 @@ answers, stable across versions (fields are only ever added):
                "path": ["memory/ROOT.md", "memory/monthly/2026-03.md",
                         "memory/weekly/2026-W11.md", "memory/daily/2026-03-12.md",
                         "memory/2026-03-12.md#L14"],
-               "topics": ["pricing"], "provenance": "analysis.ipynb cell 7 via magic"}],
+               "topics": ["pricing"], "provenance": "analysis.ipynb cell 7"}],
      "mode": "keyword", "did_you_mean": [], "topic_matches": ["pricing"]}
 
 `file` is relative to the root and `line` 1-based; `kind` is raw, daily, weekly, monthly, root or
 knowledge; `type` is the checkpoint type (project, feedback, user, reference) or "" for a
 compaction node; `score` is higher for better hits (comparable within one answer only); `path` is
-the drill-down from ROOT.md to the hit; `provenance` says where a raw hit came from (notebook,
-cell, front end, model; "" when its checkpoint does not record it).
+the drill-down from ROOT.md to the hit; `snippet` is the passage of the hit that answers the
+query; `provenance` says where a raw hit came from, as a phrase read after "from"
+("analysis.ipynb cell 7", "the command line", "MCP"; "" when its checkpoint does not record it).
 `recall --mode keyword|semantic|hybrid` chooses the ranking (default: hybrid when the
 `[semantic]` extra is installed, else keyword).
 `recall --context [--budget N]` prints instead the text a model is sent (`Memory.context`:

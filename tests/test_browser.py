@@ -269,9 +269,11 @@ def drive(page, url: str, root: Path) -> None:
     expect(topic.locator(".jp-HipoMemory-periods")).to_be_visible()
     newest = panel.locator(".jp-HipoMemory-checkpoint").first
     expect(newest).to_contain_text("Zebrafish tank census")
-    # Where it came from, in the muted provenance line: this notebook, through the magic.
-    expect(newest.locator(".jp-HipoMemory-provenance")).to_contain_text("from quickstart.ipynb")
-    expect(newest.locator(".jp-HipoMemory-provenance")).to_contain_text("via magic")
+    # Where it came from, in the muted provenance line: one phrase after "from" (never
+    # "from via ..."), this notebook and its cell.
+    provenance = newest.locator(".jp-HipoMemory-provenance")
+    expect(provenance).to_contain_text("from quickstart.ipynb cell")
+    expect(provenance).not_to_contain_text("via")
     expect(panel.locator(".jp-HipoMemory-bar[data-part='ROOT']")).to_be_visible()
 
     # Search for it.
@@ -280,8 +282,8 @@ def drive(page, url: str, root: Path) -> None:
     hit = panel.locator(".jp-HipoMemory-hit").first
     expect(hit).to_contain_text("Zebrafish tank census")
     expect(hit.locator(".jp-HipoMemory-hitPath")).not_to_be_empty()
-    expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("quickstart.ipynb")
-    expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("via magic")
+    expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("from quickstart.ipynb cell")
+    expect(hit.locator(".jp-HipoMemory-provenance")).not_to_contain_text("via")
 
     widen_sidebar(page, 140)
     ARTIFACTS.mkdir(exist_ok=True)

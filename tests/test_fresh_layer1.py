@@ -199,3 +199,39 @@ def test_the_pin_keeps_the_cached_block_and_sends_what_is_new_after_it(memory_ro
     grown = tight.split(memory.root, memory.layer1())
     assert grown.fresh == "" and "- food [user, 0d]" in grown.stable  # re-pinned
     memory.close()
+
+
+def test_one_layer1_figure_in_budget_status_and_the_cache_line(shell, capsys) -> None:
+    import re
+
+    shell.run_cell("%remember Launch date #launch: moved the launch to May", store_history=True)
+    capsys.readouterr()
+    shell.run_cell("%hipo budget --text")
+    budget = capsys.readouterr().out
+    shell.run_cell("%hipo status --text")
+    status = capsys.readouterr().out
+    figures = {
+        "headline": re.search(r"Layer 1: ([\d,]+) / ", budget)[1],
+        "total row": re.search(r"\ntotal\s+([\d,]+)", budget)[1],
+        "cache line": re.search(r"prompt cache \(.*\): Layer 1 ([\d,]+) tokens", budget)[1],
+        "status": re.search(r"layer 1:\s+([\d,]+) / ", status)[1],
+    }
+    assert len(set(figures.values())) == 1, figures
+    assert int(figures["status"].replace(",", "")) > 0
+
+
+def test_mcp_tells_agents_to_recall_with_the_users_request(memory_root: Path) -> None:
+    from mcp import ClientSession, stdio_client
+    from test_mcp import server_params
+
+    async def scenario() -> str:
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(server_params(memory_root), errlog=quiet) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                return (await client.initialize()).instructions or ""
+
+    instructions = anyio.run(scenario)
+    assert "call recall with the user's request itself as the query" in instructions
+    assert "before answering each user request" in instructions.lower()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from claude_helpers import (  # noqa: F401
     FakeMessagesAPI,
     api_fixture,
@@ -20,7 +21,7 @@ from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.checkpoint import Checkpoint, parse_log, render
 from hipo_jupyter.memory.importers import ImportRecord
-from hipo_jupyter.memory.provenance import FRONT_ENDS, provenance_text
+from hipo_jupyter.memory.provenance import FRONT_ENDS, provenance_line, provenance_text
 
 OLD_LOG = """\
 ## Competitor pricing [project]
@@ -46,7 +47,9 @@ def test_via_and_model_are_written_in_the_comment_line() -> None:
     assert comment == (
         "<!-- hipo id=i notebook=a.ipynb cell=3 via=write-back model=claude-sonnet-4-5 -->"
     )
-    assert provenance_text(checkpoint) == "a.ipynb cell 3 via write-back, model claude-sonnet-4-5"
+    assert provenance_text(checkpoint) == (
+        "a.ipynb cell 3 (a Claude call's write-back, model claude-sonnet-4-5)"
+    )
 
 
 @given(
@@ -64,9 +67,9 @@ def test_the_magic_records_itself_and_recall_shows_it(claude_shell, memory_root:
     (checkpoint,) = Memory(memory_root).recent_checkpoints(5)
     assert checkpoint.via == "magic" and checkpoint.cell
     hits = claude_shell.run_line_magic("recall", "launch")
-    assert hits[0].provenance == f"cell {checkpoint.cell} via magic"
-    assert f"source: cell {checkpoint.cell} via magic" in str(hits)
-    assert "source: cell" in hits._repr_html_()
+    assert hits[0].provenance == f"cell {checkpoint.cell}"
+    assert f"\n   from cell {checkpoint.cell}\n" in str(hits) + "\n"
+    assert "from cell" in hits._repr_html_() and "via" not in str(hits)
 
 
 def test_a_write_back_records_the_model_of_the_request(
@@ -99,7 +102,11 @@ def test_cli_and_import_name_themselves(memory_root: Path, monkeypatch, capsys) 
     assert [via for title, via in vias.items() if title != "Parser shipped"] == ["import"]
     capsys.readouterr()
     assert cli.main(["--root", str(memory_root), "recall", "parser", "--json"]) == 0
-    assert '"provenance": "via cli"' in capsys.readouterr().out
+    assert '"provenance": "the command line"' in capsys.readouterr().out
+    assert cli.main(["--root", str(memory_root), "recall", "parser"]) == 0
+    shown = capsys.readouterr().out
+    assert "\n   from the command line" in shown and "via cli" not in shown
+    assert "\n   outcome: shipped the parser\n" in shown  # the passage, not the title again
 
 
 def test_an_index_made_before_provenance_was_indexed_gets_it_on_opening(memory_root) -> None:
@@ -121,3 +128,21 @@ def test_an_index_made_before_provenance_was_indexed_gets_it_on_opening(memory_r
     hits = memory.recall("churn model").hits
     assert hits and hits[0].provenance == "churn.ipynb cell 4"
     memory.close()
+
+
+@pytest.mark.parametrize(
+    ("fields", "phrase"),
+    [
+        ({"via": "cli"}, "the command line"),
+        ({"via": "mcp"}, "MCP"),
+        ({"via": "import"}, "an import"),
+        ({"notebook": "analysis.ipynb", "cell": "3", "via": "magic"}, "analysis.ipynb cell 3"),
+        ({"notebook": "memory tool"}, "Claude's memory tool"),
+        ({"via": "write-back", "model": "m"}, "a Claude call's write-back (model m)"),
+        ({}, ""),
+    ],
+)
+def test_provenance_reads_as_a_phrase_after_from(fields: dict, phrase: str) -> None:
+    checkpoint = Checkpoint("T", text="body", id="x", **fields)
+    assert provenance_text(checkpoint) == phrase
+    assert provenance_line(phrase) == (f"from {phrase}" if phrase else "")

@@ -171,7 +171,7 @@ async def test_recent_and_recall_say_where_each_checkpoint_came_from(jp_fetch, p
         model="claude-sonnet-4-5",
     )
     memory.close()
-    expected = "analysis.ipynb cell 7 via magic, model claude-sonnet-4-5"
+    expected = "analysis.ipynb cell 7 (model claude-sonnet-4-5)"  # the sidebar adds "from"
 
     recent = await get_json(jp_fetch, "recent", path="project/analysis.ipynb", n="3")
     by_title = {c["title"]: c for c in recent["checkpoints"]}

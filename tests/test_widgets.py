@@ -152,9 +152,9 @@ def test_budget_bars_follow_the_files_and_turn_tight_then_over(memory):
     assert "cut to budget" in budget.part_labels["SCRATCHPAD"].value
 
 
-def test_budget_redraws_after_compaction_writes_root(remembered):
+def test_budget_shows_root_once_written_and_after_compaction(remembered):
     budget = ContextBudget(remembered)
-    assert budget.part_bars["ROOT"].value == 0
+    assert budget.part_bars["ROOT"].value > 0  # the write itself updated ROOT.md
     remembered.compact()
     assert budget.part_bars["ROOT"].value > 0
     assert "/ 3,000 tokens" in budget.part_labels["ROOT"].value

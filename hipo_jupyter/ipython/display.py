@@ -57,7 +57,7 @@ def recall_html(result: RecallResult) -> str:
             f"<td>{esc(data['type'] or data['kind'])}</td>"
             f"<td><b>{esc(data['title'])}</b>{esc(by)}<br>{esc(data['snippet'])}<br>"
             f"<small><code>{esc(render.drill_down(hit))}</code></small>"
-            + (f"<br><small>source: {esc(source)}</small>" if source else "")
+            + (f"<br><small>{esc(render.provenance_line(source))}</small>" if source else "")
             + "</td>"
             "</tr>"
         )
@@ -128,17 +128,22 @@ def usage_line(usage: Any, model: str) -> str:
     )
 
 
-def cache_text(usage: Any, model: str, layer1_tokens: int, minimum: int) -> str:
-    """`%hipo budget`'s prompt-cache lines: whether Layer 1 reaches the model's minimum
-    cacheable prefix, and the cache read and write tokens the API reported for the last call."""
+def cache_text(
+    usage: Any, model: str, layer1_tokens: int, minimum: int, fence_tokens: int = 0
+) -> str:
+    """`%hipo budget`'s prompt-cache lines: whether Layer 1 (`layer1_tokens`, the figure the
+    budget shows, plus `fence_tokens` of hipo's fence and preamble around it) reaches the
+    model's minimum cacheable prefix, and the cache read and write tokens the API reported for
+    the last call."""
     verdict = (
         "cached (a breakpoint ends it)"
-        if layer1_tokens >= minimum
+        if layer1_tokens + fence_tokens >= minimum
         else "under the minimum, so not cached until the memory grows"
     )
+    fence = f" (+{fence_tokens:,} for its fence)" if fence_tokens else ""
     lines = [
-        f"prompt cache ({model}: minimum {minimum:,} tokens): Layer 1 block ~{layer1_tokens:,} "
-        f"tokens, {verdict}"
+        f"prompt cache ({model}: minimum {minimum:,} tokens): Layer 1 {layer1_tokens:,} "
+        f"tokens{fence}, {verdict}"
     ]
     if usage is None:
         lines.append("last Claude call: none yet in this kernel")

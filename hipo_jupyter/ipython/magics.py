@@ -294,10 +294,15 @@ class HipoMagics(Magics):
     def _cache_text(self, memory: Any) -> str:
         last = self.session.writeback.last_call
         model = last.model if last is not None and last.model else self.session.settings.model
-        block = llm.layer1_block(memory.layer1().text)["text"]
+        layer1 = memory.layer1()
+        fence = count_tokens(llm.layer1_block(layer1.text)["text"]) - layer1.total_tokens
         usage = last.usage() if last is not None else None
         return display.cache_text(
-            usage, model, count_tokens(block), caching.min_cacheable_tokens(model)
+            usage,
+            model,
+            layer1.total_tokens,
+            caching.min_cacheable_tokens(model),
+            fence_tokens=max(fence, 0),
         )
 
     def _topics(self, text_only: bool) -> None:

@@ -2,7 +2,8 @@
 
 One job a module: `prompt` (the blocks and %%ask's request), `injection` (Layer 1 in the user's
 own SDK calls, and the import hook that patches the SDK when it arrives), `client` (the client
-and its errors as one line), `summarizer` (Claude writing summaries).
+and its errors as one line), `summarizer` (Claude writing summaries), `layer1_pin` (Layer 1
+split so the prompt cache survives checkpoints written mid-session).
 
 Everything that knows the anthropic SDK lives here; the engine (`hipo_jupyter.memory`) never
 imports it and the IPython front end only calls these functions.
@@ -12,11 +13,14 @@ The prompt of a call made with hipo loaded, in order, stable parts first:
    knows a call already carries it and leaves the call alone.
 2. The caller's own system text, or (%%ask, once turns were folded) the conversation's anchor
    and rolling summary.
-3. (%%ask) the context-status note: live tokens against the window.
-4. (%%ask --recall) recalled memory, fenced as quoted data and escaped so stored text cannot
-   close the fence (`fence_quoted`).
+3. (%%ask) the context-status note: live tokens against the window, and what recall took.
+4. Layer 1's lines written since block 1 was first sent (`layer1_pin`), in a fence of their own.
+5. Recalled memory (%%ask, for the question itself by default; SDK calls when
+   `Hipo.auto_recall_sdk` is on), fenced as quoted data and escaped so stored text cannot close
+   the fence (`fence_quoted`).
 Prompt-cache breakpoints end 1 and 2 where their prefix reaches the model's minimum cacheable
-length, within the API's four (`hipo_jupyter.caching`); 3 and 4 change every call, after them.
+length, within the API's four (`hipo_jupyter.caching`); 3 to 5 change from call to call, after
+them.
 
 Injection patches the SDK's resource classes (`Messages`, `AsyncMessages` and their beta twins:
 create, stream, parse, count_tokens) at class level, so every client in the kernel, made before

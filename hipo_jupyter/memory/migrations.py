@@ -135,6 +135,15 @@ def m004_node_text_without_comments(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_provenance_phrases(db: sqlite3.Connection) -> None:
+    """Provenance is kept as the phrase every front end shows after "from" ("the command
+    line", "analysis.ipynb cell 3"), no longer "via cli", which read "from via cli" in the
+    sidebar. The recorded hashes are forgotten, so the next sync re-sends every file and each
+    raw checkpoint's phrase is written anew."""
+    db.execute("delete from files")
+
+
 REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
 
 

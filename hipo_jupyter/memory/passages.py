@@ -162,3 +162,15 @@ def matching_lines(
             room -= cost
             chosen.update(new)
     return "\n".join(lines[n] for n in sorted(chosen))
+
+
+SNIPPET_TOKENS = 48
+"""A hit's snippet: about two lines under its title (`search_query.SNIPPET_CHARS` of text)."""
+
+
+def hit_snippet(text: str, query: str, cap: int = SNIPPET_TOKENS) -> str:
+    """The passage of a hit's text that answers `query`, on one line: what every front end
+    shows under the hit's title (the CLI, `%recall`, the sidebar's JSON, MCP). `text` is the
+    body (a checkpoint's fields and free text, never its title), so a one-line note shows its
+    line, not its title twice; the head when no query word is in it."""
+    return " ".join(passage(text, query_stems(query), cap).split())

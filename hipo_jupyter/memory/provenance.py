@@ -28,16 +28,39 @@ def provenance_of(checkpoint: Checkpoint) -> dict[str, str | None]:
     }
 
 
+VIA_PHRASES = {
+    VIA_MAGIC: "a notebook cell",
+    VIA_CLI: "the command line",
+    VIA_IMPORT: "an import",
+    VIA_WRITE_BACK: "a Claude call's write-back",
+    VIA_MCP: "MCP",
+}
+"""How each front end reads after "from" when no notebook cell says more."""
+MEMORY_TOOL_NOTEBOOK = "memory tool"  # what Claude's memory tool records as the notebook
+
+
 def provenance_text(checkpoint: Checkpoint) -> str:
-    """One short phrase, `analysis.ipynb cell 7 via write-back, model claude-sonnet-4-5`,
-    or "" when the checkpoint records nothing of where it came from."""
+    """Where a checkpoint came from as a phrase that reads after "from" (`provenance_line`):
+    `analysis.ipynb cell 7`, `the command line`, `MCP`, `a.ipynb cell 3 (a Claude call's
+    write-back, model claude-sonnet-4-5)`; "" when the checkpoint records nothing of it.
+    Every front end shows this one phrase (the index keeps it for each raw hit)."""
+    via = checkpoint.via or ""
+    how = VIA_PHRASES.get(via, via)
     where = checkpoint.notebook or ""
+    if where == MEMORY_TOOL_NOTEBOOK:
+        where = "Claude's memory tool"
     if checkpoint.cell:
         where = f"{where} cell {checkpoint.cell}".strip()
-    parts = [where] if where else []
-    if checkpoint.via:
-        parts.append(f"via {checkpoint.via}")
-    text = " ".join(parts)
+    details = [how] if where and via and via != VIA_MAGIC else []
+    text = where or how
     if checkpoint.model:
-        text = f"{text}, model {checkpoint.model}" if text else f"model {checkpoint.model}"
+        details.append(f"model {checkpoint.model}")
+    if details:
+        text = f"{text} ({', '.join(details)})" if text else ", ".join(details)
     return text
+
+
+def provenance_line(provenance: str) -> str:
+    """The line under a hit or checkpoint: "from <phrase>", or "" when nothing is known. (The
+    sidebar adds the same "from" to the same phrase.)"""
+    return f"from {provenance}" if provenance.strip() else ""

@@ -33,6 +33,7 @@ from functools import lru_cache
 
 from .errors import QueryError
 from .neighbours import Neighbours, lift_neighbours
+from .passages import hit_snippet
 from .periods import week_id, week_month
 from .query_hints import period_match, query_names, query_periods
 from .search import Document, SearchHit, SearchIndex, plain_snippet
@@ -279,7 +280,7 @@ def recall(
         types={type} if type else None,
         since=since,
         until=until,
-        snippets=snippets,
+        snippets=False,  # the passage that answers is cut below, for the hits shown only
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight)
@@ -304,7 +305,7 @@ def recall(
         if hit_topics:
             score += TOPIC_BOOST
         scored.append((score, doc, snippet, hit_topics))
-    hits = _distinct_best(scored, k, nodes)
+    hits = _distinct_best(scored, k, nodes, query if snippets else None)
     return RecallResult(
         query=query,
         hits=hits,
@@ -314,10 +315,15 @@ def recall(
 
 
 def _distinct_best(
-    scored: list[tuple[float, Document, str, tuple[str, ...]]], k: int, nodes: Collection[str]
+    scored: list[tuple[float, Document, str, tuple[str, ...]]],
+    k: int,
+    nodes: Collection[str],
+    query: str | None = None,
 ) -> list[Hit]:
     """The `k` best of (score, document, snippet, topics), as hits; the same title and text
-    twice (a repeated import, a copy) is shown once. Only the hits walked are fingerprinted."""
+    twice (a repeated import, a copy) is shown once. Only the hits walked are fingerprinted.
+    With `query`, each hit's snippet is the passage of its text that answers it
+    (`passages.hit_snippet`), whichever backend found it."""
     scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
     hits: list[Hit] = []
     seen_texts: set[str] = set()
@@ -326,6 +332,8 @@ def _distinct_best(
         if fingerprint in seen_texts:
             continue
         seen_texts.add(fingerprint)
+        if query is not None:
+            snippet = hit_snippet(doc.text, query)
         hits.append(
             Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .provenance import provenance_line
 from .store import raw_log_path
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def recall_text(result: RecallResult) -> str:
             lines.append(f"   {snippet}")
         lines.append(f"   {drill_down(hit)}")
         if hit.provenance:
-            lines.append(f"   source: {hit.provenance}")
+            lines.append(f"   {provenance_line(hit.provenance)}")
     return "\n".join(lines)
 
 
@@ -130,17 +131,20 @@ def layer1_line(layer1: Layer1) -> str:
         f"{part.name} {part.tokens:,}/{part.budget:,}{' (cut)' if part.truncated else ''}"
         for part in layer1.parts
     )
-    return f"Layer 1: {layer1.used_tokens:,} / {layer1.total_budget:,} tokens  [{parts}]"
+    return f"Layer 1: {layer1.total_tokens:,} / {layer1.total_budget:,} tokens  [{parts}]"
 
 
 def budget_text(layer1: Layer1) -> str:
-    """Each Layer 1 part's tokens against its budget, as an aligned table."""
+    """Each Layer 1 part's tokens against its budget, as an aligned table. The headline and
+    the total are `Layer1.total_tokens`, what Layer 1 costs in every prompt (cuts and the
+    parts' headers counted): the one figure `%hipo status`, the sidebar and the cache line
+    give too."""
     rows = [("part", "file", "tokens", "budget", "fill")]
     for part in layer1.parts:
         fill = "-" if part.budget <= 0 else f"{part.fill:.0%}"
         mark = " cut" if part.truncated else ("" if part.exists else " (no file)")
         rows.append((part.name, part.path, f"{part.tokens:,}", f"{part.budget:,}", fill + mark))
-    used = layer1.used_tokens
+    used = layer1.total_tokens
     total_fill = f"{used / layer1.total_budget:.0%}" if layer1.total_budget else "-"
     rows.append(("total", "", f"{used:,}", f"{layer1.total_budget:,}", total_fill))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
@@ -149,7 +153,7 @@ def budget_text(layer1: Layer1) -> str:
         left = f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}"
         right = f"{row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}  {row[4]}"
         lines.append(f"{left}  {right}".rstrip())
-    lines.append(f"prompt block: {layer1.total_tokens:,} tokens (after cuts, with headers)")
+    lines.append("(the total is Layer 1 as sent: the parts after cuts, with their headers)")
     return "\n".join(lines)
 
 

@@ -125,10 +125,18 @@ def first_root(store: Store, topics: Sequence[Topic], today: date, budget: int) 
 
 
 def refresh_root(
-    store: Store, checkpoint: Checkpoint, topics: Sequence[Topic], today: date, budget: int
+    store: Store,
+    checkpoint: Checkpoint,
+    topics: Sequence[Topic],
+    today: date,
+    budget: int,
+    *,
+    save: bool = True,
 ) -> bool:
     """Bring ROOT.md up to date with `checkpoint` (just written) and `topics` (just updated);
-    False when it was left to a compaction pass (one is running, or ROOT.md is damaged)."""
+    False when it was left to a compaction pass (one is running, or ROOT.md is damaged).
+    `save=False` leaves the topics out of the compaction state: a kernel that keeps them at
+    hand saves a write (and its fsync) per checkpoint; a new process saves them again."""
     with compaction_lock_nowait(store) as held:
         if not held:
             return False
@@ -144,7 +152,8 @@ def refresh_root(
                 return False  # not a node: a pass reports and rebuilds it
             new = updated_root(text, checkpoint, topics, today, budget)
         store.write_atomic(store.root_node, new)
-        save_topics(store, topics, store.raw_stamps())
+        if save:
+            save_topics(store, topics, store.raw_stamps())
         return True
 
 
@@ -154,7 +163,14 @@ def refresh_root_after_write(
     """`refresh_root` after a write, where a failure only logs: the checkpoint is safe in its
     raw log and the next compaction pass rebuilds ROOT.md."""
     try:
-        refresh_root(store, checkpoint, topics.topics(today), today, budget)
+        refresh_root(
+            store,
+            checkpoint,
+            topics.topics(today),
+            today,
+            budget,
+            save=not topics.kept_in_place,  # a kernel keeps them at hand
+        )
     except (HipoError, OSError) as exc:
         log.warning("hipo: saved; Layer 1 catches up at the next compaction: %s", exc)
 

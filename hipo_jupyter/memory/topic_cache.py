@@ -32,6 +32,7 @@ class TopicsCache:
         self._cached: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
         # (stamps before, stamps after, checkpoint) of an append made with nothing cached
         self._pending: tuple[dict, dict, Checkpoint] | None = None
+        self.kept_in_place = False  # the last append updated topics held since before it
 
     def topics(self, today: date, stamps: dict | None = None) -> list[Topic]:
         """The Topics Index as data (what ROOT.md lists), for `today`; `stamps` are the raw
@@ -59,7 +60,8 @@ class TopicsCache:
         cached = self._cached
         name = self.store.raw_path(day).name
         info = os.stat(self.store.raw_path(day))
-        if not cached or cached[0].get(name, (0, 0))[0] != written.size_before:
+        self.kept_in_place = bool(cached) and cached[0].get(name, (0, 0))[0] == written.size_before
+        if not self.kept_in_place:
             self._cached = None  # someone else wrote too: re-read on the next question
             after = self.store.raw_stamps()
             before = {key: value for key, value in after.items() if key != name}
