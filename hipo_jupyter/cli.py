@@ -277,7 +277,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     if args.json:
-        print(json.dumps({**status.to_json(), "team_url": team_url}, indent=2, ensure_ascii=False))
+        team = {"team_url": team_url} if team_url else {}  # as the text: only when there is one
+        print(json.dumps({**status.to_json(), **team}, indent=2, ensure_ascii=False))
     else:
         print(render.status_text(status))
         if team_url:
