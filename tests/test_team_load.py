@@ -50,7 +50,7 @@ def team_ids(url: str) -> list[str]:
 
 def local_ids(root: Path) -> list[str]:
     ids = []
-    for log in sorted((root / "memory").glob("*.md")):
+    for log in sorted((root / "memory").glob("????-??-??.md")):  # raw logs, not ROOT.md
         ids += [c.id for c in parse_log(log.read_text(encoding="utf-8"), date=log.stem)]
     return ids
 

@@ -35,7 +35,7 @@ from .errors import QueryError
 from .exchanges import split_shown
 from .fence import LAYER1_TAG, RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute, wrap
 from .passages import matching_lines, passage, query_stems
-from .provenance import VIA_IMPORT
+from .provenance import VIA_IMPORT, VIA_PHRASES
 from .recall import Hit, RecallResult
 from .requests import MIN_BUDGET
 from .search import Document, document_id
@@ -63,7 +63,7 @@ LONG_PIECE = 100
 # needs what was answered more than how many exchanges it sees.
 REPLY_PASSAGE_TOKENS = 0
 REPLY_NEW_WORDS_ONLY = True
-EXCHANGE_PROVENANCE = f"via {VIA_IMPORT}"
+EXCHANGE_PROVENANCE = VIA_PHRASES[VIA_IMPORT]  # "an import", in the hit's provenance phrase
 # The context is full when this many pieces in a row did not fit: the rest rank lower still,
 # and rendering each (its passage, its tokens) was most of the packing's time at a year.
 FULL_AFTER_MISSES = 20
@@ -180,7 +180,7 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
     query's `stems` (`passages.py`); its later lines indented."""
     text = doc.text if doc is not None else hit.snippet
-    body = piece_body(text, stems, exchange=hit.provenance == EXCHANGE_PROVENANCE)
+    body = piece_body(text, stems, exchange=EXCHANGE_PROVENANCE in hit.provenance)
     body = body.replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
     tag = f" [{label}]" if label and label != "project" else ""
