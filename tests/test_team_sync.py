@@ -167,3 +167,46 @@ def test_no_team_url_is_a_one_line_error(memory_root):
         memory.team_sync()
     with pytest.raises(TeamUnavailable, match="no team URL"):
         TeamDatabase("")
+
+
+def test_a_full_sync_pushes_logs_in_batches_and_still_removes_what_they_dropped(
+    memory_root, team_url, monkeypatch
+):
+    """Logs are gathered into batches of BATCH_ROWS rows, one transaction each (a full sync of
+    years is a few hundred COPYs, not one a day), and a batch removes the owner's rows that any
+    of its logs no longer holds."""
+    from hipo_jupyter.team import TeamDatabase, sync
+
+    monkeypatch.setattr(sync, "BATCH_ROWS", 3)
+    pushes: list[int] = []
+    push = TeamDatabase.push
+
+    def counted(self, rows, **options):
+        pushes.append(len(rows))
+        return push(self, rows, **options)
+
+    monkeypatch.setattr(TeamDatabase, "push", counted)
+    memory = team_memory(memory_root, team_url, team_exclude=())
+    for day in ("2026-03-09", "2026-03-10", "2026-03-11"):
+        for n in (1, 2):
+            memory.remember(f"Note {n} of {day} [project]", f"- outcome: done {n}", on=day)
+    from hipo_jupyter.team import wait_for_background
+
+    assert wait_for_background(str(memory.root))  # each remember queued a background push
+    pushes.clear()
+    first = memory.team_sync(full=True)
+    assert pushes == [4, 2] and first.sent_files == 3 and first.written == 0
+    assert len(rows(team_url)) == 6
+    for day in ("2026-03-09", "2026-03-10"):  # a hand edit drops each log's second note
+        log = memory_root / "memory" / f"{day}.md"
+        text = log.read_text(encoding="utf-8")
+        log.write_text(text[: text.index("## Note 2")], encoding="utf-8")
+    pushes.clear()
+    again = memory.team_sync(full=True)
+    assert pushes == [4] and again.removed == 2  # logs of 1, 1 and 2 rows: one batch
+    assert sorted(r[5] for r in rows(team_url)) == [
+        "Note 1 of 2026-03-09",
+        "Note 1 of 2026-03-10",
+        "Note 1 of 2026-03-11",
+        "Note 2 of 2026-03-11",
+    ]

@@ -152,10 +152,12 @@ ON CONFLICT (id) DO UPDATE SET
 WHERE team_checkpoints.author = excluded.author AND team_checkpoints.root = excluded.root
   AND team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash
 """
-# The owner's rows of this log that the log no longer holds (edited out, now excluded).
+# The owner's rows of these logs that the logs no longer hold (edited out, now excluded);
+# the (root, author, source_file) index of migration 0004 finds them without reading the
+# owner's other rows.
 _STALE = """
 DELETE FROM team_checkpoints AS t
-WHERE t.author = %s AND t.root = %s AND t.source_file = %s
+WHERE t.author = %s AND t.root = %s AND t.source_file = ANY(%s)
   AND NOT EXISTS (SELECT 1 FROM team_incoming AS i WHERE i.id = t.id)
 """
 
@@ -221,15 +223,19 @@ class TeamDatabase:
                 return work(conn)
 
     def push(
-        self, rows: Sequence[TeamRow], *, log: tuple[str, str, str] | None = None
+        self,
+        rows: Sequence[TeamRow],
+        *,
+        logs: tuple[str, str, Sequence[str]] | None = None,
     ) -> PushResult:
         """Merge `rows` in one transaction (all or none) by COPY into a temporary table.
 
         Idempotent by checkpoint id: a row already there with the same content is not written
         again. A row belongs to the (author, root) that first wrote it: another one's row with
-        that id is refused and counted, never overwritten. With `log` = (author, root,
-        source_file), that owner's rows of the log which `rows` no longer hold are removed."""
-        if not rows and log is None:
+        that id is refused and counted, never overwritten. With `logs` = (author, root,
+        source files), that owner's rows of those logs which `rows` no longer hold are
+        removed."""
+        if not rows and not (logs and logs[2]):
             return PushResult(0, 0)
 
         def work(conn: Any) -> PushResult:
@@ -242,8 +248,8 @@ class TeamDatabase:
                 cursor.execute(_MERGE)
                 written = max(cursor.rowcount, 0)
                 removed = 0
-                if log is not None:
-                    cursor.execute(_STALE, log)
+                if logs and logs[2]:
+                    cursor.execute(_STALE, (logs[0], logs[1], list(logs[2])))
                     removed = max(cursor.rowcount, 0)
             return PushResult(written, refused, removed)
 

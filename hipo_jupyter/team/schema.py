@@ -64,6 +64,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0003_owner_index",
         "CREATE INDEX team_checkpoints_owner ON team_checkpoints (root, author);",
     ),
+    (
+        # A push removes the owner's rows its logs no longer hold: found by log, not by
+        # reading every row of the owner (a full sync of a long memory pushes many logs).
+        "0004_source_index",
+        "CREATE INDEX team_checkpoints_source ON team_checkpoints (root, author, source_file);",
+    ),
 ]
 
 # Any constant: the advisory lock that serialises migrations across processes.

@@ -5,8 +5,9 @@ and the database adds nothing twice):
 
     team-sync.json    {"target": <team + author + exclusions>, "files": {raw log: sha256}}:
                       the version of each raw log whose rows the database holds. A log is sent
-                      again only when it changed; a sync killed mid-batch re-sends the log it
-                      was on (its transaction was rolled back, or committed and then re-sent
+                      again only when it changed. Logs are pushed in batches (BATCH_ROWS,
+                      one transaction each); a sync killed mid-batch re-sends the logs of that
+                      batch (its transaction was rolled back, or committed and then re-sent
                       harmlessly: rows are upserted by checkpoint id).
     team-queue.json   {"days": [...], "attempts": n, "error": "..."}: days written since their
                       last successful push, kept across restarts while the database is down.
@@ -28,7 +29,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from hipo_jupyter.memory.config import MemoryConfig
@@ -45,6 +46,9 @@ QUEUE_FILE = "team-queue.json"
 LOCK_FILE = "team-sync.lock"
 MAX_QUEUED_DAYS = 366
 RETRY_DELAYS = (2.0, 10.0, 60.0)  # seconds between background attempts, then it waits for news
+# Rows pushed in one transaction: whole logs are gathered until they hold this many, so a full
+# sync of a long memory is a few hundred COPYs, not one transaction (and one state write) a day.
+BATCH_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,14 @@ class SyncReport:
     refused: int = 0  # rows whose id another author or root already holds (never overwritten)
     removed: int = 0  # this root's rows its logs no longer hold
     resent: bool = False  # the database lacked rows this root had sent: every log sent again
+
+
+@dataclass
+class _Batch:
+    """Logs read and not pushed yet: their rows, and each log's digest once it is sent."""
+
+    rows: list = field(default_factory=list)
+    logs: dict[str, str] = field(default_factory=dict)
 
 
 class TeamSync:
@@ -172,15 +184,21 @@ class TeamSync:
             wanted = self.store.raw_days() if days is None else sorted(set(days))
             counts = dict.fromkeys(("files", "sent_files", "rows", "written", "excluded"), 0)
             counts.update(refused=0, removed=0)
+            batch = _Batch()
             for day in wanted:
-                self._sync_log(day, sent, counts)
+                self._read_log(day, sent, counts, batch)
+                if len(batch.rows) >= BATCH_ROWS:
+                    self._push(batch, sent, counts)
+            self._push(batch, sent, counts)
             owned = self.database.owned(self.author, root)
             self._write_json(STATE_FILE, {"target": self.target, "files": sent, "owned": owned})
             counts["excluded"] = max(counts["excluded"], 0)
             return SyncReport(**counts, resent=resent)
 
-    def _sync_log(self, day: date, sent: dict[str, str], counts: dict[str, int]) -> None:
-        """Push one day's log when it changed since it was sent (one transaction)."""
+    def _read_log(
+        self, day: date, sent: dict[str, str], counts: dict[str, int], batch: _Batch
+    ) -> None:
+        """Add one day's log to `batch` when it changed since it was sent."""
         path = self.store.raw_path(day)
         relative = self.store.relative(path)
         try:
@@ -191,25 +209,33 @@ class TeamSync:
         digest = sha256(data)
         if sent.get(relative) == digest:
             return
-        root = str(self.store.root)
-        batch = rows_of_log(
+        rows = rows_of_log(
             data,
             relative=relative,
             day=day.isoformat(),
             author=self.author,
             notebook=self.notebook,
-            root=root,
+            root=str(self.store.root),
             exclude=self.exclude,
         )
-        counts["excluded"] += _checkpoint_count(data) - len(batch)
-        result = self.database.push(batch, log=(self.author, root, relative))
+        counts["excluded"] += _checkpoint_count(data) - len(rows)
+        batch.rows.extend(rows)
+        batch.logs[relative] = digest
+
+    def _push(self, batch: _Batch, sent: dict[str, str], counts: dict[str, int]) -> None:
+        """Push the logs of `batch` in one transaction (one COPY), then note them as sent."""
+        if not batch.logs:
+            return
+        files = tuple(batch.logs)
+        result = self.database.push(batch.rows, logs=(self.author, str(self.store.root), files))
         counts["written"] += result.written
         counts["refused"] += result.refused
         counts["removed"] += result.removed
-        counts["rows"] += len(batch)
-        counts["sent_files"] += 1
-        sent[relative] = digest
+        counts["rows"] += len(batch.rows)
+        counts["sent_files"] += len(files)
+        sent.update(batch.logs)
         self._write_json(STATE_FILE, {"target": self.target, "files": sent})
+        batch.rows, batch.logs = [], {}
 
 
 def refusal(count: int) -> str:
