@@ -219,8 +219,8 @@ def same_hits(url: str, queries: list[str]) -> tuple[dict[str, float], dict[str,
     }
 
 
-def local_year(root: Path, days: int, per_day: int, rng: random.Random) -> Memory:
-    """One person's year as raw logs, indexed by the engine (FTS5), keyword recall."""
+def write_logs(root: Path, days: int, per_day: int, rng: random.Random) -> None:
+    """`days` raw logs ending today with `per_day` checkpoints each, written as files."""
     folder = root / "memory"
     folder.mkdir(parents=True)
     for d in range(days):
@@ -237,6 +237,11 @@ def local_year(root: Path, days: int, per_day: int, rng: random.Random) -> Memor
             for n in range(per_day)
         ]
         (folder / f"{day.isoformat()}.md").write_text("\n".join(blocks), encoding="utf-8")
+
+
+def local_year(root: Path, days: int, per_day: int, rng: random.Random) -> Memory:
+    """One person's year as raw logs, indexed by the engine (FTS5), keyword recall."""
+    write_logs(root, days, per_day, rng)
     memory = Memory(root, config=MemoryConfig(semantic=False), today=lambda: TODAY)
     memory.reindex()
     return memory
@@ -296,8 +301,33 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
             row["rum"] = {"team": rum["team"], "team_sql": rum["team_sql"]}
             row["rum"]["same"] = same_hits(url, queries)[1]
             print(markdown(result), file=sys.stderr)
+    if args.sync_rows:
+        drop_rum(url)  # a team's table as migrations make it
+        result["full_sync"] = full_sync(url, workdir, args.sync_rows, args.sync_per_day, args.seed)
     local.close()
     return result
+
+
+def full_sync(url: str, workdir: Path, rows: int, per_day: int, seed: int) -> dict:
+    """`hipo team sync --full` (`Memory.team_sync(full=True)`) of one root holding `rows`
+    checkpoints, `per_day` a day, into the filled team table: read, redacted, pushed by COPY."""
+    root = workdir / "bulk"
+    write_logs(root, max(1, rows // per_day), per_day, random.Random(seed))
+    config = MemoryConfig(semantic=False, team_url=url, team_author="bulk")
+    memory = Memory(root, config=config, today=lambda: TODAY)
+    try:
+        began = time.perf_counter()
+        report = memory.team_sync(full=True)
+        seconds = time.perf_counter() - began
+    finally:
+        memory.close()
+    return {
+        "checkpoints": report.rows,
+        "written": report.written,
+        "logs": report.sent_files,
+        "seconds": round(seconds, 1),
+        "rows_per_s": round(report.rows / seconds) if seconds else None,
+    }
 
 
 def measure(url: str, workdir: Path, queries: list[str]) -> dict:
@@ -364,6 +394,14 @@ def markdown(result: dict) -> str:
                 f"| before: every match sorted (SQL) | {size} | | | "
                 f"{row['before']['p50_ms']} / {row['before']['p95_ms']} | 1 / 1 | |"
             )
+    bulk = result.get("full_sync")
+    if bulk:
+        lines += [
+            "",
+            f"`hipo team sync --full` of one root with {bulk['checkpoints']:,} checkpoints "
+            f"({bulk['logs']:,} logs) into the table above: {bulk['seconds']} s "
+            f"({bulk['rows_per_s']:,} rows/s)",
+        ]
     return "\n".join(lines)
 
 
@@ -377,6 +415,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--samples", type=int, default=200, help="queries timed per column")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--no-rum", action="store_true", help="skip the rum index pass")
+    parser.add_argument(
+        "--sync-rows", type=int, default=100_000, help="checkpoints of the full sync (0: none)"
+    )
+    parser.add_argument("--sync-per-day", type=int, default=200, help="of the full sync's root")
     parser.add_argument("--json", dest="json_out", help="also write the results as JSON here")
     args = parser.parse_args(argv)
     args.sizes = sorted(int(size) for size in args.sizes.split(","))
