@@ -169,10 +169,13 @@ def fit_root(
     def render(folded: int) -> str:
         return render_root(meta, active, patterns, history, _topic_lines(topics, folded))
 
+    whole = render(0)
+    if count_tokens(whole) <= budget:
+        return whole  # the common case, at every write: one render and one count
     steps = [0, *range(2, len(topics) + 1, 2)]
     # Folding more never adds tokens, so the fewest steps that fit are found by bisection:
     # a few dozen renders for 10,000 topics where trying each step was quadratic.
-    low, high = 0, len(steps)
+    low, high = 1, len(steps)
     while low < high:
         middle = (low + high) // 2
         if count_tokens(render(steps[middle])) <= budget:
