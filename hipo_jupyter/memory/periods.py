@@ -16,6 +16,15 @@ from functools import lru_cache
 # two are kept per day and per week.
 DAYS_KEPT = 4096
 
+# The days a memory keeps: the raw logs' names, requests and imports are checked against them.
+EARLIEST_DAY = date(1900, 1, 1)
+LATEST_DAY = date(2199, 12, 31)
+
+
+def in_range(day: date) -> bool:
+    """Whether `day` is one a memory keeps (a raw log's name, a request's date)."""
+    return EARLIEST_DAY <= day <= LATEST_DAY
+
 
 @lru_cache(maxsize=DAYS_KEPT)
 def week_id(day: date) -> str:

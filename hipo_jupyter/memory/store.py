@@ -78,7 +78,7 @@ from .layout import (  # noqa: F401 - the layout's names are imported from here 
     raw_log_day,
     raw_log_path,
 )
-from .requests import in_range
+from .periods import in_range
 
 log = logging.getLogger(__name__)
 
