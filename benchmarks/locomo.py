@@ -9,7 +9,7 @@ turns are marked. For each conversation the benchmark imports it into a fresh me
 `hipo import`'s engine call (`Memory.import_records`: one checkpoint per turn in the raw log of
 its session's date, then the compaction chain), with "today" the day after the last session, and
 for every question of categories 1-4 builds the context a model would be given within a token
-budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.count_tokens`):
+budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tree.tokens.count_tokens`):
 
 - `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` (the call behind
   `%%ask --recall`, `hipo recall --context` and the server's `budget=`): Layer 1 (at most an
@@ -70,11 +70,11 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
-from hipo_jupyter.memory.context_pack import LAYER1_SHARE  # noqa: E402  the share users get
-from hipo_jupyter.memory.importers import ImportRecord, locomo_turns  # noqa: E402
-from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
-from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens  # noqa: E402
+from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.intake.importers import ImportRecord, locomo_turns  # noqa: E402
+from hipo_jupyter.memory.recall.context import LAYER1_SHARE  # noqa: E402  the share users get
+from hipo_jupyter.memory.search.fts5 import SearchIndex, open_index  # noqa: E402
+from hipo_jupyter.memory.tree.tokens import count_tokens, truncate_to_tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
@@ -574,7 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"locomo: --plot needs matplotlib: {BENCH_INSTALL}", file=sys.stderr)
         return 2
     if set(SEMANTIC_SYSTEMS) & set(systems):
-        from hipo_jupyter.memory.embed import semantic_available
+        from hipo_jupyter.memory.search.embed import semantic_available
 
         on, message = semantic_available()
         if not on:

@@ -12,7 +12,7 @@ never extracted); the data is never committed here, so its path is an argument.
 The sessions are imported through the engine call `hipo import` makes (`Memory.import_records`,
 then the compaction chain), with "today" the day after the last session. `--import conversation`
 (the default) imports both roles, as a user importing these chats gets them: each user turn and
-the assistant's reply become one checkpoint (an exchange, `hipo_jupyter/memory/exchanges.py`);
+the assistant's reply become one checkpoint (an exchange, `hipo_jupyter/memory/disk/exchanges.py`);
 `--import user-turns` imports the user's turns alone. For each question and budget (500, 1,000,
 2,000, 4,000 o200k tokens, Layer 1 included) the benchmark builds the context a model would get:
 
@@ -65,11 +65,11 @@ for folder in (REPO, REPO / "benchmarks"):
 from locomo import Turn, pack  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
-from hipo_jupyter.memory.context_pack import candidates  # noqa: E402
-from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.intake.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.recall.context import candidates  # noqa: E402
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RecallQuery  # noqa: E402
-from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
+from hipo_jupyter.memory.search.fts5 import SearchIndex, open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -504,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memaware: {problem}", file=sys.stderr)
         return 2
     if SEMANTIC_SYSTEM in systems:
-        from hipo_jupyter.memory.embed import semantic_available
+        from hipo_jupyter.memory.search.embed import semantic_available
 
         on, message = semantic_available()
         if not on:

@@ -55,7 +55,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.search import open_index  # noqa: E402
+from hipo_jupyter.memory.search.fts5 import open_index  # noqa: E402
 
 DEFAULT_END = date(2026, 3, 12)
 
@@ -865,7 +865,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             "whoosh+semantic"
         )
     if any(b.endswith("+semantic") for b in args.backend_list):
-        from hipo_jupyter.memory.embed import semantic_available
+        from hipo_jupyter.memory.search.embed import semantic_available
 
         on, message = semantic_available()
         if not on:

@@ -49,7 +49,7 @@ for folder in (REPO, REPO / "tests"):
         sys.path.insert(0, str(folder))
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.checkpoint import Checkpoint, render  # noqa: E402
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, render  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 _VOCABULARY_TEXT = (

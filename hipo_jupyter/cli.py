@@ -60,20 +60,22 @@ from hipo_jupyter.demo import (
     find_quickstart,
     notebook_today,
 )
-from hipo_jupyter.memory import HipoError, Memory, MemoryConfig, render, resolve_root
-from hipo_jupyter.memory.check import check_folder, results_text
-from hipo_jupyter.memory.config import resolve_team_url
-from hipo_jupyter.memory.importers import read_file
-from hipo_jupyter.memory.provenance import VIA_CLI
-from hipo_jupyter.memory.requests import (
+from hipo_jupyter.memory import (
     MAX_BODY_CHARS,
     CheckpointDraft,
+    HipoError,
+    Memory,
+    MemoryConfig,
     RecallQuery,
     parse_day,
+    render,
     require_title,
+    resolve_root,
+    resolve_team_url,
 )
-from hipo_jupyter.memory.store import raw_log_path
-from hipo_jupyter.memory.transcript_check import check_transcript
+from hipo_jupyter.memory.disk import VIA_CLI, raw_log_path
+from hipo_jupyter.memory.intake import check_transcript, read_file
+from hipo_jupyter.memory.views import check_folder, results_text
 from hipo_jupyter.team_url import mask_url
 
 QUICKSTART = "quickstart.ipynb"

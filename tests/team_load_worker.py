@@ -17,7 +17,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.checkpoint import Checkpoint, new_id, render
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.team import wait_for_background
 
 START = date(2026, 1, 1)

@@ -23,7 +23,7 @@ from tornado.httpclient import HTTPClientError
 from hipo_jupyter import cli
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.fence import RECALL_TAG
+from hipo_jupyter.memory.recall.fence import RECALL_TAG
 
 TODAY = "2026-03-12"
 PRICING = "- decisions: cut the starter tier by 15%\n- outcome: report shared"

@@ -32,7 +32,7 @@ from claude_helpers import (  # noqa: F401
 
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.fence import escape_fence, wrap
+from hipo_jupyter.memory.recall.fence import escape_fence, wrap
 
 MARK = "PWNED-3c1"
 QUERY = "override system instructions"

@@ -44,23 +44,44 @@ It imports nothing from IPython, Jupyter or anthropic: every front end adapts it
 """
 
 from . import render
-from .checkpoint import CHECKPOINT_TYPES, Checkpoint
-from .config import MemoryConfig
-from .context_pack import Context
-from .embed import Embedder, MiniLMEmbedder, SemanticUnavailable
+from .config import MemoryConfig, resolve_team_url
+from .disk.checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
-from .layer1 import Layer1, Layer1Part
 from .memory import Memory
-from .recall import Hit, RecallResult
+from .recall.context import Context
+from .recall.ranking import Hit, RecallResult
+from .requests import (
+    DEFAULT_BUDGET,
+    MAX_BODY_CHARS,
+    MAX_QUERY_CHARS,
+    MIN_BUDGET,
+    RECALL_MODES,
+    CheckpointDraft,
+    RecallQuery,
+    RequestError,
+    parse_count,
+    parse_day,
+    parse_number,
+    pop_quoted_option,
+    require_title,
+)
 from .roots import resolve_root
-from .status import NodeInfo, Status
-from .summarize import ExtractiveSummarizer, Summarizer
-from .topic_index import Topic, TopicsIndex
-from .tree import CompactionReport
+from .search.embed import Embedder, MiniLMEmbedder, SemanticUnavailable
+from .tree.chain import CompactionReport
+from .tree.layer1 import Layer1, Layer1Part
+from .tree.status import NodeInfo, Status
+from .tree.summarize import ExtractiveSummarizer, Summarizer
+from .tree.topic_index import Topic, TopicsIndex
 
 __all__ = [
     "CHECKPOINT_TYPES",
+    "DEFAULT_BUDGET",
+    "MAX_BODY_CHARS",
+    "MAX_QUERY_CHARS",
+    "MIN_BUDGET",
+    "RECALL_MODES",
     "Checkpoint",
+    "CheckpointDraft",
     "CompactionReport",
     "Context",
     "Embedder",
@@ -77,12 +98,20 @@ __all__ = [
     "ParseError",
     "PathOutsideRootError",
     "QueryError",
+    "RecallQuery",
     "RecallResult",
+    "RequestError",
     "SemanticUnavailable",
     "Status",
     "Summarizer",
     "Topic",
     "TopicsIndex",
+    "parse_count",
+    "parse_day",
+    "parse_number",
+    "pop_quoted_option",
     "render",
+    "require_title",
     "resolve_root",
+    "resolve_team_url",
 ]

@@ -20,44 +20,46 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from . import anchored, context_pack, notes
-from .catalog import CheckpointCatalog
-from .checkpoint import Checkpoint
 from .config import MemoryConfig
-from .embed import Embedder
+from .disk import anchored
+from .disk.checkpoint import Checkpoint
+from .disk.redact import redact
+from .disk.store import RawStamps, Store, raw_log_path
 from .errors import HipoError
 from .events import Listeners
-from .importers import ImportRecord, ImportReport
-from .indexing import IndexKeeper
-from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
-from .note_files import NoteFiles
-from .recall import RecallResult
-from .recall_run import LocalRecall
-from .redact import redact
+from .intake import notes
+from .intake.importers import ImportRecord, ImportReport
+from .intake.note_files import NoteFiles
+from .intake.writing import Writer, new_checkpoint
+from .recall import context as context_pack
+from .recall.ranking import RecallResult
+from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
-from .root_update import refresh_root_after_write
 from .roots import today_from_env
-from .rules import Rule, rules_index_text
-from .search import Document, SearchIndex
-from .semantic import SemanticIndex
-from .status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
-from .status import recent_checkpoints as latest_checkpoints
-from .store import RawStamps, Store, raw_log_path
-from .structured import StructuredViews
-from .summarize import ExtractiveSummarizer, Summarizer
+from .search.embed import Embedder
+from .search.fts5 import Document, SearchIndex
+from .search.indexing import IndexKeeper
+from .search.semantic import SemanticIndex
 from .team_link import TeamLink
-from .tokens import TokenCountCache
-from .topic_cache import TopicsCache
-from .topic_index import TopicsIndex
-from .tree import CompactionReport, Compactor
-from .writing import Writer, new_checkpoint
+from .tree.chain import CompactionReport, Compactor
+from .tree.layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
+from .tree.root_update import refresh_root_after_write
+from .tree.status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
+from .tree.status import recent_checkpoints as latest_checkpoints
+from .tree.summarize import ExtractiveSummarizer, Summarizer
+from .tree.tokens import TokenCountCache
+from .tree.topic_cache import TopicsCache
+from .tree.topic_index import TopicsIndex
+from .views.catalog import CheckpointCatalog
+from .views.rules import Rule, rules_index_text
+from .views.structured import StructuredViews
 
 if TYPE_CHECKING:
     import pandas
 
     from hipo_jupyter.team.sync import SyncReport
 
-    from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
+    from .views.graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""

@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from .checkpoint import CHECKPOINT_TYPES, parse_title
+from .disk.checkpoint import CHECKPOINT_TYPES, parse_title
+from .disk.periods import EARLIEST_DAY, LATEST_DAY, in_range
 from .errors import QueryError
-from .periods import EARLIEST_DAY, LATEST_DAY, in_range
 
 MAX_TITLE_CHARS = 300
 MAX_BODY_CHARS = 100_000

@@ -13,10 +13,10 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from .config import MemoryConfig
+from .disk.store import Store
 from .errors import HipoError
-from .recall import RecallResult
+from .recall.ranking import RecallResult
 from .requests import RecallQuery
-from .store import Store
 
 if TYPE_CHECKING:
     from hipo_jupyter.team.sync import SyncReport, TeamSync

@@ -6,8 +6,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.config import resolve_team_url
+from hipo_jupyter.memory import Memory, MemoryConfig, resolve_team_url
 
 
 class MemoryCache:

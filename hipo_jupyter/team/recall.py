@@ -13,9 +13,9 @@ from collections.abc import Collection
 from dataclasses import replace
 from datetime import date
 
-from hipo_jupyter.memory import recall as recall_module
+from hipo_jupyter.memory import RecallQuery
 from hipo_jupyter.memory.recall import RecallResult
-from hipo_jupyter.memory.requests import RecallQuery
+from hipo_jupyter.memory.recall import recall as ranked_recall
 from hipo_jupyter.memory.search import Document, SearchHit, plain_snippet, query_terms
 
 from .database import TeamDatabase, TeamRow
@@ -88,7 +88,7 @@ def team_recall(
 ) -> RecallResult:
     """The team's hits for `request`, best first, each naming its author and notebook."""
     index = TeamIndex(database, authors)
-    result = recall_module.recall(
+    result = ranked_recall(
         index,  # type: ignore[arg-type]  # search is all recall asks of it
         (),
         request.query,
