@@ -375,7 +375,7 @@ class Memory:
         `mode`: "keyword" (BM25 with tree, topics and recency; the default), "semantic" (the
         nearest vectors alone), "hybrid" (both, fused as `config.fusion` says: "score" adds
         similarity to BM25 relevance, `recall.blend_relevance`; "rrf" fuses the rankings,
-        `semantic.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
+        `hybrid.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
         default). Hybrid without the extra answers by keyword, and says so in `mode`."""
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
         if team:

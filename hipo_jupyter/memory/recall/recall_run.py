@@ -22,18 +22,11 @@ from ..requests import RecallQuery
 from ..search.embed import SemanticUnavailable
 from ..search.fts5 import Document, SearchIndex
 from ..search.indexing import IndexKeeper, lookup
-from ..search.semantic import (
-    FUSIONS,
-    MODES,
-    FusionWeights,
-    SemanticBacklog,
-    SemanticIndex,
-    fuse,
-    vector_hits_as_hits,
-)
+from ..search.semantic import SemanticBacklog, SemanticIndex
 from ..tree.topic_cache import TopicsCache
 from ..tree.topic_index import Topic, TopicsIndex
 from . import ranking as recall_module
+from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult
 
