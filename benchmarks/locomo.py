@@ -73,7 +73,8 @@ from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.intake.importers import ImportRecord, locomo_turns  # noqa: E402
 from hipo_jupyter.memory.recall.context import LAYER1_SHARE  # noqa: E402  the share users get
-from hipo_jupyter.memory.search.fts5 import SearchIndex, open_index  # noqa: E402
+from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 from hipo_jupyter.memory.tree.tokens import count_tokens, truncate_to_tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)

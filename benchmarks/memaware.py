@@ -69,7 +69,8 @@ from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.intake.importers import ImportRecord  # noqa: E402
 from hipo_jupyter.memory.recall.context import candidates  # noqa: E402
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RecallQuery  # noqa: E402
-from hipo_jupyter.memory.search.fts5 import SearchIndex, open_index  # noqa: E402
+from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 DIFFICULTIES = ("easy", "medium", "hard")

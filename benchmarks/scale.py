@@ -55,7 +55,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.search.fts5 import open_index  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 
 DEFAULT_END = date(2026, 3, 12)
 

@@ -47,7 +47,8 @@ from hipo_jupyter.memory.disk import appends as appends_module
 from hipo_jupyter.memory.disk import store as store_module
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.memory.disk.store import Store, WriteError
-from hipo_jupyter.memory.search.fts5 import Fts5Index, open_index
+from hipo_jupyter.memory.search.fts5 import Fts5Index
+from hipo_jupyter.memory.search.indexing import open_index
 from hipo_jupyter.memory.tree.summarize import Source
 
 KILLS = 10

@@ -48,7 +48,7 @@ from reliability_helpers import (
 
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk.checkpoint import new_id
-from hipo_jupyter.memory.search.fts5 import open_index
+from hipo_jupyter.memory.search.indexing import open_index
 
 WRITES = 60
 SOAK_WRITES = 500

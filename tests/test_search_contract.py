@@ -16,15 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hipo_jupyter.memory.errors import HipoError, QueryError
-from hipo_jupyter.memory.search.fts5 import (
-    BACKENDS,
-    FTS5_FILENAME,
-    MIGRATIONS,
-    Document,
-    SearchIndex,
-    open_index,
-    plain_snippet,
-)
+from hipo_jupyter.memory.search.contract import BACKENDS, Document, SearchIndex
+from hipo_jupyter.memory.search.fts5 import FTS5_FILENAME, MIGRATIONS
+from hipo_jupyter.memory.search.indexing import open_index
+from hipo_jupyter.memory.search.query import plain_snippet
 
 HAS_WHOOSH = importlib.util.find_spec("whoosh") is not None
 

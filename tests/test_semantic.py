@@ -17,8 +17,9 @@ from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory.recall.hybrid import FusionWeights, fuse  # noqa: E402
 from hipo_jupyter.memory.recall.ranking import Hit  # noqa: E402
+from hipo_jupyter.memory.search.contract import Document  # noqa: E402
 from hipo_jupyter.memory.search.embed import SemanticUnavailable  # noqa: E402
-from hipo_jupyter.memory.search.fts5 import Document, open_index  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 from hipo_jupyter.memory.search.semantic import SemanticIndex  # noqa: E402
 from hipo_jupyter.memory.search.vectors import VectorHit  # noqa: E402
 

@@ -19,13 +19,10 @@ np = pytest.importorskip("numpy")
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory.errors import HipoError  # noqa: E402
+from hipo_jupyter.memory.search.contract import Document  # noqa: E402
 from hipo_jupyter.memory.search.embed import Embedder  # noqa: E402
-from hipo_jupyter.memory.search.fts5 import (  # noqa: E402
-    FTS5_FILENAME,
-    MIGRATIONS,
-    Document,
-    open_index,
-)
+from hipo_jupyter.memory.search.fts5 import FTS5_FILENAME, MIGRATIONS  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 from hipo_jupyter.memory.search.vectors import (  # noqa: E402
     VectorStore,
     embedding_text,

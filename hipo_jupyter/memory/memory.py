@@ -36,8 +36,8 @@ from .recall.ranking import RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
+from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
-from .search.fts5 import Document, SearchIndex
 from .search.indexing import IndexKeeper
 from .search.semantic import SemanticIndex
 from .team_link import TeamLink

@@ -35,7 +35,7 @@ from ..disk.exchanges import split_shown
 from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
 from ..errors import QueryError
 from ..requests import MIN_BUDGET
-from ..search.fts5 import Document, document_id
+from ..search.contract import Document, document_id
 from ..tree.tokens import count_tokens
 from .fence import LAYER1_TAG, RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute, wrap
 from .passages import matching_lines, passage, query_stems

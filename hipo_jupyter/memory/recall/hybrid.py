@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..search.fts5 import Document
+from ..search.contract import Document
 from ..search.fusion import RRF_K, reciprocal_rank_fusion
 from .ranking import AnsweredPeriods, Hit
 

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ..disk.files import MAX_LOG_BYTES, read_regular
 from ..errors import HipoError
-from ..search.fts5 import Document, SearchHit, SearchIndex
+from ..search.contract import Document, SearchHit, SearchIndex
 
 NEXT_WEIGHT = 0.7  # the checkpoint after a hit gets this share of its relevance,
 AFTER_NEXT_WEIGHT = 0.5  # the one after that this share (a reply, then its elaboration),

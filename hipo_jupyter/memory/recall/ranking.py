@@ -33,7 +33,8 @@ from functools import lru_cache
 
 from ..disk.periods import week_id, week_month
 from ..errors import QueryError
-from ..search.fts5 import Document, SearchHit, SearchIndex, plain_snippet
+from ..search.contract import Document, SearchHit, SearchIndex
+from ..search.query import plain_snippet
 from ..tree.topic_index import Topic
 from .neighbours import Neighbours, lift_neighbours
 from .passages import hit_snippet

@@ -19,8 +19,8 @@ from ..config import MemoryConfig
 from ..disk.store import NODE_LEVELS, RawStamps, Store
 from ..errors import HipoError, QueryError
 from ..requests import RecallQuery
+from ..search.contract import Document, SearchIndex
 from ..search.embed import SemanticUnavailable
-from ..search.fts5 import Document, SearchIndex
 from ..search.indexing import IndexKeeper, lookup
 from ..search.semantic import SemanticBacklog, SemanticIndex
 from ..tree.topic_cache import TopicsCache

@@ -17,6 +17,7 @@ import `tree`, `recall`, `views`, `intake` or `memory`: search knows documents, 
 means to recall. This face loads neither Whoosh nor numpy; their modules load on first use.
 """
 
-from .fts5 import Document, SearchHit, plain_snippet, query_terms
+from .contract import Document, SearchHit
+from .query import plain_snippet, query_terms
 
 __all__ = ["Document", "SearchHit", "plain_snippet", "query_terms"]

@@ -10,7 +10,7 @@ On disk, under `index_dir` (normally `<root>/memory/.index/`):
 
     fts5.sqlite3        the default backend, SQLite FTS5 from the standard library
     fts5.sqlite3-wal    its write-ahead log (WAL mode: several kernels may read and write at once)
-    whoosh/             the optional Whoosh backend (extra `[whoosh]`), see `search_whoosh`
+    whoosh/             the optional Whoosh backend (extra `[whoosh]`), see `whoosh_backend.py`
 
 fts5.sqlite3 holds:
 
@@ -24,7 +24,7 @@ fts5.sqlite3 holds:
 - `_migrations`: the named schema migrations applied, in order (see `MIGRATIONS`).
 
 Ranking is BM25 with the title weighted above the tags and the text. User text never reaches
-FTS5 as syntax: `build_match_query` (`search_query.py`) keeps the words, drops stopwords and
+FTS5 as syntax: `build_match_query` (`query.py`) keeps the words, drops stopwords and
 quotes every term. The schema is built by the named migrations of `migrations.py`.
 """
 
@@ -32,16 +32,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Hashable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
 
 from ..errors import HipoError, QueryError
+from .contract import ANY_HASH as ANY_HASH
+from .contract import BACKENDS as BACKENDS
+from .contract import Document as Document
+from .contract import SearchHit as SearchHit
+from .contract import SearchIndex as SearchIndex
+from .contract import check_paths, remove_path
+from .contract import document_id as document_id
 from .migrations import MIGRATIONS as MIGRATIONS  # re-exported: tests and vectors use them here
 from .migrations import REQUIRED_TABLES, _snapshot, _write, migrate
 from .migrations import migration as migration
@@ -58,112 +62,11 @@ from .query import query_terms as query_terms
 from .query import quote_fts as quote_fts
 from .query import search_sql as search_sql
 
-BACKENDS = ("fts5", "whoosh")
-
 FTS5_FILENAME = "fts5.sqlite3"
 
 BUSY_TIMEOUT_MS = 10_000
 ID_BATCH = 500  # ids per `in (...)` query
 SEEN_DOCUMENTS = 10_000  # documents kept from searches for `documents_by_id` (a year: ~7,700)
-
-
-@dataclass(frozen=True)
-class Document:
-    """One searchable piece of memory: a checkpoint, or a section of a node or knowledge file."""
-
-    id: str  # unique in the index: f"{path}#L{line}"
-    path: str  # relative to the memory root, e.g. "memory/2026-03-12.md"
-    line: int  # 1-based
-    kind: str  # "raw" | "daily" | "weekly" | "monthly" | "root" | "knowledge"
-    date: str  # ISO date "YYYY-MM-DD" (period start for nodes): filters and recency
-    type: str  # checkpoint type (project|feedback|user|reference) or "" for nodes
-    title: str
-    text: str
-    tags: tuple[str, ...] = ()
-    provenance: str = ""  # a raw checkpoint's `provenance_text` (notebook, cell, via, model)
-
-
-ANY_HASH = object()  # `replace_file(..., if_hash=...)` not given: replace whatever is recorded
-
-
-def document_id(path: str, line: int) -> str:
-    """The id of the document at `line` of `path`."""
-    return f"{path}#L{line}"
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    doc: Document
-    score: float  # higher is better, always > 0
-    snippet: str  # plain text around the matched terms, at most ~SNIPPET_CHARS ("" if not asked)
-
-
-class SearchIndex(Protocol):
-    """What every backend offers; `tests/test_search_contract.py` holds them all to it."""
-
-    name: str
-
-    def replace_file(
-        self, path: str, file_hash: str, docs: Sequence[Document], *, if_hash: object = ANY_HASH
-    ) -> bool:
-        """Make `docs` the whole content of `path` and record its hash, in one transaction.
-        With `if_hash` (a hash, or None for a file not indexed), only if the recorded hash is
-        still that one: a sync that read a file must not overwrite what another process
-        indexed since (its append is newer). Returns whether it wrote."""
-
-    def add(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
-        """Append `docs` to `path` (a raw-log append; a doc with a known id replaces it)."""
-
-    def remove_file(self, path: str) -> None: ...
-
-    def file_hashes(self) -> dict[str, str]: ...
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 20,
-        kinds: Collection[str] | None = None,
-        types: Collection[str] | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        snippets: bool = True,
-    ) -> list[SearchHit]:
-        """Ranked hits, best first. `snippets=False`: each hit's snippet is "" (a caller cuts
-        one from the text if it shows it): a caller that shows whole texts (a context packed
-        to a budget, from hundreds of candidates) need not pay for cuts it drops."""
-
-    def documents(self, *, kinds: Collection[str] | None = None) -> Iterator[Document]: ...
-
-    def documents_by_id(self, ids: Collection[str]) -> dict[str, Document]:
-        """The documents with these ids (unknown ids left out): hybrid recall's vector hits,
-        read in one go rather than by parsing each hit's Markdown file."""
-
-    def documents_of(self, path: str) -> list[Document]:
-        """The documents of one file in line order (a raw log's checkpoints: the neighbours
-        of a hit, read from the index rather than by parsing the log again)."""
-
-    def file_hash(self, path: str) -> str | None:
-        """The hash recorded for `path` (None: not indexed): what a cache of `documents_of`
-        is keyed by."""
-
-    def version(self) -> Hashable | None:
-        """A value that changes whenever the index may have changed, by this handle or any
-        other (another kernel): what is read from the index may be kept while it holds, so
-        a recall asks a log's hash once, not once per query. None: this backend cannot tell
-        cheaply, and nothing read may be kept."""
-
-    def count(self) -> int: ...
-
-    def clear(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def check_paths(path: str, docs: Sequence[Document]) -> None:
-    for doc in docs:
-        if doc.path != path:
-            raise ValueError(f"document {doc.id!r} belongs to {doc.path!r}, not {path!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,13 +345,6 @@ def _tags(column: str) -> tuple[str, ...]:
 # Opening, with recovery: the index is derived data, so a damaged one is replaced, never fatal.
 
 
-def remove_path(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink(missing_ok=True)
-
-
 def open_fts5(index_dir: Path) -> Fts5Index:
     db_path = index_dir / FTS5_FILENAME
     if db_path.exists() and not db_path.is_file():
@@ -471,27 +367,3 @@ def open_fts5(index_dir: Path) -> Fts5Index:
 def memory_index() -> SearchIndex:
     """An FTS5 index held in memory only: for a folder whose index cannot be saved."""
     return Fts5Index(Path(":memory:"))
-
-
-def open_index(index_dir: Path, backend: str = "fts5") -> SearchIndex:
-    """Open (creating if needed) the index of `backend` under `index_dir`.
-
-    A damaged or foreign index file is deleted and an empty index created in its place: the
-    caller re-syncs it from the Markdown files through `file_hashes()`.
-    """
-    if backend not in BACKENDS:
-        raise HipoError(f"unknown search backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    index_dir = Path(index_dir)
-    try:
-        index_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise HipoError(f"cannot create the search index folder {index_dir}: {error}") from error
-    if backend == "fts5":
-        return open_fts5(index_dir)
-    try:
-        from .whoosh_backend import open_whoosh
-    except ImportError as error:
-        raise HipoError(
-            "the whoosh backend needs Whoosh: pip install 'hipo-jupyter[whoosh]'"
-        ) from error
-    return open_whoosh(index_dir)

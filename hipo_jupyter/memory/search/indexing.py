@@ -27,7 +27,8 @@ from ..disk.periods import period_start
 from ..disk.provenance import provenance_text
 from ..disk.store import Appended, Store, decode_markdown, raw_log_day, sha256
 from ..errors import HipoError, ParseError, PathOutsideRootError
-from .fts5 import Document, SearchIndex, document_id, memory_index, open_index
+from .contract import BACKENDS, Document, SearchIndex, document_id
+from .fts5 import memory_index, open_fts5
 from .semantic import BACKLOG_LIMIT, SemanticIndex
 
 if TYPE_CHECKING:
@@ -47,8 +48,33 @@ def cannot_save(error: BaseException) -> bool:
             return True
     return False
 
+
 Progress = Callable[[int, int, str], None]
 NODE_KINDS = ("daily", "weekly", "monthly")
+
+
+def open_index(index_dir: Path, backend: str = "fts5") -> SearchIndex:
+    """Open (creating if needed) the index of `backend` under `index_dir`.
+
+    A damaged or foreign index file is deleted and an empty index created in its place: the
+    caller re-syncs it from the Markdown files through `file_hashes()`.
+    """
+    if backend not in BACKENDS:
+        raise HipoError(f"unknown search backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    index_dir = Path(index_dir)
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise HipoError(f"cannot create the search index folder {index_dir}: {error}") from error
+    if backend == "fts5":
+        return open_fts5(index_dir)  # the default, from the standard library
+    try:
+        from .whoosh_backend import open_whoosh
+    except ImportError as error:
+        raise HipoError(
+            "the whoosh backend needs Whoosh: pip install 'hipo-jupyter[whoosh]'"
+        ) from error
+    return open_whoosh(index_dir)
 
 
 class IndexKeeper:

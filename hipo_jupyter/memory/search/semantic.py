@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import HipoError
+from .contract import Document, SearchIndex
 from .embed import Embedder, SemanticUnavailable, semantic_available, shared_embedder
-from .fts5 import Document, SearchIndex
 
 if TYPE_CHECKING:
     from .vectors import VectorHit, VectorStore

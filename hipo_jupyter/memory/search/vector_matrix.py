@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from .fts5 import Document
+from .contract import Document
 
 
 class VectorMatrix:

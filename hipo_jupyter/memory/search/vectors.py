@@ -44,16 +44,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HipoError
+from .contract import Document, check_paths
 from .embed import Embedder, embed_query
-from .fts5 import (
-    BUSY_TIMEOUT_MS,
-    FTS5_FILENAME,
-    Document,
-    check_paths,
-    migrate,
-    normalize_day,
-    open_fts5,
-)
+from .fts5 import BUSY_TIMEOUT_MS, FTS5_FILENAME, migrate, open_fts5
+from .query import normalize_day
 from .vector_matrix import VectorMatrix
 
 Progress = Callable[[int, int, str], None]

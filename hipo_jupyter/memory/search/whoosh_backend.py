@@ -27,17 +27,17 @@ from whoosh.support.charset import accent_map
 from whoosh.writing import CLEAR, LockError
 
 from ..errors import HipoError, QueryError
-from .fts5 import (
-    ANY_HASH,
+from .contract import ANY_HASH, Document, SearchHit, check_paths, remove_path
+from .query import (
+    SNIPPET_CHARS,
     TAGS_WEIGHT,
     TEXT_WEIGHT,
     TITLE_WEIGHT,
-    Document,
-    SearchHit,
-    check_paths,
-    remove_path,
+    WORD,
+    normalize_day,
+    plain_snippet,
+    query_terms,
 )
-from .query import SNIPPET_CHARS, WORD, normalize_day, plain_snippet, query_terms
 
 WHOOSH_DIRNAME = "whoosh"
 WRITE_TIMEOUT_S = 10.0

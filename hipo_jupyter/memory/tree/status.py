@@ -15,7 +15,7 @@ from ..disk.checkpoint import Checkpoint, parse_log
 from ..disk.nodes import read_status
 from ..disk.store import Store
 from ..errors import ParseError
-from ..search.fts5 import SearchIndex
+from ..search.contract import SearchIndex
 from .chain import Plan
 from .layer1 import Layer1
 
