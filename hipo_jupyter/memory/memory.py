@@ -7,7 +7,7 @@ up to date from the Markdown files (which stay the truth), and answers recall.
 This module is the facade; each job is a module of its own that a method here hands over to:
 `recall_run` (recall, and what a context reads), `writing` (checkpoints, knowledge, imports),
 `note_files` (an agent's notes), `topic_cache` (the Topics Index kept at hand), `structured`
-(rules, frame, graph, SPARQL, export), `team_link` (the team database), `status` (status,
+(rules, frame, graph, SPARQL, export), `backends` (the team database, handed in), `status` (status,
 nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (compaction),
 `layer1`.
 """
@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from .backends import NoTeam, TeamFactory
 from .config import MemoryConfig
 from .disk import anchored
 from .disk.checkpoint import Checkpoint
@@ -40,7 +41,6 @@ from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
 from .search.indexing import IndexKeeper
 from .search.semantic import SemanticIndex
-from .team_link import TeamLink
 from .tree.chain import CompactionReport, Compactor
 from .tree.layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .tree.root_update import refresh_root_after_write
@@ -56,8 +56,6 @@ from .views.structured import StructuredViews
 
 if TYPE_CHECKING:
     import pandas
-
-    from hipo_jupyter.team.sync import SyncReport
 
     from .views.graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
 
@@ -76,8 +74,11 @@ class Memory:
         summarizer: Summarizer | None = None,
         today: Callable[[], date] | None = None,
         embedder: Embedder | None = None,
+        team: TeamFactory | None = None,
     ) -> None:
-        """`embedder` replaces the semantic extra's model (tests, another model in code)."""
+        """`embedder` replaces the semantic extra's model (tests, another model in code).
+        `team` builds the team backend (`backends.TeamBackend`); the front end that read the
+        team URL hands it in (`hipo_jupyter.team_link.team_backend`), the engine knows none."""
         self.store = Store(root)
         self.root = self.store.root
         self.config = config or MemoryConfig()
@@ -102,7 +103,7 @@ class Memory:
         self._views = StructuredViews(self.store, self.catalog, self._lock)
         self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
-        self._team = TeamLink(self.store, self.config, self._today)
+        self._team = (team or NoTeam)(self.store, self.config, self._today)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -382,10 +383,11 @@ class Memory:
             return self.team_recall(request)
         return self.recall_query(request, neighbours=neighbours)
 
-    # --- team memory (issue 16, `team_link`): imported only when a team URL is set ------------
-    def team_sync(self, *, full: bool = False) -> SyncReport:
+    # --- team memory (issue 16, `backends`): the backend handed in, if any ----------------------
+    def team_sync(self, *, full: bool = False) -> Any:
         """Push the raw checkpoints to the team database (`hipo team sync`): idempotent by
-        checkpoint id; types and tags in `config.team_exclude` stay local; redacted first."""
+        checkpoint id; types and tags in `config.team_exclude` stay local; redacted first.
+        Returns the backend's report (`hipo_jupyter.team.SyncReport` for PostgreSQL)."""
         return self._team.sync(full=full)
 
     def team_recall(self, request: RecallQuery) -> RecallResult:

@@ -53,7 +53,8 @@ class RecallSources:
 
 
 class LocalRecall:
-    """A Memory's own recall (the team's is `team_link`): the sources each call reads,
+    """A Memory's own recall (the team's is the backend handed in, `backends`): the sources
+    each call reads,
     gathered under the Memory's lock."""
 
     def __init__(

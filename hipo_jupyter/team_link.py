@@ -1,5 +1,10 @@
-"""The engine's door to the team's memory (issue 16): `hipo_jupyter/team`, PostgreSQL through
-psycopg, is imported here only when a team URL is set, and built once per root.
+"""The team backend a front end hands to `Memory` (issue 16): `hipo_jupyter/team`, PostgreSQL
+through psycopg, is imported here only when a team URL is set, and built once per root.
+
+`team_backend(config)` is the one helper every front end that reads the team URL (`hipo`,
+`%load_ext hipo`, the server, `hipo mcp`) calls: `Memory(root, config=config,
+team=team_backend(config))`. `TeamLink` keeps the engine's contract (`memory.backends.TeamBackend`);
+the engine never imports this module or the team package.
 
 Writes never wait for the team: a checkpoint is queued and a thread pushes it; a failure is a
 warning, and the queue is pushed again at the next write or session start.
@@ -12,16 +17,13 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
-from .config import MemoryConfig
-from .disk.store import Store
-from .errors import HipoError
-from .recall.ranking import RecallResult
-from .requests import RecallQuery
+from hipo_jupyter.memory import NO_TEAM, HipoError, MemoryConfig, RecallQuery, RecallResult
+from hipo_jupyter.memory.disk import Store
 
 if TYPE_CHECKING:
     from hipo_jupyter.team.sync import SyncReport, TeamSync
 
-log = logging.getLogger("hipo_jupyter.memory.memory")  # where these warnings always came from
+log = logging.getLogger("hipo_jupyter.memory.memory")  # the name these warnings always had
 
 
 class TeamLink:
@@ -39,7 +41,7 @@ class TeamLink:
         """The team package's sync for this root, built on first use. psycopg is imported
         here, lazily: without a team URL nothing of it is ever loaded."""
         if not self.config.team_url:
-            raise HipoError("no team database: set Hipo.team_url, $HIPO_TEAM or --team-url URL")
+            raise HipoError(NO_TEAM)
         if self._sync is None:
             try:
                 from hipo_jupyter.team import TeamDatabase, TeamSync
@@ -89,3 +91,9 @@ class TeamLink:
             sync_in_background(self.connection(), day)
         except HipoError as error:
             log.warning("hipo: checkpoint saved, not sent to the team: %s", error)
+
+
+def team_backend(config: MemoryConfig) -> type[TeamLink] | None:
+    """What a front end hands to `Memory(..., team=)` for `config`: the team backend when a
+    team URL is set, else None (a memory of one's own; nothing of the team is loaded)."""
+    return TeamLink if config.team_url else None
