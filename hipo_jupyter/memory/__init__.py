@@ -27,8 +27,8 @@ the direction, written once as data):
 5. `views/` structured views: the catalog, rules, the frame, the graph, `hipo check`.
 6. `intake/` what comes in: the write path, imports, an agent's notes, transcript checks.
 
-(`errors`, `config` and `events` sit below `disk`; `requests`, `roots` and `backends` between
-`disk` and `search`; `memory` and `render` above every room.)
+(`errors`, `config` and `events` sit below `disk`; `requests` and `roots` between `disk` and
+`search`; `backends`, `render` and `memory` above every room.)
 
 A `%%remember` cell: the magic calls `Memory.remember` (`memory`), which checks it as a
 `CheckpointDraft` (`requests`); `intake/writing` redacts it (`disk/redact`), renders it

@@ -6,6 +6,7 @@ Modules:
   `RecallResult` results; `query_hints.py` the periods and names a query names;
   `neighbours.py` the turns around a hit; `passages.py` the part of a long piece (and the
   Layer 1 lines) about its question.
+- `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance.
 - `context.py` the context a model is sent (`Memory.context`) within a token budget;
   `fence.py` memory quoted as data in a prompt.
