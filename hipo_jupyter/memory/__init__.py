@@ -34,7 +34,7 @@ A `%%remember` cell: the magic calls `Memory.remember` (`memory`), which checks 
 `CheckpointDraft` (`requests`); `intake/writing` redacts it (`disk/redact`), renders it
 (`disk/checkpoint`) and appends it to the day's raw log (`disk/store`, `disk/appends`), then
 `search/indexing` indexes it (and its vector, `search/semantic`) in the same call;
-`tree/root_update` puts it in ROOT.md's Active Context and Topics Index (`tree/topic_cache`),
+`tree/root_update` puts it in ROOT.md's Active Context and Topics Index (`tree/topic_index`),
 and the listeners (`events`) and the team backend (`backends`) hear of it.
 
 A `%recall` line: the magic parses it into a `RecallQuery` (`requests`) and calls

@@ -4,12 +4,13 @@ A Memory is a root folder laid out as Hipocampus lays it out (see `store`). It w
 to the raw log and indexes them in the same call, keeps the compaction tree and the search index
 up to date from the Markdown files (which stay the truth), and answers recall.
 
-This module is the facade; each job is a module of its own that a method here hands over to:
-`recall_run` (recall, and what a context reads), `writing` (checkpoints, knowledge, imports),
-`note_files` (an agent's notes), `topic_cache` (the Topics Index kept at hand), `structured`
-(rules, frame, graph, SPARQL, export), `backends` (the team database, handed in), `status` (status,
-nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (compaction),
-`layer1`.
+This module is the facade; each job is a module of its own, in the room that does it, that a
+method here hands over to: `recall/recall_run` (recall, and what a context reads),
+`intake/writing` (checkpoints, knowledge, imports), `intake/notes` (an agent's notes),
+`tree/topic_index` (the Topics Index kept at hand), `views/structured` (rules, frame, graph,
+SPARQL, export), `backends` (the team database, handed in), `tree/status` (status, nodes,
+latest checkpoints), `search/indexing` (the text index and vectors), `tree/chain`
+(compaction), `tree/layer1`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .errors import HipoError
 from .events import Listeners
 from .intake import notes
 from .intake.importers import ImportRecord, ImportReport
-from .intake.note_files import NoteFiles
+from .intake.notes import NoteFiles
 from .intake.writing import Writer, new_checkpoint
 from .recall import context as context_pack
 from .recall.ranking import RecallResult
@@ -48,8 +49,7 @@ from .tree.status import NodeInfo, Status, list_nodes, memory_status, read_check
 from .tree.status import recent_checkpoints as latest_checkpoints
 from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.tokens import TokenCountCache
-from .tree.topic_cache import TopicsCache
-from .tree.topic_index import TopicsIndex
+from .tree.topic_index import TopicsCache, TopicsIndex
 from .views.catalog import CheckpointCatalog
 from .views.rules import Rule, rules_index_text
 from .views.structured import StructuredViews
@@ -203,7 +203,7 @@ class Memory:
         self._notify("remember")
         return relative
 
-    # --- notes an agent keeps (issue 14: Claude's memory tool; see notes and note_files) -----
+    # --- notes an agent keeps (issue 14: Claude's memory tool; see intake/notes) -------------
     def write_note(self, relative_path: str, text: str) -> str:
         """Write a Layer 1 working file or a note under knowledge/ or plans/ (atomically, secrets
         redacted); a knowledge note is indexed at once. Anything else is refused (NotWritable)
@@ -278,7 +278,8 @@ class Memory:
 
     def topics(self) -> TopicsIndex:
         """The Topics Index as data (what ROOT.md lists); cheap when nothing changed (see
-        `topic_cache`): only a raw log changed by someone else makes it re-read every log."""
+        `topic_index.TopicsCache`): only a raw log changed by someone else makes it re-read
+        every log."""
         return TopicsIndex(tuple(self._topics.topics(self.today)))
 
     def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
@@ -375,7 +376,7 @@ class Memory:
         reply, a next step): what a model's context wants, where a person wants only matches.
         `mode`: "keyword" (BM25 with tree, topics and recency; the default), "semantic" (the
         nearest vectors alone), "hybrid" (both, fused as `config.fusion` says: "score" adds
-        similarity to BM25 relevance, `recall.blend_relevance`; "rrf" fuses the rankings,
+        similarity to BM25 relevance, `ranking.blend_relevance`; "rrf" fuses the rankings,
         `hybrid.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
         default). Hybrid without the extra answers by keyword, and says so in `mode`."""
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
@@ -424,7 +425,7 @@ class Memory:
         the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
         sends all of it as its own block), then the recalled memory fenced as quoted data, in
         time order with each piece's date and source, long pieces as their passage that
-        answers (see `context_pack`). One call for every front end and the
+        answers (see `recall/context`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
         database instead (`team_recall`); each piece then names its author and notebook."""

@@ -1,9 +1,10 @@
 """Team recall: the team database's full-text search, ranked as local recall ranks.
 
 `TeamIndex` answers the one method of the search-backend contract recall uses (`search`) from
-PostgreSQL, so `recall.recall` applies the same recency factor, named-period and name boosts and
-de-duplication to the team's checkpoints as to one's own. There are no compaction nodes and no
-Topics Index in the team database (each notebook keeps its own), so those signals are silent.
+PostgreSQL, so the engine's `recall` (`recall/ranking.py`) applies the same recency factor,
+named-period and name boosts and de-duplication to the team's checkpoints as to one's own.
+There are no compaction nodes and no Topics Index in the team database (each notebook keeps
+its own), so those signals are silent.
 Each hit names its author and notebook; its `file:line` is in that author's memory folder.
 """
 

@@ -12,7 +12,7 @@ The reply is kept whole in the raw log (up to the size limit of any checkpoint).
 its first REPLY_INDEX_TOKENS words (`index_text`): the start of a reply says what it is about,
 its long tail mostly adds generic words that make every exchange match every question. A
 context shows the request first and the passage of the reply that matches the query
-(`context_pack.piece_line`), so a hit is readable and cheap.
+(`recall/context.piece_line`), so a hit is readable and cheap.
 
 Pairing is by order: an assistant turn joins the user turn before it (several assistant turns in
 a row, as Claude Code writes a reply between tool calls, join into one reply). An assistant turn

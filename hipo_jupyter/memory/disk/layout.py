@@ -3,6 +3,7 @@ these paths and never build them). `store` re-exports them; see its docstring fo
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import date
 
@@ -31,3 +32,10 @@ def node_path(level: str, period: str) -> str:
     if level not in NODE_LEVELS:
         raise ValueError(f"not a node level: {level!r}")
     return f"{MEMORY_DIR}/{level}/{period}.md"
+
+
+def stamp_key(stamps: RawStamps) -> str:
+    """One string for a set of raw-log stamps (name, size, mtime): which logs a saved state (the
+    compaction's, the topics') was read from."""
+    parts = (f"{name}:{size}:{mtime}" for name, (size, mtime) in sorted(stamps.items()))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]

@@ -5,7 +5,7 @@ Modules:
 - `writing.py` the write path: checkpoints, knowledge/ offloads and imports, indexed as they
   are written.
 - `importers.py` past conversations (Claude, ChatGPT, LoCoMo, ...) read into records.
-- `notes.py` which files an agent may write and how; `note_files.py` writing them.
+- `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
 - `transcript_check.py` a Claude Code session checked against the protocol.
 
 May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,

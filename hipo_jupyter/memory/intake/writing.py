@@ -25,7 +25,7 @@ from ..requests import CheckpointDraft, storable
 from ..search.indexing import IndexKeeper
 from ..tree.chain import CompactionReport
 from ..tree.status import read_checkpoints
-from ..tree.topic_cache import TopicsCache
+from ..tree.topic_index import TopicsCache
 from ..tree.topics import slug
 from ..views.structured import StructuredViews
 from .importers import ImportRecord, ImportReport, blocks_by_day

@@ -165,7 +165,7 @@ def matching_lines(
 
 
 SNIPPET_TOKENS = 48
-"""A hit's snippet: about two lines under its title (`search_query.SNIPPET_CHARS` of text)."""
+"""A hit's snippet: about two lines under its title (`query.SNIPPET_CHARS` of text)."""
 
 
 def hit_snippet(text: str, query: str, cap: int = SNIPPET_TOKENS) -> str:

@@ -23,8 +23,7 @@ from ..search.contract import Document, SearchIndex
 from ..search.embed import SemanticUnavailable
 from ..search.indexing import IndexKeeper, lookup
 from ..search.semantic import SemanticBacklog, SemanticIndex
-from ..tree.topic_cache import TopicsCache
-from ..tree.topic_index import Topic, TopicsIndex
+from ..tree.topic_index import Topic, TopicsCache, TopicsIndex
 from . import ranking as recall_module
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
@@ -227,7 +226,7 @@ def keyword_recall(
     similar: Sequence[tuple[Document, float]] = (),
     snippets: bool = True,
 ) -> RecallResult:
-    """`recall.recall` over these sources: BM25 with the tree, topics, recency and (with
+    """`ranking.recall` over these sources: BM25 with the tree, topics, recency and (with
     `similar`) the vectors' similarity as more text relevance."""
     return recall_module.recall(
         sources.index,

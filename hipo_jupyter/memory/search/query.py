@@ -1,7 +1,7 @@
 """Search queries as pure functions, shared by every backend: user text -> terms -> FTS5 MATCH.
 
 User text never reaches FTS5 as syntax: `build_match_query` keeps the words, drops stopwords and
-quotes every term. Built here, run in `search.py` (and the Whoosh and team backends), so tests
+quotes every term. Built here, run in `fts5.py` (and the Whoosh and team backends), so tests
 can read a query without an index; `search_sql` is the FTS5 backend's whole ranked query.
 """
 

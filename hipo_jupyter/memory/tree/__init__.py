@@ -6,8 +6,8 @@ Modules:
   `summarize.py` the `Summarizer` protocol and the extractive summary, `digest.py` how it reads
   its sources; `root.py` ROOT.md under its budget, `root_update.py` it updated in place as each
   checkpoint is written.
-- `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data;
-  `topic_cache.py` it kept current without re-reading the logs.
+- `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data, and
+  kept current without re-reading the logs (`TopicsCache`).
 - `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
 - `status.py` what a memory holds: status, nodes and the latest checkpoints.
 

@@ -41,6 +41,7 @@ from datetime import UTC, date, datetime
 from ..config import MemoryConfig
 from ..disk.checkpoint import parse_log
 from ..disk.files import MAX_STATE_BYTES
+from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, node_head, parse_node, render_node
 from ..disk.periods import month_bounds, week_bounds, week_id, week_month
 from ..disk.store import ROOT_FILE, Store, decode_markdown, node_path, raw_log_day, sha256
@@ -68,11 +69,6 @@ class CompactionReport:
     @property
     def changed(self) -> bool:
         return bool(self.built)
-
-
-def stamp_key(stamps: dict[str, tuple[int, int]]) -> str:
-    """One string for a set of raw-log stamps (name, size, mtime)."""
-    return _key(*(f"{name}:{size}:{mtime}" for name, (size, mtime) in sorted(stamps.items())))
 
 
 def _key(*parts: object) -> str:

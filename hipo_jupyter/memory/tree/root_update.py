@@ -32,14 +32,13 @@ from datetime import date, timedelta
 
 from ..disk.checkpoint import Checkpoint
 from ..disk.files import MAX_STATE_BYTES
+from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, parse_node
 from ..disk.store import RawStamps, Store
 from ..errors import HipoError, ParseError
 from . import root as root_node
-from .chain import stamp_key
 from .status import read_checkpoints
-from .topic_cache import TopicsCache
-from .topic_index import Topic, topics_to_json
+from .topic_index import Topic, TopicsCache, topics_to_json
 
 log = logging.getLogger(__name__)
 
