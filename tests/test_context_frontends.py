@@ -114,16 +114,8 @@ def test_cli_context_default_budget_and_bad_budgets(hipo, memory_root: Path) -> 
 
 # --- the server -----------------------------------------------------------------------------------
 @pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(
-        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-    )
-    memory = Memory(folder, today=lambda: date(2026, 3, 12))
-    fill(memory)
-    memory.close()
-    return folder
+def project(notebook_folder) -> Path:
+    return notebook_folder("project", fill)
 
 
 async def test_server_budget_answers_with_memory_context(jp_fetch, project: Path) -> None:

@@ -122,12 +122,8 @@ def test_mcp_recall_with_a_budget(memory_root: Path) -> None:
 
 
 @pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(
-        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-    )
+def project(notebook_folder) -> Path:
+    folder = notebook_folder("project")
     hostile_memory(folder).close()
     return folder
 
