@@ -9,7 +9,7 @@ turns are marked. For each conversation the benchmark imports it into a fresh me
 `hipo import`'s engine call (`Memory.import_records`: one checkpoint per turn in the raw log of
 its session's date, then the compaction chain), with "today" the day after the last session, and
 for every question of categories 1-4 builds the context a model would be given within a token
-budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tokens.count_tokens`):
+budget (500, 1000, 2000, 4000 tokens, counted with `hipo_jupyter.memory.tree.tokens.count_tokens`):
 
 - `hipo`: exactly what a user gets, `Memory.context(question, budget=...)` (the call behind
   `%%ask --recall`, `hipo recall --context` and the server's `budget=`): Layer 1 (at most an
@@ -49,13 +49,10 @@ are dropped; a question left with no evidence is not scored.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import os
-import platform
 import re
 import shutil
-import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -66,15 +63,19 @@ from datetime import timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for folder in (REPO, REPO / "benchmarks"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+import recall_scoring as scoring  # noqa: E402
+from recall_scoring import ContextOf, Turn, pack, remembered_turns, render  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
-from hipo_jupyter.memory.context_pack import LAYER1_SHARE  # noqa: E402  the share users get
-from hipo_jupyter.memory.importers import ImportRecord, locomo_turns  # noqa: E402
-from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
-from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens  # noqa: E402
+from hipo_jupyter.memory.intake.importers import ImportRecord, locomo_turns  # noqa: E402
+from hipo_jupyter.memory.recall.context import LAYER1_SHARE  # noqa: E402  the share users get
+from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
+from hipo_jupyter.memory.tree.tokens import count_tokens, truncate_to_tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
@@ -172,58 +173,6 @@ def load_conversations(path: Path) -> list[Conversation]:
 # Contexts: parts picked best first, packed into a budget, rendered in time order.
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One remembered turn as a context shows it."""
-
-    day: str
-    order: int  # position in the conversation, for time order within a day
-    speaker: str
-    text: str
-    source: str = ""  # the checkpoint id: "<sample_id>:<dia_id>"
-
-    def line(self) -> str:
-        return f"{self.speaker}: {' '.join(self.text.split())}"
-
-
-def header(day: str) -> str:
-    return f"{day}:"
-
-
-def render(turns: Iterable[Turn], prefix: str = "") -> str:
-    lines = [prefix.rstrip()] if prefix.strip() else []
-    day = None
-    for turn in sorted(turns, key=lambda t: (t.day, t.order)):
-        if turn.day != day:
-            day = turn.day
-            lines.append(header(day))
-        lines.append(turn.line())
-    return "\n".join(lines)
-
-
-def pack(ranked: Sequence[Turn], budget: int, prefix: str = "") -> tuple[str, int]:
-    """The best-first turns that fit `budget` tokens after `prefix`, rendered; and its tokens."""
-    used = count_tokens(prefix) + 1 if prefix.strip() else 0
-    days: set[str] = set()
-    chosen: list[Turn] = []
-    for turn in ranked:
-        cost = count_tokens(turn.line()) + 1
-        if turn.day not in days:
-            cost += count_tokens(header(turn.day)) + 1
-        if used + cost > budget:
-            continue
-        used += cost
-        days.add(turn.day)
-        chosen.append(turn)
-    text = render(chosen, prefix)
-    tokens = count_tokens(text)
-    while tokens > budget and chosen:  # token counts of joined lines are not quite additive
-        chosen.pop()
-        text = render(chosen, prefix)
-        tokens = count_tokens(text)
-    return text, tokens
-
-
 def normalize(text: str) -> str:
     return " ".join(text.split())
 
@@ -253,15 +202,7 @@ class ConversationMemory:
         started = time.perf_counter()
         self.memory.import_records(conversation.records)
         self.setup_seconds = time.perf_counter() - started
-        self.turns: dict[tuple[str, int], Turn] = {}
-        order = 0
-        for day in self.memory.store.raw_days():
-            relative = f"memory/{day.isoformat()}.md"
-            for checkpoint in parse_log(self.memory.read(relative), date=day.isoformat()):
-                order += 1
-                self.turns[(relative, checkpoint.line)] = Turn(
-                    day.isoformat(), order, checkpoint.title, checkpoint.text, checkpoint.id or ""
-                )
+        self.turns = remembered_turns(self.memory)
         self.layer1 = self.memory.layer1().text
         self.backend = backend
         self._index: SearchIndex | None = None
@@ -310,37 +251,14 @@ class ConversationMemory:
 
 
 @dataclass
-class Tally:
-    """Scores of one system at one budget, per category."""
+class Tally(scoring.Tally):
+    """Scores of one system at one budget, per category: the share of a question's evidence
+    turns found, and whether all were."""
 
-    recall: dict[str, list[float]] = field(default_factory=dict)
-    complete: dict[str, list[bool]] = field(default_factory=dict)
-    tokens: dict[str, list[int]] = field(default_factory=dict)
-
-    def add(self, category: str, found: int, total: int, tokens: int) -> None:
-        for key in (category, "all"):
-            self.recall.setdefault(key, []).append(found / total)
-            self.complete.setdefault(key, []).append(found == total)
-            self.tokens.setdefault(key, []).append(tokens)
-
-    def summary(self, key: str = "all") -> dict:
-        if key not in self.recall:
-            return {
-                "questions": 0,
-                "evidence_recall": 0.0,
-                "all_evidence_rate": 0.0,
-                "mean_tokens": 0,
-            }
-        return {
-            "questions": len(self.recall[key]),
-            "evidence_recall": round(statistics.fmean(self.recall[key]), 4),
-            "all_evidence_rate": round(statistics.fmean(self.complete[key]), 4),
-            "mean_tokens": round(statistics.fmean(self.tokens[key]), 1),
-        }
+    scores: tuple[str, ...] = ("evidence_recall", "all_evidence_rate")
 
 
 Rank = Callable[[str], list[Turn]]
-ContextOf = Callable[[str, int], tuple[str, int]]  # (question, budget) -> (text, tokens)
 
 
 def score(
@@ -355,20 +273,22 @@ def score(
     """Build each question's context at every budget and add its scores to `tallies`:
     `context_of` (the hipo systems: `Memory.context`, what users get), else the turns `rank`
     gives packed by `pack`, else `everything`."""
-    for question in conversation.questions:
+    if context_of is None and everything is not None:
+        whole = render(everything)
+        context_of = lambda question, budget: (whole, count_tokens(whole))  # noqa: E731
+    elif context_of is None:
+        ranked = functools.lru_cache(maxsize=1)(rank or (lambda question: []))
+
+        def context_of(question: str, budget: int) -> tuple[str, int]:
+            cut = truncate_to_tokens(prefix, int(budget * LAYER1_SHARE)) if prefix else ""
+            return pack(ranked(question), budget, cut)
+
+    def judge(question: Question, context: str) -> tuple[str, tuple[float, bool]]:
         texts = [conversation.turn_text[i] for i in question.evidence]
-        ranked = rank(question.text) if rank is not None else []
-        for budget in BUDGETS:
-            if context_of is not None:
-                context, tokens = context_of(question.text, budget)
-            elif everything is not None:
-                context = render(everything)
-                tokens = count_tokens(context)
-            else:
-                cut = truncate_to_tokens(prefix, int(budget * LAYER1_SHARE)) if prefix else ""
-                context, tokens = pack(ranked, budget, cut)
-            found = evidence_found(context, texts)
-            tallies[budget].add(question.category, found, len(texts), tokens)
+        found = evidence_found(context, texts)
+        return question.category, (found / len(texts), found == len(texts))
+
+    scoring.score_questions(conversation.questions, BUDGETS, context_of, judge, tallies)
 
 
 def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = None) -> dict:
@@ -431,23 +351,11 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
         "defects": dict(sorted(defects.items())),
         "budgets": list(BUDGETS),
         "layer1_share": LAYER1_SHARE,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-        },
+        "machine": scoring.machine(),
         "systems": {
             name: {
                 "via": VIA.get(name, "Memory.context"),
-                "budgets": {
-                    str(budget): {
-                        **tallies[name][budget].summary(),
-                        "by_category": {
-                            key: tallies[name][budget].summary(key) for key in CATEGORIES
-                        },
-                    }
-                    for budget in BUDGETS
-                },
+                "budgets": scoring.budgets_summary(tallies[name], "by_category", CATEGORIES),
                 "seconds": round(seconds[name] + setup[name], 2),
                 "setup_seconds": round(setup[name], 2),
                 "query_seconds": round(seconds[name], 2),
@@ -573,20 +481,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot and not plotting_available():
         print(f"locomo: --plot needs matplotlib: {BENCH_INSTALL}", file=sys.stderr)
         return 2
-    if set(SEMANTIC_SYSTEMS) & set(systems):
-        from hipo_jupyter.memory.embed import semantic_available
-
-        on, message = semantic_available()
-        if not on:
-            print(f"locomo: {SEMANTIC_SYSTEM} needs the extra: {message}", file=sys.stderr)
-            return 2
+    if set(SEMANTIC_SYSTEMS) & set(systems) and scoring.semantic_missing("locomo", SEMANTIC_SYSTEM):
+        return 2
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     result = run(args.data, systems, args.keep)
-    print(table(result))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    scoring.report(result, table(result), args.json)
     if args.plot:
         plot(result, args.plot)
     return 0

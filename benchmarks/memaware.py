@@ -12,7 +12,7 @@ never extracted); the data is never committed here, so its path is an argument.
 The sessions are imported through the engine call `hipo import` makes (`Memory.import_records`,
 then the compaction chain), with "today" the day after the last session. `--import conversation`
 (the default) imports both roles, as a user importing these chats gets them: each user turn and
-the assistant's reply become one checkpoint (an exchange, `hipo_jupyter/memory/exchanges.py`);
+the assistant's reply become one checkpoint (an exchange, `hipo_jupyter/memory/disk/exchanges.py`);
 `--import user-turns` imports the user's turns alone. For each question and budget (500, 1,000,
 2,000, 4,000 o200k tokens, Layer 1 included) the benchmark builds the context a model would get:
 
@@ -42,18 +42,15 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
-import platform
 import re
 import resource
-import sqlite3
 import statistics
 import sys
 import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -62,14 +59,15 @@ for folder in (REPO, REPO / "benchmarks"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from locomo import Turn, pack  # noqa: E402
+import recall_scoring as scoring  # noqa: E402
+from recall_scoring import pack, remembered_turns  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
-from hipo_jupyter.memory.context_pack import candidates  # noqa: E402
-from hipo_jupyter.memory.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.intake.importers import ImportRecord  # noqa: E402
+from hipo_jupyter.memory.recall.context import candidates  # noqa: E402
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RecallQuery  # noqa: E402
-from hipo_jupyter.memory.search import SearchIndex, open_index  # noqa: E402
+from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -217,23 +215,11 @@ class Spans:
 
 
 @dataclass
-class Tally:
-    hits: dict[str, list[bool]] = field(default_factory=dict)
-    tokens: dict[str, list[int]] = field(default_factory=dict)
+class Tally(scoring.Tally):
+    """Scores of one system at one budget, per difficulty: whether an answer session's turn
+    was in the context."""
 
-    def add(self, difficulty: str, found: bool, tokens: int) -> None:
-        for key in (difficulty, "all"):
-            self.hits.setdefault(key, []).append(found)
-            self.tokens.setdefault(key, []).append(tokens)
-
-    def summary(self, key: str = "all") -> dict:
-        if key not in self.hits:
-            return {"questions": 0, "score": 0.0, "mean_tokens": 0}
-        return {
-            "questions": len(self.hits[key]),
-            "score": round(statistics.fmean(self.hits[key]), 4),
-            "mean_tokens": round(statistics.fmean(self.tokens[key]), 1),
-        }
+    scores: tuple[str, ...] = ("score",)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,19 +245,8 @@ class UserMemory:
         started = time.perf_counter()
         self.memory.import_records(records(sessions, imported))
         self.setup_seconds = time.perf_counter() - started
-        self.turns: dict[tuple[str, int], Turn] = {}
-        self.session_of: dict[tuple[str, int], str] = {}
-        order = 0
-        for day in self.memory.store.raw_days():
-            relative = f"memory/{day.isoformat()}.md"
-            for checkpoint in parse_log(self.memory.read(relative), date=day.isoformat()):
-                order += 1
-                self.turns[(relative, checkpoint.line)] = Turn(
-                    day.isoformat(), order, checkpoint.title, checkpoint.text
-                )
-                self.session_of[(relative, checkpoint.line)] = (checkpoint.id or "").rpartition(
-                    ":"
-                )[0]
+        self.turns = remembered_turns(self.memory)
+        self.session_of = {key: turn.source.rpartition(":")[0] for key, turn in self.turns.items()}
         self._index: SearchIndex | None = None
 
     def ask(self, question: str, budget: int) -> tuple[str, int]:
@@ -375,6 +350,10 @@ def run(
     sessions = load_sessions(folder)
     questions = load_questions(questions_file)[:limit]
     spans = Spans(sessions)
+
+    def judge(question: Question, context: str) -> tuple[str, tuple[bool]]:
+        return question.difficulty, (spans.found(context, question.sessions),)
+
     tallies = {name: {budget: Tally() for budget in budgets_of(name)} for name in systems}
     seconds: dict[str, float] = {}
     setup: dict[str, float] = {}
@@ -387,13 +366,10 @@ def run(
             context_of: Callable[[str, int], tuple[str, int]] = getattr(memory, name)
             setup[name] = memory.setup_seconds
             started = time.perf_counter()
-            found_at[name] = {str(budget): [] for budget in budgets_of(name)}
-            for question in questions:
-                for budget in budgets_of(name):
-                    text, tokens = context_of(question.text, budget)
-                    found = spans.found(text, question.sessions)
-                    tallies[name][budget].add(question.difficulty, found, tokens)
-                    found_at[name][str(budget)].append(int(found))
+            firsts = scoring.score_questions(
+                questions, budgets_of(name), context_of, judge, tallies[name]
+            )
+            found_at[name] = {str(b): [int(found) for found in f] for b, f in firsts.items()}
             seconds[name] = time.perf_counter() - started
             if name in MODE:
                 ranks = [memory.first_answer(q, MODE[name]) for q in questions]
@@ -407,26 +383,14 @@ def run(
         "user_turns": sum(len(s.user_turns) for s in sessions),
         "questions": len(questions),
         "budgets": list(BUDGETS),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-        },
+        "machine": scoring.machine(),
         # the process's peak RSS: with --semantic, embedding every turn at import (issue 25:
         # at most 400 MB) is the largest part of it
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "systems": {
             name: {
                 "via": VIA.get(name, "Memory.context"),
-                "budgets": {
-                    str(budget): {
-                        **tallies[name][budget].summary(),
-                        "by_difficulty": {
-                            key: tallies[name][budget].summary(key) for key in DIFFICULTIES
-                        },
-                    }
-                    for budget in budgets_of(name)
-                },
+                "budgets": scoring.budgets_summary(tallies[name], "by_difficulty", DIFFICULTIES),
                 "coverage": coverage.get(name),
                 "found": found_at[name],  # per question and budget (cross-validation reads it)
                 "setup_seconds": round(setup[name], 2),
@@ -503,20 +467,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"memaware: {problem}", file=sys.stderr)
         return 2
-    if SEMANTIC_SYSTEM in systems:
-        from hipo_jupyter.memory.embed import semantic_available
-
-        on, message = semantic_available()
-        if not on:
-            print(f"memaware: {SEMANTIC_SYSTEM} needs the extra: {message}", file=sys.stderr)
-            return 2
+    if SEMANTIC_SYSTEM in systems and scoring.semantic_missing("memaware", SEMANTIC_SYSTEM):
+        return 2
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     result = run(args.data, args.questions, systems, args.keep, args.limit, args.imported)
-    print(table(result))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    scoring.report(result, table(result), args.json)
     return 0
 
 

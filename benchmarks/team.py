@@ -49,7 +49,8 @@ for folder in (REPO, REPO / "tests"):
         sys.path.insert(0, str(folder))
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.checkpoint import Checkpoint, render  # noqa: E402
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, render  # noqa: E402
+from hipo_jupyter.team_link import TeamLink  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 _VOCABULARY_TEXT = (
@@ -336,9 +337,8 @@ def measure(url: str, workdir: Path, queries: list[str]) -> dict:
     from hipo_jupyter.team.database import close_pools
 
     close_pools()
-    team = Memory(
-        workdir / "me", config=MemoryConfig(semantic=False, team_url=url), today=lambda: TODAY
-    )
+    config = MemoryConfig(semantic=False, team_url=url)
+    team = Memory(workdir / "me", config=config, today=lambda: TODAY, team=TeamLink)
     try:
         team.recall(queries[0], team=True)  # warm the pool and the cache
         search = sql_search(url)

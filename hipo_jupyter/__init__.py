@@ -4,15 +4,11 @@ Where each job lives (arrows point down only: every front end uses the engine, t
 none of them; one `Memory` object is the way in):
 
 - `memory/`, the engine (no IPython, Jupyter, anthropic, mcp or psycopg; its own docstring
-  names every module): `memory.py` the `Memory` facade and recall, handing the other jobs to
-  `writing.py` (checkpoints, knowledge, imports), `note_files.py` (an agent's notes),
-  `structured.py` (rules, frame, graph, export), `status.py` (status, nodes, latest
-  checkpoints), `topic_cache.py` (the Topics Index at hand) and `team_link.py` (the team);
-  `requests.py` what a request may be (`CheckpointDraft`, `RecallQuery`, dates, limits);
-  `store.py` the files on disk; `tree.py` the compaction chain, `summarize.py` and `digest.py`
-  the extractive summaries; `indexing.py`, `search.py`, `recall.py` and the `[semantic]`
-  modules search and recall; `context_pack.py` the context a model is sent; `layer1.py`
-  Layer 1 and its budget; `render.py` the one plain-text rendering of results.
+  is the map): `Memory` and the request/result types at its top, the work in rooms by job:
+  `disk/` the files and their formats, `search/` the text index and vectors, `tree/` the
+  compaction tree and Layer 1, `recall/` recall and the context a model is sent, `views/`
+  rules, frame and graph, `intake/` what comes in (writes, imports, notes). Front ends import
+  only its face, `hipo_jupyter.memory`, or a room's `__init__`.
 - front ends: `ipython/` (`extension.py` `%load_ext hipo`, `magics.py` and `ask.py` the
   magics and `%%ask`, `session.py` the kernel's session, `startup.py` what it found at start,
   `writeback.py` LLM calls written back, `display.py` rich display, `config.py` the traitlets,
@@ -26,7 +22,9 @@ none of them; one `Memory` object is the way in):
   `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
   conversation's zones); `demo.py`; `entry.py` (the `hipo` script's entry point).
 - backends loaded only when asked for: `team/` (the team's memory on PostgreSQL);
-  `team_url.py` its URL with the password masked, for `hipo status` without psycopg.
+  `team_link.py` the team backend the front ends hand to `Memory` (`team_backend`), psycopg
+  loaded on first use; `team_url.py` its URL with the password masked, for `hipo status`
+  without psycopg.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.tree import count_tokens
 
 MAX_CACHE_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
 EPHEMERAL = {"type": "ephemeral"}

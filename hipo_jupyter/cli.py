@@ -60,20 +60,23 @@ from hipo_jupyter.demo import (
     find_quickstart,
     notebook_today,
 )
-from hipo_jupyter.memory import HipoError, Memory, MemoryConfig, render, resolve_root
-from hipo_jupyter.memory.check import check_folder, results_text
-from hipo_jupyter.memory.config import resolve_team_url
-from hipo_jupyter.memory.importers import read_file
-from hipo_jupyter.memory.provenance import VIA_CLI
-from hipo_jupyter.memory.requests import (
+from hipo_jupyter.memory import (
     MAX_BODY_CHARS,
     CheckpointDraft,
+    HipoError,
+    Memory,
+    MemoryConfig,
     RecallQuery,
     parse_day,
+    render,
     require_title,
+    resolve_root,
+    resolve_team_url,
 )
-from hipo_jupyter.memory.store import raw_log_path
-from hipo_jupyter.memory.transcript_check import check_transcript
+from hipo_jupyter.memory.disk import VIA_CLI, raw_log_path
+from hipo_jupyter.memory.intake import check_transcript, read_file
+from hipo_jupyter.memory.views import check_folder, results_text
+from hipo_jupyter.team_link import team_backend
 from hipo_jupyter.team_url import mask_url
 
 QUICKSTART = "quickstart.ipynb"
@@ -102,8 +105,8 @@ def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
     """The one Memory of the root named by --root, HIPO_ROOT or the working directory.
     A command that only reads (`reading`) never creates a memory where there is none."""
     root = checked_root(args)
-    team = MemoryConfig(team_url=resolve_team_url(getattr(args, "team_url", None)))
-    memory = Memory(root, today=today_from_env(), config=team)
+    config = MemoryConfig(team_url=resolve_team_url(getattr(args, "team_url", None)))
+    memory = Memory(root, today=today_from_env(), config=config, team=team_backend(config))
     if reading and not memory.has_memory():
         raise HipoError(
             f"no memory in {root} yet: `hipo init` makes one, or `hipo remember` writes the "

@@ -13,9 +13,14 @@ from typing import Any
 
 from hipo_jupyter import cli_views
 from hipo_jupyter.mcp_config import CONFIG_TARGETS
-from hipo_jupyter.memory import CHECKPOINT_TYPES
-from hipo_jupyter.memory.importers import FORMATS
-from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RECALL_MODES, RequestError, parse_number
+from hipo_jupyter.memory import (
+    CHECKPOINT_TYPES,
+    DEFAULT_BUDGET,
+    RECALL_MODES,
+    RequestError,
+    parse_number,
+)
+from hipo_jupyter.memory.intake import FORMATS
 
 HELP: dict[str, str] = {
     "init": "create memory/, knowledge/, plans/ and the Layer 1 files",

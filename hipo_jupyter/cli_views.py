@@ -17,11 +17,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from hipo_jupyter.memory import HipoError, Memory, render
-from hipo_jupyter.memory.frame import EXPORT_FORMATS
-from hipo_jupyter.memory.graph import MAX_QUERY_CHARS
-from hipo_jupyter.memory.requests import RequestError, parse_number
-from hipo_jupyter.memory.rules import rules_index_text
+from hipo_jupyter.memory import HipoError, Memory, RequestError, parse_number, render
+from hipo_jupyter.memory.views import EXPORT_FORMATS, MAX_QUERY_CHARS, rules_index_text
 
 HELP = {
     "rules": "the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last",

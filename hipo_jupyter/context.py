@@ -27,12 +27,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.memory.errors import HipoError
-from hipo_jupyter.memory.files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
-from hipo_jupyter.memory.redact import redact
-from hipo_jupyter.memory.store import CONVERSATIONS_DIR
-from hipo_jupyter.memory.tokens import count_tokens, truncate_to_tokens
-from hipo_jupyter.memory.topics import find_identifiers, identifiers, slug
+from hipo_jupyter.memory import HipoError
+from hipo_jupyter.memory.disk import (
+    CONVERSATIONS_DIR,
+    MAX_STATE_BYTES,
+    read_regular_text,
+    redact,
+    write_atomic_bytes,
+)
+from hipo_jupyter.memory.tree import (
+    count_tokens,
+    find_identifiers,
+    identifiers,
+    slug,
+    truncate_to_tokens,
+)
 
 log = logging.getLogger(__name__)
 

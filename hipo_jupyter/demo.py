@@ -9,10 +9,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.memory import HipoError, Memory, render
-from hipo_jupyter.memory.nodes import parse_node
-from hipo_jupyter.memory.requests import parse_day
-from hipo_jupyter.memory.store import ROOT_FILE
+from hipo_jupyter.memory import HipoError, Memory, parse_day, render
+from hipo_jupyter.memory.disk import ROOT_FILE, parse_node
 
 QUICKSTART = "quickstart.ipynb"
 TODAY_ENV = "HIPO_TODAY"

@@ -40,10 +40,9 @@ from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' 
     server_entry,
 )
 from hipo_jupyter.mcp_stdio import HipoMCPServer, serve_stdio
-from hipo_jupyter.memory import HipoError, Memory, render
-from hipo_jupyter.memory.layer1 import LAYER1_FILES
-from hipo_jupyter.memory.provenance import VIA_MCP
-from hipo_jupyter.memory.requests import RecallQuery, require_title
+from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
+from hipo_jupyter.memory.disk import VIA_MCP
+from hipo_jupyter.memory.tree import LAYER1_FILES
 
 INSTRUCTIONS = (
     "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "

@@ -3,7 +3,7 @@
 Claude models are trained to keep notes through this tool: `view`, `create`, `str_replace`,
 `insert`, `delete` and `rename` on paths under `/memories`. `HipoMemoryTool` maps `/memories` onto
 the memory root, so those notes land in the same files the notebook, `hipo` and `hipo mcp` use,
-under the protocol's rules (`hipo_jupyter.memory.notes`):
+under the protocol's rules (`hipo_jupyter.memory.intake.notes`):
 
 - `view /memories` lists the memory's files (ROOT.md, the Layer 1 files, knowledge/, plans/, the
   raw logs and nodes) with their sizes and what each accepts; `view` of a file numbers its lines;
@@ -37,19 +37,38 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from hipo_jupyter.memory import HipoError, Memory, notes, resolve_root
-from hipo_jupyter.memory.store import raw_log_path
+from hipo_jupyter.memory import HipoError, Memory, resolve_root
+from hipo_jupyter.memory.disk import raw_log_path
+from hipo_jupyter.memory.intake import (
+    FOLDER,
+    NODE,
+    NODE_FOLDERS,
+    NOTE,
+    NOTE_FOLDERS,
+    OTHER,
+    RAW,
+    RAW_FOLDER,
+    RAW_FOLDER_FILE,
+    ROOT,
+    ROOT_NODE,
+    WORKING,
+    WORKING_FILES,
+    check_writable,
+    kind_of,
+    normalize,
+    refusal,
+)
 
 PREFIX = "/memories"
 LINE_WIDTH = 6
 MAX_LISTED = 200  # a listing (or a list of lines) says "and N more" past this
 NEWEST_PER_FOLDER = 40  # a year of memory is ~800 files: a listing shows the newest of each folder
 KIND_NOTES = {
-    notes.WORKING: "Layer 1, edit freely",
-    notes.NOTE: "note, edit freely",
-    notes.RAW: "raw log, append-only",
-    notes.NODE: "compaction node, read-only",
-    notes.ROOT: "topic index, read-only",
+    WORKING: "Layer 1, edit freely",
+    NOTE: "note, edit freely",
+    RAW: "raw log, append-only",
+    NODE: "compaction node, read-only",
+    ROOT: "topic index, read-only",
 }
 RULES = (
     "Rules: edit SCRATCHPAD.md, WORKING.md, TASK-QUEUE.md, knowledge/ and plans/ freely; "
@@ -119,7 +138,7 @@ def relative_of(memory_path: str) -> str:
         memory_path == PREFIX or memory_path.startswith(PREFIX + "/")
     ):
         raise ToolError(f"memory paths start with {PREFIX}/, not {memory_path!r}")
-    return notes.normalize(memory_path[len(PREFIX) :].lstrip("/"))
+    return normalize(memory_path[len(PREFIX) :].lstrip("/"))
 
 
 def shown(relative: str) -> str:
@@ -199,12 +218,12 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         relative = relative_of(command.path)
         target = self.memory.note_file(relative) if relative else self.memory.root
         if target.is_dir():
-            if notes.kind_of(relative, is_dir=True) != notes.FOLDER:
-                raise ToolError(notes.refusal(relative, notes.OTHER, "view"))
+            if kind_of(relative, is_dir=True) != FOLDER:
+                raise ToolError(refusal(relative, OTHER, "view"))
             return self._listing(relative)
-        kind = notes.kind_of(relative)
-        if kind == notes.OTHER:
-            raise ToolError(notes.refusal(relative, kind, "view"))
+        kind = kind_of(relative)
+        if kind == OTHER:
+            raise ToolError(refusal(relative, kind, "view"))
         text = self.memory.read(relative)
         lines = text.split("\n")
         start, end = 1, len(lines)
@@ -244,7 +263,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
             listed += len(files)
             for relative in files:
                 size = file_size((self.memory.root / relative).lstat().st_size)
-                note = KIND_NOTES.get(notes.kind_of(relative), "")
+                note = KIND_NOTES.get(kind_of(relative), "")
                 lines.append(f"{size}\t{shown(relative)}\t({note})")
         if not entries:
             lines.append("(no memory files here yet)")
@@ -255,23 +274,23 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         """Every file of the memory, as relative paths: Layer 1 first, then memory/ (raw logs,
         then nodes by level), then knowledge/ and plans/; oldest first within a folder."""
         root = self.memory.root
-        found = [p for p in notes.WORKING_FILES if (root / p).is_file()]
-        if (root / notes.ROOT_NODE).is_file():
-            found.append(notes.ROOT_NODE)
-        memory_dir = root / notes.RAW_FOLDER
+        found = [p for p in WORKING_FILES if (root / p).is_file()]
+        if (root / ROOT_NODE).is_file():
+            found.append(ROOT_NODE)
+        memory_dir = root / RAW_FOLDER
         if memory_dir.is_dir():
             found += sorted(
-                f"{notes.RAW_FOLDER}/{p.name}"
+                f"{RAW_FOLDER}/{p.name}"
                 for p in memory_dir.glob("*.md")
-                if notes.kind_of(f"{notes.RAW_FOLDER}/{p.name}") == notes.RAW
+                if kind_of(f"{RAW_FOLDER}/{p.name}") == RAW
             )
-            for level in notes.NODE_FOLDERS:
+            for level in NODE_FOLDERS:
                 found += sorted(
-                    f"{notes.RAW_FOLDER}/{level}/{p.name}"
+                    f"{RAW_FOLDER}/{level}/{p.name}"
                     for p in (memory_dir / level).glob("*.md")
                     if not p.name.startswith(".")
                 )
-        for folder in notes.NOTE_FOLDERS:
+        for folder in NOTE_FOLDERS:
             base = root / folder
             if base.is_dir():
                 found += sorted(
@@ -279,14 +298,14 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
                     for p in base.rglob("*.md")
                     if p.is_file()
                     and not p.is_symlink()
-                    and notes.kind_of(p.relative_to(root).as_posix()) == notes.NOTE
+                    and kind_of(p.relative_to(root).as_posix()) == NOTE
                 )
         return found
 
     # --- writing ---------------------------------------------------------------------------
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         relative = relative_of(command.path)
-        if notes.kind_of(relative) in (notes.RAW, notes.RAW_FOLDER_FILE):
+        if kind_of(relative) in (RAW, RAW_FOLDER_FILE):
             return self._append(relative, command.file_text)
         existed = self.memory.note_file(relative).exists() if relative else False
         self.memory.write_note(relative, command.file_text)
@@ -296,7 +315,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         relative = relative_of(command.path)
-        notes.check_writable(relative, "edit")
+        check_writable(relative, "edit")
         text = self.memory.read(self._editable(relative))
         count = text.count(command.old_str) if command.old_str else 0
         if count == 0:
@@ -324,9 +343,9 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         relative = relative_of(command.path)
-        if notes.kind_of(relative) in (notes.RAW, notes.RAW_FOLDER_FILE):
+        if kind_of(relative) in (RAW, RAW_FOLDER_FILE):
             return self._append(relative, command.insert_text, asked_line=command.insert_line)
-        notes.check_writable(relative, "edit")
+        check_writable(relative, "edit")
         lines = self.memory.read(self._editable(relative)).split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -341,14 +360,14 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         relative = relative_of(command.path)
         if not relative or (self.memory.root / relative).is_dir():
-            raise ToolError(notes.refusal(relative, notes.FOLDER, "delete"))
+            raise ToolError(refusal(relative, FOLDER, "delete"))
         self.memory.delete_note(relative)
         return f"Successfully deleted {command.path}"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old, new = relative_of(command.old_path), relative_of(command.new_path)
         if not old or (self.memory.root / old).is_dir():
-            raise ToolError(notes.refusal(old, notes.FOLDER, "rename"))
+            raise ToolError(refusal(old, FOLDER, "rename"))
         self.memory.move_note(old, new)
         return f"Successfully renamed {command.old_path} to {command.new_path}"
 
@@ -362,7 +381,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         name gives (not a future one), else today."""
         today = self.memory.today
         day = today
-        if notes.kind_of(relative) == notes.RAW:
+        if kind_of(relative) == RAW:
             try:
                 day = date.fromisoformat(Path(relative).stem)
             except ValueError:

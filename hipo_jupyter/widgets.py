@@ -24,9 +24,9 @@ from ipywidgets.widgets.widget_int import ProgressStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, LabelStyle
 
 from hipo_jupyter.memory import render
+from hipo_jupyter.memory.disk import node_path, raw_log_path
 from hipo_jupyter.memory.recall import Hit, RecallResult
-from hipo_jupyter.memory.store import node_path, raw_log_path
-from hipo_jupyter.memory.topic_index import Topic
+from hipo_jupyter.memory.tree import Topic
 
 if TYPE_CHECKING:
     from hipo_jupyter.memory import Memory

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.checkpoint import Checkpoint, parse_log
-from hipo_jupyter.memory.nodes import node_head, parse_node
-from hipo_jupyter.memory.store import RAW_NAME
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log
+from hipo_jupyter.memory.disk.nodes import node_head, parse_node
+from hipo_jupyter.memory.disk.store import RAW_NAME
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

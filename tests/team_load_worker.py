@@ -17,8 +17,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.checkpoint import Checkpoint, new_id, render
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.team import wait_for_background
+from hipo_jupyter.team_link import TeamLink
 
 START = date(2026, 1, 1)
 TODAY = date(2026, 3, 12)
@@ -27,7 +28,7 @@ WORDS = ("churn", "pricing", "onboarding", "forecast", "retention", "cohort", "d
 
 def write(root: str, url: str, author: str, count: int) -> None:
     config = MemoryConfig(team_url=url, team_author=author)
-    memory = Memory(Path(root), config=config, today=lambda: TODAY)
+    memory = Memory(Path(root), config=config, today=lambda: TODAY, team=TeamLink)
     ids, searches = [], 0
     for n in range(count):
         word = WORDS[n % len(WORDS)]
@@ -48,7 +49,8 @@ def write(root: str, url: str, author: str, count: int) -> None:
 
 
 def search(root: str, url: str, stop_file: str) -> None:
-    memory = Memory(Path(root), config=MemoryConfig(team_url=url), today=lambda: TODAY)
+    config = MemoryConfig(team_url=url)
+    memory = Memory(Path(root), config=config, today=lambda: TODAY, team=TeamLink)
     searches = hits = 0
     while not Path(stop_file).exists():
         result = memory.recall(WORDS[searches % len(WORDS)], team=True, k=10)

@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.check import CheckResult, check_folder, results_text
+from hipo_jupyter.memory.views.check import CheckResult, check_folder, results_text
 
 TODAY = date(2026, 3, 12)
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.checkpoint import (
+from hipo_jupyter.memory.disk.checkpoint import (
     CHECKPOINT_TYPES,
     FEEDBACK_FIELDS,
     TASK_FIELDS,

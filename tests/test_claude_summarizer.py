@@ -19,7 +19,7 @@ from claude_helpers import (  # noqa: F401
 from hipo_jupyter import llm
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import ExtractiveSummarizer, Memory, MemoryConfig
-from hipo_jupyter.memory.summarize import Source
+from hipo_jupyter.memory.tree.summarize import Source
 
 SOURCES = [
     Source(

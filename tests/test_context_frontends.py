@@ -23,7 +23,7 @@ from tornado.httpclient import HTTPClientError
 from hipo_jupyter import cli
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.fence import RECALL_TAG
+from hipo_jupyter.memory.recall.fence import RECALL_TAG
 
 TODAY = "2026-03-12"
 PRICING = "- decisions: cut the starter tier by 15%\n- outcome: report shared"
@@ -114,16 +114,8 @@ def test_cli_context_default_budget_and_bad_budgets(hipo, memory_root: Path) -> 
 
 # --- the server -----------------------------------------------------------------------------------
 @pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(
-        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-    )
-    memory = Memory(folder, today=lambda: date(2026, 3, 12))
-    fill(memory)
-    memory.close()
-    return folder
+def project(notebook_folder) -> Path:
+    return notebook_folder("project", fill)
 
 
 async def test_server_budget_answers_with_memory_context(jp_fetch, project: Path) -> None:

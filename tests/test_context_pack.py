@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import Context, Memory, QueryError
-from hipo_jupyter.memory.context_pack import MIN_BUDGET, candidates
-from hipo_jupyter.memory.fence import RECALL_PREAMBLE, RECALL_TAG
-from hipo_jupyter.memory.importers import parse_text
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.intake.importers import parse_text
+from hipo_jupyter.memory.recall.context import MIN_BUDGET, candidates
+from hipo_jupyter.memory.recall.fence import RECALL_PREAMBLE, RECALL_TAG
+from hipo_jupyter.memory.tree.tokens import count_tokens
 
 TODAY = date(2026, 3, 12)
 
@@ -154,7 +154,7 @@ def test_the_fast_path_of_escape_fence_knows_every_character_that_reads_as_a_bra
     import sys
     import unicodedata
 
-    from hipo_jupyter.memory import fence
+    from hipo_jupyter.memory.recall import fence
 
     folding = [
         chr(code)
@@ -188,7 +188,7 @@ def test_a_long_piece_shows_the_passage_that_answers(memory_root: Path) -> None:
 def test_each_source_is_shown_with_its_date_once(memory: Memory) -> None:
     from dataclasses import replace
 
-    from hipo_jupyter.memory.context_pack import group_line
+    from hipo_jupyter.memory.recall.context import group_line
 
     memory.save_knowledge("Pricing strategy", "Zanzibar tiers: starter, pro and enterprise.")
     context = memory.context("zanzibar tiers", budget=1000, layer1=False)

@@ -32,8 +32,8 @@ from hipo_jupyter.context import (
     make_anchor,
 )
 from hipo_jupyter.ipython import load_ipython_extension, unload_ipython_extension
-from hipo_jupyter.memory.tokens import count_tokens
-from hipo_jupyter.memory.topics import identifiers
+from hipo_jupyter.memory.tree.tokens import count_tokens
+from hipo_jupyter.memory.tree.topics import identifiers
 
 ANCHOR = (
     "Goal: migrate the orders_v2 table to PostgreSQL by 2026-04-01 under ticket PRJ-1423. "

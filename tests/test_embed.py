@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory import embed as embed_module
-from hipo_jupyter.memory.embed import (
+from hipo_jupyter.memory.errors import HipoError
+from hipo_jupyter.memory.search import embed as embed_module
+from hipo_jupyter.memory.search.embed import (
     INSTALL_HINT,
     MINILM_MODEL_SHA256,
     MINILM_TOKENIZER,
@@ -29,7 +30,6 @@ from hipo_jupyter.memory.embed import (
     semantic_available,
     token_batches,
 )
-from hipo_jupyter.memory.errors import HipoError
 
 HAS_EXTRA = not missing_modules() and semantic_available()[0]
 needs_extra = pytest.mark.skipif(

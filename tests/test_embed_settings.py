@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.embed import MiniLMEmbedder, SemanticUnavailable
-from hipo_jupyter.memory.embed_settings import EmbeddingSettingsError, parse_settings
+from hipo_jupyter.memory.search.embed import MiniLMEmbedder, SemanticUnavailable
+from hipo_jupyter.memory.search.embed_settings import EmbeddingSettingsError, parse_settings
 
 onnx = pytest.importorskip("onnx")
 np = pytest.importorskip("numpy")

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from hipo_jupyter.memory import Memory, context_pack
-from hipo_jupyter.memory.checkpoint import parse_log
-from hipo_jupyter.memory.exchanges import REPLY_INDEX_TOKENS, pair
-from hipo_jupyter.memory.importers import ImportRecord, parse_text
+from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.disk.checkpoint import parse_log
+from hipo_jupyter.memory.disk.exchanges import REPLY_INDEX_TOKENS, pair
+from hipo_jupyter.memory.intake.importers import ImportRecord, parse_text
+from hipo_jupyter.memory.recall import context as context_pack
 
 TODAY = date(2026, 3, 20)
 HIPO = Path(sys.executable).parent / "hipo"

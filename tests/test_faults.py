@@ -43,12 +43,13 @@ from reliability_helpers import (
 from hipo_jupyter import llm
 from hipo_jupyter.ipython import current, unload_ipython_extension
 from hipo_jupyter.memory import ExtractiveSummarizer, Memory, MemoryConfig
-from hipo_jupyter.memory import appends as appends_module
-from hipo_jupyter.memory import store as store_module
-from hipo_jupyter.memory.checkpoint import Checkpoint, new_id, render
-from hipo_jupyter.memory.search import Fts5Index, open_index
-from hipo_jupyter.memory.store import Store, WriteError
-from hipo_jupyter.memory.summarize import Source
+from hipo_jupyter.memory.disk import appends as appends_module
+from hipo_jupyter.memory.disk import store as store_module
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, new_id, render
+from hipo_jupyter.memory.disk.store import Store, WriteError
+from hipo_jupyter.memory.search.fts5 import Fts5Index
+from hipo_jupyter.memory.search.indexing import open_index
+from hipo_jupyter.memory.tree.summarize import Source
 
 KILLS = 10
 SOAK_KILLS = 50
@@ -101,8 +102,8 @@ import os, sys, time
 from datetime import date
 from reliability_helpers import checked_body, token
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory import appends as appends_module
-from hipo_jupyter.memory.checkpoint import Checkpoint, parse_body, render
+from hipo_jupyter.memory.disk import appends as appends_module
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_body, render
 
 root, writer, day, disk = sys.argv[1], sys.argv[2], date.fromisoformat(sys.argv[3]), sys.argv[4]
 if disk == "slow":  # one write() copies page by page, as the kernel does, only slower

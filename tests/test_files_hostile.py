@@ -19,7 +19,7 @@ from anthropic.lib.tools import ToolError
 from test_mcp import call, run_hipo, session
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import parse_log
+from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory_tool import HipoMemoryTool
 
 TODAY = "2026-03-12"

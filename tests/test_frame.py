@@ -21,7 +21,7 @@ from claude_helpers import (  # noqa: F401
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.frame import COLUMNS
+from hipo_jupyter.memory.views.frame import COLUMNS
 
 OLD_LOG = """\
 ## Hand-written note

@@ -23,7 +23,7 @@ import hipo_jupyter.ipython as hipo_ipython
 from hipo_jupyter import mcp as hipo_mcp
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory import memory as memory_module
-from hipo_jupyter.memory.root_update import compaction_lock_nowait
+from hipo_jupyter.memory.tree.root_update import compaction_lock_nowait
 
 TODAY = "2026-03-12"
 PINNED = date.fromisoformat(TODAY)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.fusion import RRF_K, reciprocal_rank_fusion
+from hipo_jupyter.memory.search.fusion import RRF_K, reciprocal_rank_fusion
 
 
 def test_each_list_votes_weight_over_k_plus_rank() -> None:

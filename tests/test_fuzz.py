@@ -33,12 +33,12 @@ from test_checkpoint import CHECKPOINTS, TEXT, TRICKY_LINES
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import HipoError, Memory
-from hipo_jupyter.memory.checkpoint import parse_body, parse_log, parse_title, render
+from hipo_jupyter.memory.disk.checkpoint import parse_body, parse_log, parse_title, render
+from hipo_jupyter.memory.disk.nodes import node_head, parse_node, read_status, render_node
+from hipo_jupyter.memory.disk.redact import redact
+from hipo_jupyter.memory.disk.store import decode_markdown
 from hipo_jupyter.memory.errors import ParseError
-from hipo_jupyter.memory.nodes import node_head, parse_node, read_status, render_node
-from hipo_jupyter.memory.redact import redact
 from hipo_jupyter.memory.requests import CheckpointDraft, RecallQuery, RequestError
-from hipo_jupyter.memory.store import decode_markdown
 
 CASES = int(os.environ.get("HIPO_FUZZ_CASES", "4000"))
 WEIGHTS = {

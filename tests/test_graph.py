@@ -23,7 +23,7 @@ from IPython.core.error import UsageError
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.graph import SparqlError
+from hipo_jupyter.memory.views.graph import SparqlError
 
 COUNT = "SELECT (COUNT(?c) AS ?n) WHERE { ?c a hipo:Checkpoint }"
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
-from hipo_jupyter.memory import appends
-from hipo_jupyter.memory.checkpoint import Checkpoint, new_id, render
+from hipo_jupyter.memory.disk import appends
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.memory.requests import CheckpointDraft, RecallQuery, storable
 
 TODAY = "2026-11-02"
@@ -293,7 +293,7 @@ def test_one_rule_for_text_every_way_in() -> None:
     assert storable(raw) == "a\\x00b\\ud800c\nd\\x85e"
     draft = CheckpointDraft.parse("T", raw)
     assert draft.body == storable(raw)
-    from hipo_jupyter.memory.importers import ImportRecord, to_checkpoint
+    from hipo_jupyter.memory.intake.importers import ImportRecord, to_checkpoint
 
     assert to_checkpoint(ImportRecord(None, "T", raw, "s")).text == storable(raw)  # type: ignore[arg-type]
 

@@ -32,7 +32,7 @@ from claude_helpers import (  # noqa: F401
 
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.fence import escape_fence, wrap
+from hipo_jupyter.memory.recall.fence import escape_fence, wrap
 
 MARK = "PWNED-3c1"
 QUERY = "override system instructions"
@@ -122,12 +122,8 @@ def test_mcp_recall_with_a_budget(memory_root: Path) -> None:
 
 
 @pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(
-        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-    )
+def project(notebook_folder) -> Path:
+    folder = notebook_folder("project")
     hostile_memory(folder).close()
     return folder
 

@@ -7,89 +7,71 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from datetime import date
 from pathlib import Path
 
 import pytest
 
 from hipo_jupyter.memory import Memory
 
-NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+def pricing(memory: Memory) -> None:
+    memory.remember("Competitor pricing", "- decisions: cut the starter tier by 15%")
+    memory.compact()
 
 
 @pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(json.dumps(NOTEBOOK))
-    memory = Memory(folder, today=lambda: date(2026, 3, 12))
-    memory.remember("Competitor pricing", "- decisions: cut the starter tier by 15%")
-    memory.compact()
-    memory.close()
-    return folder
+def project(notebook_folder) -> Path:
+    return notebook_folder("project", pricing)
 
 
-async def get(jp_fetch, endpoint: str, **params: str) -> tuple[int, dict]:
-    from tornado.httpclient import HTTPClientError
-
-    try:
-        response = await asyncio.wait_for(
-            jp_fetch("hipo", "api", endpoint, params=params, method="GET"), timeout=30
-        )
-        return response.code, json.loads(response.body)
-    except HTTPClientError as error:
-        body = error.response.body if error.response is not None else b"{}"
-        return error.code, json.loads(body or b"{}")
-
-
-async def test_hidden_files_are_not_served(jp_fetch, project: Path) -> None:
+async def test_hidden_files_are_not_served(api_get, project: Path) -> None:
     (project / ".private").mkdir()
     (project / ".private" / "keys.md").write_text("# SECRET-KEYS\n")
     (project / "knowledge" / ".hidden.md").write_text("# SECRET-NOTE\n")
     for file in (".private/keys.md", "knowledge/.hidden.md", "memory/.private.md"):
-        code, body = await get(jp_fetch, "node", path="project", file=file)
+        code, body = await api_get("node", path="project", file=file)
         assert code == 404, (file, code)
         assert "SECRET" not in json.dumps(body)
-    code, _ = await get(jp_fetch, "node", path="project", file="memory/ROOT.md")
+    code, _ = await api_get("node", path="project", file="memory/ROOT.md")
     assert code == 200
 
 
-async def test_a_hidden_notebook_folder_is_not_served(jp_fetch, jp_root_dir: Path) -> None:
+async def test_a_hidden_notebook_folder_is_not_served(api_get, jp_root_dir: Path) -> None:
     hidden = jp_root_dir / ".secret-project"
     hidden.mkdir()
     Memory(hidden).remember("Hidden", "- outcome: HIDDEN-SENTINEL")
     for endpoint in ("tree", "recall", "budget", "recent"):
-        code, body = await get(jp_fetch, endpoint, path=".secret-project/nb.ipynb", q="hidden")
+        code, body = await api_get(endpoint, path=".secret-project/nb.ipynb", q="hidden")
         assert code == 404, (endpoint, code)
         assert "HIDDEN-SENTINEL" not in json.dumps(body)
 
 
-async def test_error_bodies_name_no_absolute_path(jp_fetch, jp_root_dir: Path, project) -> None:
+async def test_error_bodies_name_no_absolute_path(api_get, jp_root_dir: Path, project) -> None:
     long_name = "x" * 300 + ".md"
-    code, body = await get(jp_fetch, "node", path="project", file=f"knowledge/{long_name}")
+    code, body = await api_get("node", path="project", file=f"knowledge/{long_name}")
     assert code in (400, 404)
     assert str(jp_root_dir) not in json.dumps(body)
-    code, body = await get(jp_fetch, "tree", path="y" * 300 + "/nb.ipynb")
+    code, body = await api_get("tree", path="y" * 300 + "/nb.ipynb")
     assert code in (400, 404)
     assert str(jp_root_dir) not in json.dumps(body)
 
 
-async def test_a_loop_of_links_is_a_400(jp_fetch, project: Path) -> None:
+async def test_a_loop_of_links_is_a_400(api_get, project: Path) -> None:
     (project / "knowledge" / "loop.md").symlink_to("loop.md")
-    code, body = await get(jp_fetch, "node", path="project", file="knowledge/loop.md")
+    code, body = await api_get("node", path="project", file="knowledge/loop.md")
     assert code == 400, body
     (project.parent / "ring").symlink_to("ring")
-    code, body = await get(jp_fetch, "tree", path="ring/nb.ipynb")
+    code, body = await api_get("tree", path="ring/nb.ipynb")
     assert code == 400, body
 
 
-async def test_a_fifo_raw_log_never_stalls_the_server(jp_fetch, project: Path) -> None:
+async def test_a_fifo_raw_log_never_stalls_the_server(api_get, jp_fetch, project: Path) -> None:
     os.mkfifo(project / "memory" / "2026-03-11.md")
     os.mkfifo(project / "memory" / "daily" / "2026-03-11.md")
     for endpoint in ("tree", "recall", "budget", "recent"):
-        code, body = await get(jp_fetch, endpoint, path="project/analysis.ipynb", q="pricing")
+        code, body = await api_get(endpoint, path="project/analysis.ipynb", q="pricing")
         assert code == 200, (endpoint, body)
-    code, body = await get(jp_fetch, "node", path="project", file="memory/2026-03-11.md")
+    code, body = await api_get("node", path="project", file="memory/2026-03-11.md")
     assert code in (404, 422), body
     # Jupyter's own API still answers while ours is asked about a FIFO
     response = await asyncio.wait_for(jp_fetch("api", "status", method="GET"), timeout=30)
@@ -104,6 +86,6 @@ async def test_a_fifo_raw_log_never_stalls_the_server(jp_fetch, project: Path) -
         ({"q": "x", "since": "20260301"}, "bad date"),
     ],
 )
-async def test_the_server_uses_the_engine_s_parser(jp_fetch, project, params, fragment) -> None:
-    code, body = await get(jp_fetch, "recall", path="project", **params)
+async def test_the_server_uses_the_engine_s_parser(api_get, project, params, fragment) -> None:
+    code, body = await api_get("recall", path="project", **params)
     assert code == 400 and fragment in body["message"], body

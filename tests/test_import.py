@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import parse_log
-from hipo_jupyter.memory.exchanges import pair
-from hipo_jupyter.memory.importers import (
+from hipo_jupyter.memory.disk.checkpoint import parse_log
+from hipo_jupyter.memory.disk.exchanges import pair
+from hipo_jupyter.memory.intake.importers import (
     ImportFormatError,
     ImportRecord,
     detect_format,

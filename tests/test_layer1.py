@@ -9,7 +9,7 @@ import pytest
 
 from hipo_jupyter.memory.config import MemoryConfig
 from hipo_jupyter.memory.errors import MemoryRootError
-from hipo_jupyter.memory.layer1 import (
+from hipo_jupyter.memory.tree.layer1 import (
     LAYER1_FILES,
     TEMPLATES,
     Layer1,
@@ -17,7 +17,7 @@ from hipo_jupyter.memory.layer1 import (
     assemble_layer1,
     write_templates,
 )
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.tree.tokens import count_tokens
 
 BUDGETS = {"ROOT": 3000, "SCRATCHPAD": 1500, "WORKING": 1000, "TASK-QUEUE": 500}
 

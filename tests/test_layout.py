@@ -1,11 +1,20 @@
-"""The code layout DESIGN.md describes, held by a test (issue 12): arrows point down only.
+"""The code layout DESIGN.md describes, held by a test (issues 12 and 27): arrows point down only.
 
 - No import cycles among hipo_jupyter's modules (imports run at module import time; an import
-  inside a function or under TYPE_CHECKING is lazy and does not count).
+  inside a function or under TYPE_CHECKING is lazy and does not count), and none inside the
+  engine even counting the imports inside functions.
 - The engine, hipo_jupyter/memory, imports no front end: not IPython, Jupyter, anthropic,
-  ipywidgets or tornado, at any level, and of hipo_jupyter only itself and the team backend.
+  ipywidgets or tornado, at any level, and of hipo_jupyter only itself (the team backend is
+  handed in, never imported).
+- Inside the engine, rooms import in one direction: `ENGINE_LAYERS`, written once, lowest first;
+  a unit (a room or a top module) imports only units below it, or itself. Imports inside
+  functions count; those under TYPE_CHECKING (type hints only) do not.
+- Front ends import the engine only from its faces (hipo_jupyter.memory or a room's
+  `__init__`), and only names the face exports in `__all__`.
+- At most 10 modules at the engine's top, at least 4 rooms of at most 15 modules each.
 - Modules of one job: none over 500 lines, no function over 80.
-- The package docstrings tell a new reader where each job lives: every module is named there.
+- The package docstrings tell a new reader where each job lives: each room's docstring names its
+  modules, the engine's names each room and top module, hipo_jupyter's every front end module.
 """
 
 from __future__ import annotations
@@ -19,9 +28,30 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "hipo_jupyter"
 ENGINE = "hipo_jupyter.memory"
 FRONT_END_LIBRARIES = ("IPython", "ipykernel", "jupyter", "anthropic", "ipywidgets", "tornado")
-ENGINE_MAY_USE = (ENGINE, "hipo_jupyter.team")  # the team backend, loaded only with a team URL
+ENGINE_MAY_USE = (ENGINE,)  # the team backend is handed in by the front ends, never imported
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
+MAX_TOP_MODULES = 10
+MIN_ROOMS = 4
+MAX_ROOM_MODULES = 15
+
+# The engine's units, lowest first: a unit may import units of lower lines, or itself. A unit is a
+# room (a sub-package of hipo_jupyter/memory) or a module at the top; "" is the face, the
+# package's own __init__. Units on one line do not import each other.
+ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "config", "events"),
+    ("disk",),
+    ("requests",),
+    ("roots",),
+    ("search",),
+    ("tree",),
+    ("recall",),
+    ("views",),
+    ("intake",),
+    ("backends", "render"),
+    ("memory",),
+    ("",),
+)
 
 
 def module_files() -> dict[str, Path]:
@@ -35,16 +65,25 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
-def imported_names(module: str, path: Path, *, lazy: bool) -> set[str]:
-    """The dotted names `module` imports: at module level only, or also inside functions and
-    under TYPE_CHECKING (`lazy=True`). `from pkg import name` gives pkg.name and pkg."""
+def imported_names(
+    module: str,
+    path: Path,
+    *,
+    lazy: bool,
+    type_checking: bool | None = None,
+    source: str | None = None,
+) -> set[str]:
+    """The dotted names `module` imports: at module level only, or also inside functions
+    (`lazy=True`); under TYPE_CHECKING as `type_checking` says (default: as `lazy`).
+    `from pkg import name` gives pkg.name and pkg."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
+    hints = lazy if type_checking is None else type_checking
 
     def visit(body: list[ast.stmt]) -> None:
         for node in body:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                if lazy:
+                if hints:
                     visit(node.body)
                 visit(node.orelse)
             elif isinstance(node, ast.Import):
@@ -67,21 +106,27 @@ def imported_names(module: str, path: Path, *, lazy: bool) -> set[str]:
                 for handler in getattr(node, "handlers", []):
                     visit(handler.body)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    visit(ast.parse(path.read_text(encoding="utf-8") if source is None else source).body)
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the package's modules it imports at module level. A module importing its own
-    parent package is not an edge: the parent is always initialised first."""
+def import_graph(*, lazy: bool = False, within: str = "") -> dict[str, set[str]]:
+    """Module -> the package's modules it imports at module level (`lazy`: inside functions
+    too, TYPE_CHECKING left out), for the modules under `within` (default: all). A module
+    importing its own parent package is not an edge: the parent is always initialised first."""
     modules = module_files()
     graph = {}
     for module, path in modules.items():
-        names = imported_names(module, path, lazy=False)
+        if not module.startswith(within):
+            continue
+        names = imported_names(module, path, lazy=lazy, type_checking=False)
         graph[module] = {
             name
             for name in names
-            if name in modules and name != module and not module.startswith(name + ".")
+            if name in modules
+            and name.startswith(within)
+            and name != module
+            and not module.startswith(name + ".")
         }
     return graph
 
@@ -121,7 +166,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_imports():
     """The checks below would pass on an empty graph: make sure it has the edges it should."""
     graph = import_graph()
-    assert "hipo_jupyter.memory.store" in graph["hipo_jupyter.memory.memory"]
+    assert "hipo_jupyter.memory.disk.store" in graph["hipo_jupyter.memory.memory"]
     assert "hipo_jupyter.ipython.writeback" in graph["hipo_jupyter.ipython.session"]
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
@@ -178,9 +223,164 @@ def test_modules_and_functions_stay_short():
     assert long_functions == set()
 
 
+def unit_of(name: str) -> str | None:
+    """The engine unit a dotted name belongs to: its room or top module, "" for the face
+    itself, None outside the engine."""
+    if name == ENGINE:
+        return ""
+    if not name.startswith(ENGINE + "."):
+        return None
+    return name[len(ENGINE) + 1 :].split(".")[0]
+
+
+def direction_breaks(
+    imports: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = ENGINE_LAYERS
+) -> list[str]:
+    """Each import of an engine module that points up or sideways: a unit may import only
+    units of lower lines of `layers`, or itself. A unit not in `layers` is named as such."""
+    line_of = {unit: line for line, units in enumerate(layers) for unit in units}
+    breaks = []
+    for module, names in sorted(imports.items()):
+        here = unit_of(module)
+        if here not in line_of:
+            breaks.append(f"{module}: unit {here!r} is in no line of ENGINE_LAYERS")
+            continue
+        for name in sorted(names):
+            there = unit_of(name)
+            if there is None or there == here:
+                continue
+            if there not in line_of:
+                breaks.append(f"{module} imports {name}: unit {there!r} is in no line")
+            elif line_of[there] >= line_of[here]:
+                breaks.append(f"{module} ({here or 'face'}) imports {name} ({there or 'face'})")
+    return breaks
+
+
+def engine_imports() -> dict[str, set[str]]:
+    """Engine module -> the engine modules it imports, inside functions too (TYPE_CHECKING,
+    which only names types, left out)."""
+    modules = module_files()
+    found = {}
+    for module, path in modules.items():
+        if unit_of(module) is None:
+            continue
+        names = imported_names(module, path, lazy=True, type_checking=False)
+        found[module] = {name for name in names if name in modules and unit_of(name) is not None}
+    return found
+
+
+def face_exports(face: str) -> set[str]:
+    """The names a face (hipo_jupyter.memory or a room's __init__) lists in `__all__`."""
+    path = module_files()[face]
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def faces() -> set[str]:
+    """The engine's faces: the package itself and each room's __init__."""
+    return {
+        module
+        for module, path in module_files().items()
+        if path.name == "__init__.py" and unit_of(module) is not None
+    }
+
+
+def face_breaks(
+    module: str, source: str, faces: set[str], exports: dict[str, set[str]]
+) -> list[str]:
+    """Each import of the engine by front end `module` that is not a name a face exports:
+    `import hipo_jupyter.memory.x`, `from hipo_jupyter.memory.room.module import ...`, or a
+    name the face does not list in `__all__`. Inside functions and TYPE_CHECKING too."""
+    breaks = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if unit_of(alias.name) is not None and alias.name not in faces:
+                    breaks.append(f"{module}: import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if unit_of(node.module) is None:
+                continue
+            if node.module not in faces:
+                breaks.append(f"{module}: from {node.module} import ...")
+                continue
+            for alias in node.names:
+                if alias.name not in exports[node.module]:
+                    breaks.append(f"{module}: {alias.name} is not in {node.module}.__all__")
+    return breaks
+
+
+def rooms() -> dict[str, list[Path]]:
+    """Room name -> its modules (its __init__ left out)."""
+    engine = PACKAGE / "memory"
+    return {
+        folder.name: sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
+        for folder in sorted(engine.iterdir())
+        if (folder / "__init__.py").exists()
+    }
+
+
+def test_the_checks_see_what_they_check():
+    """Each check below would pass on nothing: make sure it finds a break when there is one."""
+    layers = (("errors",), ("disk",), ("memory",), ("",))
+    up = {f"{ENGINE}.disk.store": {f"{ENGINE}.memory", f"{ENGINE}.errors"}}
+    assert direction_breaks(up, layers) == [
+        f"{ENGINE}.disk.store (disk) imports {ENGINE}.memory (memory)"
+    ]
+    sideways = {f"{ENGINE}.errors": {f"{ENGINE}.config"}}
+    assert direction_breaks(sideways, (("errors", "config"),))
+    assert direction_breaks({f"{ENGINE}.nowhere.x": set()}, layers)
+    graph = engine_imports()
+    assert f"{ENGINE}.disk.store" in graph[f"{ENGINE}.memory"]
+    inner = "from hipo_jupyter.memory.disk.store import Store\n"
+    unlisted = "def f():\n    from hipo_jupyter.memory import Nothing\n"
+    listed = "from hipo_jupyter.memory import Memory\nimport hipo_jupyter.memory\n"
+    exports = {ENGINE: {"Memory"}}
+    assert face_breaks("x", inner, {ENGINE}, exports) == [
+        "x: from hipo_jupyter.memory.disk.store import ..."
+    ]
+    assert face_breaks("x", unlisted, {ENGINE}, exports) == [
+        "x: Nothing is not in hipo_jupyter.memory.__all__"
+    ]
+    assert face_breaks("x", listed, {ENGINE}, exports) == []
+
+
+def test_rooms_import_in_one_direction():
+    assert direction_breaks(engine_imports()) == []
+
+
+def test_no_import_cycles_in_the_engine_even_inside_functions():
+    assert cycles(import_graph(lazy=True, within=ENGINE)) == []
+
+
+def test_front_ends_import_the_engine_only_from_its_faces():
+    engine_faces = faces()
+    exports = {face: face_exports(face) for face in engine_faces}
+    breaks = []
+    for module, path in module_files().items():
+        if unit_of(module) is None:  # a front end (or the team backend, or hipo_jupyter)
+            breaks += face_breaks(module, path.read_text(encoding="utf-8"), engine_faces, exports)
+    assert breaks == []
+
+
+def test_the_engine_has_few_top_modules_and_rooms_of_one_job():
+    engine = PACKAGE / "memory"
+    top = sorted(p.name for p in engine.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+    assert len(rooms()) >= MIN_ROOMS
+    crowded = {room: len(found) for room, found in rooms().items() if len(found) > MAX_ROOM_MODULES}
+    assert crowded == {}
+    every_layer_unit = {unit for line in ENGINE_LAYERS for unit in line}
+    assert set(rooms()) | {p[:-3] for p in top if p != "__init__.py"} <= every_layer_unit
+
+
 def test_the_package_docstrings_name_every_module():
-    """hipo_jupyter/memory/__init__ names each engine module; hipo_jupyter/__init__ each front
-    end module, the ipython/ modules and each subpackage."""
+    """Each room's docstring names its modules; hipo_jupyter/memory/__init__ each room and each
+    top module; hipo_jupyter/__init__ each front end module, the ipython/ modules and each
+    subpackage."""
     engine = importlib.import_module(ENGINE).__doc__ or ""
     package = importlib.import_module("hipo_jupyter").__doc__ or ""
     missing = [
@@ -188,6 +388,17 @@ def test_the_package_docstrings_name_every_module():
         for path in sorted((PACKAGE / "memory").glob("*.py"))
         if path.name != "__init__.py" and f"`{path.name}`" not in engine
     ]
+    for room, modules in rooms().items():
+        room_doc = importlib.import_module(f"{ENGINE}.{room}").__doc__ or ""
+        if not room_doc.strip():
+            missing.append(f"memory/{room}/__init__: no docstring")
+        missing += [
+            f"memory/{room}/__init__: {path.name}"
+            for path in modules
+            if f"`{path.name}`" not in room_doc
+        ]
+        if f"`{room}/`" not in engine:
+            missing.append(f"memory/__init__: {room}/")
     for folder in (PACKAGE, PACKAGE / "ipython"):
         missing += [
             f"__init__: {path.name}"

@@ -47,8 +47,8 @@ from reliability_helpers import (
 )
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import new_id
-from hipo_jupyter.memory.search import open_index
+from hipo_jupyter.memory.disk.checkpoint import new_id
+from hipo_jupyter.memory.search.indexing import open_index
 
 WRITES = 60
 SOAK_WRITES = 500
@@ -351,7 +351,7 @@ import os, sys, time
 from datetime import date
 from reliability_helpers import checked_body
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory import appends as appends_module
+from hipo_jupyter.memory.disk import appends as appends_module
 
 real_write = os.write
 def stuck(fd, data):  # a disk that takes one page of the checkpoint, then hangs, the lock held

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import load_benchmark
 
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.tree.tokens import count_tokens
 
 REPO = Path(__file__).resolve().parent.parent
 LOCOMO = REPO / "benchmarks" / "locomo.py"

@@ -30,7 +30,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from hipo_jupyter import cli, mcp_config  # noqa: E402
 from hipo_jupyter import mcp as hipo_mcp  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
-from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TODAY = "2026-03-12"

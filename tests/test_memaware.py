@@ -103,7 +103,7 @@ def test_the_real_sessions_parse(memaware) -> None:
 def test_conversation_import_pairs_each_user_turn_with_its_reply(memaware, tmp_path) -> None:
     """Issue 25: the default import has both roles, as `hipo import` reads a chat: each user
     turn and the reply to it are one checkpoint; `--import user-turns` keeps the user alone."""
-    from hipo_jupyter.memory.checkpoint import parse_log
+    from hipo_jupyter.memory.disk.checkpoint import parse_log
 
     sessions = memaware.load_sessions(TINY)
     memory = memaware.UserMemory(sessions, tmp_path / "conversation")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import HipoError, Memory, MemoryConfig, PathOutsideRootError, QueryError
-from hipo_jupyter.memory.checkpoint import parse_log
+from hipo_jupyter.memory.disk.checkpoint import parse_log
 
 TOPICS = {
     "pricing": ("Competitor pricing review", "cut starter tier by 15%"),
@@ -87,7 +87,7 @@ def test_thirty_days_six_topics_every_checkpoint_found(month_of_memory, memory_r
 
 
 def test_statuses_after_a_month(month_of_memory, memory_root):
-    from hipo_jupyter.memory.nodes import parse_node
+    from hipo_jupyter.memory.disk.nodes import parse_node
 
     def status(relative):
         return parse_node((memory_root / "memory" / relative).read_text()).status
@@ -262,7 +262,7 @@ def test_save_knowledge_offloads_and_indexes(memory_root, fixed_today):
 
 
 def test_unchanged_layer1_is_measured_without_building_the_tokenizer(memory_root, fixed_today):
-    from hipo_jupyter.memory import tokens
+    from hipo_jupyter.memory.tree import tokens
 
     memory = memory_at(memory_root, fixed_today)
     memory.remember("Pricing #pricing", "- decisions: cut")
@@ -277,7 +277,7 @@ def test_unchanged_layer1_is_measured_without_building_the_tokenizer(memory_root
 
 
 def test_topics_kept_up_to_date_by_remember_match_a_full_read(memory_root, fixed_today):
-    from hipo_jupyter.memory.topic_index import collect_topics
+    from hipo_jupyter.memory.tree.topic_index import collect_topics
 
     memory = memory_at(memory_root, fixed_today)
     for index, name in enumerate(["pricing", "hiring", "pricing", "infra"]):

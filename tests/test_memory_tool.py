@@ -26,7 +26,7 @@ from claude_helpers import (  # noqa: F401
 from IPython.core.error import UsageError
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import parse_log
+from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory_tool import AsyncHipoMemoryTool, HipoMemoryTool, checkpoint_blocks
 
 PINNED = date.fromisoformat(TODAY)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import without_comments
+from hipo_jupyter.memory.disk.checkpoint import without_comments
 
 DAY = date(2026, 3, 12)
 

@@ -18,13 +18,11 @@ from pathlib import Path
 import pytest
 from claude_helpers import new_shell
 from IPython.core.error import UsageError
-from tornado.httpclient import HTTPClientError
 
 from hipo_jupyter.ipython.extension import unload_ipython_extension
 from hipo_jupyter.memory import Memory, render
 
 TODAY = "2026-03-12"
-NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 HUGE = "4000000000000000000"
 # (CLI arguments after `recall`, the magic's line after `%recall`, the server's parameters)
@@ -57,18 +55,16 @@ BAD_CHECKPOINTS = [
 ]
 
 
-@pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(json.dumps(NOTEBOOK))
-    memory = Memory(folder, today=lambda: date.fromisoformat(TODAY))
+def three_checkpoints(memory: Memory) -> None:
     memory.remember("Competitor pricing #pricing", "- decisions: cut the starter tier by 15%")
     memory.remember("Pricing page copy", "- outcome: new pricing page copy", on="2026-03-10")
     memory.remember("Launch plan", "- decisions: launch Heron in May #launch")
     memory.compact()
-    memory.close()
-    return folder
+
+
+@pytest.fixture
+def project(notebook_folder) -> Path:
+    return notebook_folder("project", three_checkpoints, today=date.fromisoformat(TODAY))
 
 
 def hipo(root: Path, *args: str) -> tuple[int, str, str]:
@@ -83,14 +79,6 @@ def hipo(root: Path, *args: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-async def server_answer(jp_fetch, **params: str) -> tuple[int, dict]:
-    try:
-        response = await jp_fetch("hipo", "api", "recall", params=params, method="GET")
-        return response.code, json.loads(response.body)
-    except HTTPClientError as error:
-        return error.code, json.loads(error.response.body)
-
-
 @pytest.fixture
 def shell(project: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HIPO_TODAY", TODAY)
@@ -103,7 +91,7 @@ def shell(project: Path, monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.parametrize(("cli_args", "magic_line", "params"), BAD_REQUESTS)
 async def test_the_same_bad_request_gets_the_same_line_everywhere(
-    jp_fetch, project: Path, shell, cli_args, magic_line, params
+    api_get, project: Path, shell, cli_args, magic_line, params
 ) -> None:
     with pytest.raises(UsageError) as raised:
         shell.run_cell(f"%recall {magic_line}")
@@ -111,17 +99,17 @@ async def test_the_same_bad_request_gets_the_same_line_everywhere(
     assert "\n" not in message
     code, _, err = hipo(project, "recall", *cli_args)
     assert code == 2 and err.strip() == f"hipo: error: {message}"
-    status, body = await server_answer(jp_fetch, path="project/analysis.ipynb", **params)
+    status, body = await api_get("recall", path="project/analysis.ipynb", **params)
     assert status == 400 and body["message"] == message
 
 
-async def test_recall_json_is_one_document(jp_fetch, project: Path, monkeypatch) -> None:
+async def test_recall_json_is_one_document(api_get, project: Path, monkeypatch) -> None:
     monkeypatch.setenv("HIPO_TODAY", TODAY)  # the server's clock too: recency is in the scores
     code, out, err = hipo(project, "recall", "pricing", "-k", "3", "--json")
     assert code == 0, err
     from_cli = json.loads(out)
-    status, from_server = await server_answer(
-        jp_fetch, path="project/analysis.ipynb", q="pricing", k="3", mode="auto"
+    status, from_server = await api_get(
+        "recall", path="project/analysis.ipynb", q="pricing", k="3", mode="auto"
     )
     assert status == 200
     memory = Memory(project, today=lambda: date.fromisoformat(TODAY))

@@ -6,14 +6,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.passages import (
+from hipo_jupyter.memory.recall.passages import (
     ELLIPSIS,
     matching_lines,
     passage,
     query_stems,
     stem,
 )
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.tree.tokens import count_tokens
 
 FILLER = "We talked about the weather and the traffic on the way to the office that morning. "
 LONG = (

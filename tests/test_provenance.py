@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import Checkpoint, parse_log, render
-from hipo_jupyter.memory.importers import ImportRecord
-from hipo_jupyter.memory.provenance import FRONT_ENDS, provenance_line, provenance_text
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log, render
+from hipo_jupyter.memory.disk.provenance import FRONT_ENDS, provenance_line, provenance_text
+from hipo_jupyter.memory.intake.importers import ImportRecord
 
 OLD_LOG = """\
 ## Competitor pricing [project]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.importers import parse_text
-from hipo_jupyter.memory.neighbours import LogNeighbours
-from hipo_jupyter.memory.query_hints import period_match, query_names, query_periods
-from hipo_jupyter.memory.search import query_terms
+from hipo_jupyter.memory.intake.importers import parse_text
+from hipo_jupyter.memory.recall.neighbours import LogNeighbours
+from hipo_jupyter.memory.recall.query_hints import period_match, query_names, query_periods
+from hipo_jupyter.memory.search.query import query_terms
 
 TODAY = date(2026, 3, 12)
 

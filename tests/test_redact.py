@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.redact import REDACTED_MARKER_RE, redact
+from hipo_jupyter.memory.disk.redact import REDACTED_MARKER_RE, redact
 
 ALNUM = "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY"  # 32 mixed characters
 

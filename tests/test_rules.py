@@ -21,9 +21,9 @@ from IPython.core.error import UsageError
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.checkpoint import Checkpoint
+from hipo_jupyter.memory.disk.checkpoint import Checkpoint
 from hipo_jupyter.memory.requests import CheckpointDraft, RequestError, pop_quoted_option
-from hipo_jupyter.memory.rules import collect_rules, rules_index_text
+from hipo_jupyter.memory.views.rules import collect_rules, rules_index_text
 
 
 def feedback(title: str, trigger: str, rule: str, line: int, day: str = "2026-03-12"):

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.recall import Hit, blend_relevance
-from hipo_jupyter.memory.recall_run import firsts_of_both
-from hipo_jupyter.memory.search import Document, SearchHit
+from hipo_jupyter.memory.recall.ranking import Hit, blend_relevance
+from hipo_jupyter.memory.recall.recall_run import firsts_of_both
+from hipo_jupyter.memory.search.contract import Document, SearchHit
 
 
 def doc(name: str) -> Document:

@@ -16,15 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hipo_jupyter.memory.errors import HipoError, QueryError
-from hipo_jupyter.memory.search import (
-    BACKENDS,
-    FTS5_FILENAME,
-    MIGRATIONS,
-    Document,
-    SearchIndex,
-    open_index,
-    plain_snippet,
-)
+from hipo_jupyter.memory.search.contract import BACKENDS, Document, SearchIndex
+from hipo_jupyter.memory.search.fts5 import FTS5_FILENAME, MIGRATIONS
+from hipo_jupyter.memory.search.indexing import open_index
+from hipo_jupyter.memory.search.query import plain_snippet
 
 HAS_WHOOSH = importlib.util.find_spec("whoosh") is not None
 
@@ -352,7 +347,7 @@ def test_documents_read_are_never_older_than_another_handles_write(
 def test_fts5_reads_of_one_call_are_of_one_version(tmp_path: Path) -> None:
     """What an FTS5 read keeps is tagged with the version its rows were read at: a write by
     another kernel between the version and the rows cannot slip in (one read transaction)."""
-    from hipo_jupyter.memory.migrations import _snapshot
+    from hipo_jupyter.memory.search.migrations import _snapshot
 
     one = open_index(tmp_path / ".index", "fts5")
     two = open_index(tmp_path / ".index", "fts5")
@@ -600,7 +595,7 @@ def test_whoosh_missing_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "whoosh", None)  # import whoosh now raises ImportError
-    monkeypatch.delitem(sys.modules, "hipo_jupyter.memory.search_whoosh", raising=False)
+    monkeypatch.delitem(sys.modules, "hipo_jupyter.memory.search.whoosh_backend", raising=False)
     with pytest.raises(HipoError, match=r"pip install 'hipo-jupyter\[whoosh\]'") as raised:
         open_index(tmp_path, "whoosh")
     assert "\n" not in str(raised.value)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.search import (
+from hipo_jupyter.memory.search.query import (
     MAX_QUERY_TERMS,
     RANK_FUNCTION,
     STOPWORDS,

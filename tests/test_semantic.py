@@ -15,15 +15,13 @@ np = pytest.importorskip("numpy")
 
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
-from hipo_jupyter.memory.embed import SemanticUnavailable  # noqa: E402
-from hipo_jupyter.memory.recall import Hit  # noqa: E402
-from hipo_jupyter.memory.search import Document, open_index  # noqa: E402
-from hipo_jupyter.memory.semantic import (  # noqa: E402
-    FusionWeights,
-    SemanticIndex,
-    fuse,
-)
-from hipo_jupyter.memory.vectors import VectorHit  # noqa: E402
+from hipo_jupyter.memory.recall.hybrid import FusionWeights, fuse  # noqa: E402
+from hipo_jupyter.memory.recall.ranking import Hit  # noqa: E402
+from hipo_jupyter.memory.search.contract import Document  # noqa: E402
+from hipo_jupyter.memory.search.embed import SemanticUnavailable  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
+from hipo_jupyter.memory.search.semantic import SemanticIndex  # noqa: E402
+from hipo_jupyter.memory.search.vectors import VectorHit  # noqa: E402
 
 RAW = "memory/2026-03-12.md"
 RAW_EARLY = "memory/2026-03-02.md"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import load_benchmark
 
-from hipo_jupyter.memory.embed import missing_modules, semantic_available
+from hipo_jupyter.memory.search.embed import missing_modules, semantic_available
 
 TINY = Path(__file__).parent / "data" / "tiny-conversation.json"
 

@@ -16,7 +16,7 @@ from traitlets.config import Config
 
 import hipo_jupyter.ipython as hipo_ipython
 from hipo_jupyter.ipython.config import Hipo
-from hipo_jupyter.memory.embed import INSTALL_HINT, missing_modules, semantic_available
+from hipo_jupyter.memory.search.embed import INSTALL_HINT, missing_modules, semantic_available
 
 TODAY = "2026-03-12"
 

@@ -19,10 +19,10 @@ np = pytest.importorskip("numpy")
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory import indexing as indexing_module  # noqa: E402
-from hipo_jupyter.memory import semantic as semantic_module  # noqa: E402
-from hipo_jupyter.memory.embed import SemanticUnavailable  # noqa: E402
 from hipo_jupyter.memory.errors import HipoError, QueryError  # noqa: E402
+from hipo_jupyter.memory.search import indexing as indexing_module  # noqa: E402
+from hipo_jupyter.memory.search import semantic as semantic_module  # noqa: E402
+from hipo_jupyter.memory.search.embed import SemanticUnavailable  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 HAS_WHOOSH = importlib.util.find_spec("whoosh") is not None

@@ -18,16 +18,8 @@ from hipo_jupyter.server.paths import BadPathError, confine
 
 pytestmark = pytest.mark.filterwarnings("error::jupyter_server.utils.JupyterServerAuthWarning")
 
-NOTEBOOK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
-
-@pytest.fixture
-def project(jp_root_dir: Path) -> Path:
-    """A folder in the server root with a notebook and a memory holding two checkpoints."""
-    folder = jp_root_dir / "project"
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(json.dumps(NOTEBOOK))
-    memory = Memory(folder, today=lambda: date(2026, 3, 12))
+def two_checkpoints(memory: Memory) -> None:
     memory.remember(
         "Competitor pricing",
         "- decisions: recommend a 15% cut on the starter tier\n- outcome: report shared",
@@ -41,16 +33,17 @@ def project(jp_root_dir: Path) -> Path:
         on=date(2026, 3, 11),
     )
     memory.compact()
-    memory.close()
-    return folder
 
 
 @pytest.fixture
-def empty_folder(jp_root_dir: Path) -> Path:
-    folder = jp_root_dir / "fresh"
-    folder.mkdir()
-    (folder / "new.ipynb").write_text(json.dumps(NOTEBOOK))
-    return folder
+def project(notebook_folder) -> Path:
+    """A folder in the server root with a notebook and a memory holding two checkpoints."""
+    return notebook_folder("project", two_checkpoints)
+
+
+@pytest.fixture
+def empty_folder(notebook_folder) -> Path:
+    return notebook_folder("fresh", notebook="new.ipynb")
 
 
 async def get_json(jp_fetch, endpoint: str, **params) -> dict:

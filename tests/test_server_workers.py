@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import time
-from datetime import date
 from pathlib import Path
 
 import pytest
@@ -21,27 +20,19 @@ from hipo_jupyter.memory import Memory
 FILES = 100_000
 
 
-def notebook_folder(root: Path, name: str) -> Path:
-    folder = root / name
-    folder.mkdir()
-    (folder / "analysis.ipynb").write_text(
-        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-    )
-    memory = Memory(folder, today=lambda: date(2026, 3, 12))
+def pricing(memory: Memory) -> None:
     memory.remember("Competitor pricing #pricing", "- decisions: cut the starter tier by 15%")
-    memory.close()
-    return folder
 
 
 @pytest.fixture
-def folders(jp_root_dir: Path) -> tuple[Path, Path]:
-    big = notebook_folder(jp_root_dir, "big")
+def folders(notebook_folder) -> tuple[Path, Path]:
+    big = notebook_folder("big", pricing)
     knowledge = big / "knowledge" / "pasted"
     knowledge.mkdir(parents=True)
     for n in range(FILES):
         fd = os.open(knowledge / f"n{n}.md", os.O_CREAT | os.O_WRONLY, 0o644)
         os.close(fd)
-    return big, notebook_folder(jp_root_dir, "small")
+    return big, notebook_folder("small", pricing)
 
 
 async def test_a_slow_notebook_does_not_hold_another(jp_fetch, folders) -> None:
@@ -65,8 +56,8 @@ async def test_a_slow_notebook_does_not_hold_another(jp_fetch, folders) -> None:
 
 
 @pytest.mark.parametrize("value", ["²", "①", "٣", "nan", "1e3"])
-async def test_unicode_digits_are_a_400(jp_fetch, jp_root_dir: Path, value: str) -> None:
-    notebook_folder(jp_root_dir, "small")
+async def test_unicode_digits_are_a_400(jp_fetch, notebook_folder, value: str) -> None:
+    notebook_folder("small", pricing)
     for params in ({"q": "pricing", "budget": value}, {"q": "pricing", "k": value}):
         with pytest.raises(HTTPClientError) as error:
             await jp_fetch("hipo", "api", "recall", params={"path": "small/", **params})

@@ -7,13 +7,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.summarize import (
+from hipo_jupyter.memory.tree.summarize import (
     DEFAULT_MAX_LINES,
     ExtractiveSummarizer,
     Source,
     Summarizer,
 )
-from hipo_jupyter.memory.topics import identifiers
+from hipo_jupyter.memory.tree.topics import identifiers
 
 DAY = """\
 # 2026-03-12

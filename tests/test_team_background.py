@@ -18,6 +18,7 @@ from hipo_jupyter.team import (  # noqa: E402
     sync,
     wait_for_background,
 )
+from hipo_jupyter.team_link import TeamLink  # noqa: E402
 
 TODAY = "2026-03-12"
 
@@ -59,7 +60,7 @@ def test_remember_with_the_team_down_returns_and_warns_once(
     monkeypatch.setattr(sync, "RETRY_DELAYS", (0.05, 0.05))
     url = postgres_cluster.url("not_there")
     config = MemoryConfig(team_url=url, team_author="ana")
-    memory = Memory(memory_root, config=config, today=lambda: date(2026, 3, 12))
+    memory = Memory(memory_root, config=config, today=lambda: date(2026, 3, 12), team=TeamLink)
     with caplog.at_level(logging.WARNING, logger="hipo_jupyter.team.sync"):
         first = memory.remember("One [project]", "- outcome: a")
         second = memory.remember("Two [project]", "- outcome: b", on="2026-03-11")

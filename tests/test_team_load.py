@@ -19,7 +19,7 @@ pytest.importorskip("psycopg", reason="the team extra is not installed: pip inst
 import psycopg  # noqa: E402
 
 from hipo_jupyter.memory import Memory  # noqa: E402
-from hipo_jupyter.memory.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
 
 WORKER = Path(__file__).with_name("team_load_worker.py")
 PEOPLE = 8

@@ -21,12 +21,13 @@ def test_without_a_team_url_psycopg_is_never_imported(memory_root):
     assert done.returncode == 0, done.stderr
 
 
-def test_the_engine_reaches_the_team_only_lazily():
-    """memory/ has no module-level import of hipo_jupyter.team or psycopg."""
+def test_the_engine_never_imports_the_team():
+    """memory/ imports neither hipo_jupyter.team nor psycopg, not even inside a function: the
+    front end that read the team URL hands the backend in (`team_link.team_backend`)."""
     from pathlib import Path
 
     engine = Path(__file__).resolve().parent.parent / "hipo_jupyter" / "memory"
-    for module in engine.glob("*.py"):
+    for module in engine.rglob("*.py"):
         for line in module.read_text(encoding="utf-8").splitlines():
-            if line.startswith(("import ", "from ")):
-                assert "psycopg" not in line and "hipo_jupyter.team" not in line, module.name
+            if line.lstrip().startswith(("import ", "from ")):
+                assert "psycopg" not in line and "team" not in line.split("import")[0], module

@@ -13,8 +13,8 @@ pytest.importorskip("psycopg", reason="the team extra is not installed: pip inst
 
 from hipo_jupyter import cli  # noqa: E402
 from hipo_jupyter.memory import HipoError, Memory, MemoryConfig  # noqa: E402
-from hipo_jupyter.memory.team_link import TeamLink  # noqa: E402
 from hipo_jupyter.team import database, sync, wait_for_background  # noqa: E402
+from hipo_jupyter.team_link import TeamLink  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 
@@ -22,7 +22,7 @@ TODAY = date(2026, 3, 12)
 def team_memory(root: Path, url: str, author: str) -> Memory:
     root.mkdir(parents=True, exist_ok=True)
     config = MemoryConfig(team_url=url, team_author=author)
-    return Memory(root, config=config, today=lambda: TODAY)
+    return Memory(root, config=config, today=lambda: TODAY, team=TeamLink)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from hipo_jupyter.memory import Memory, MemoryConfig
+from hipo_jupyter.team_link import TeamLink
 
 pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
 
@@ -24,7 +25,7 @@ DAY = date(2026, 3, 12)
 
 def team_memory(root, url: str, *, author: str = "ana", **config) -> Memory:
     settings = MemoryConfig(team_url=url, team_author=author, **config)
-    return Memory(root, config=settings, today=lambda: DAY)
+    return Memory(root, config=settings, today=lambda: DAY, team=TeamLink)
 
 
 def write_some(memory: Memory) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.memory import Memory, MemoryConfig
+from hipo_jupyter.team_link import TeamLink
 
 pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
 
@@ -29,7 +30,8 @@ TODAY = "2026-03-12"
 
 def team_memory(root: Path, url: str, author: str) -> Memory:
     root.mkdir(parents=True, exist_ok=True)
-    return Memory(root, config=MemoryConfig(team_url=url, team_author=author, semantic=False))
+    config = MemoryConfig(team_url=url, team_author=author, semantic=False)
+    return Memory(root, config=config, team=TeamLink)
 
 
 def hipo(root: Path, *args: str, url: str | None = None, author: str = "ana"):

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory import tokens
-from hipo_jupyter.memory.tokens import (
+from hipo_jupyter.memory.tree import tokens
+from hipo_jupyter.memory.tree.tokens import (
     PACKAGED_STATUS,
     EncodingUnavailable,
     TokenEstimateWarning,

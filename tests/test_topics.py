@@ -7,10 +7,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.root import _topic_lines, fit_root, render_root
-from hipo_jupyter.memory.tokens import count_tokens
-from hipo_jupyter.memory.topic_index import Topic
-from hipo_jupyter.memory.topics import (
+from hipo_jupyter.memory.tree.root import _topic_lines, fit_root, render_root
+from hipo_jupyter.memory.tree.tokens import count_tokens
+from hipo_jupyter.memory.tree.topic_index import Topic
+from hipo_jupyter.memory.tree.topics import (
     STOPWORDS,
     comment_tags,
     hashtags,

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.nodes import parse_node
-from hipo_jupyter.memory.periods import week_id, week_month
+from hipo_jupyter.memory.disk.nodes import parse_node
+from hipo_jupyter.memory.disk.periods import week_id, week_month
 
 
 def make_memory(root: Path, today: date, **config) -> Memory:

@@ -18,15 +18,12 @@ np = pytest.importorskip("numpy")
 
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
-from hipo_jupyter.memory.embed import Embedder  # noqa: E402
 from hipo_jupyter.memory.errors import HipoError  # noqa: E402
-from hipo_jupyter.memory.search import (  # noqa: E402
-    FTS5_FILENAME,
-    MIGRATIONS,
-    Document,
-    open_index,
-)
-from hipo_jupyter.memory.vectors import (  # noqa: E402
+from hipo_jupyter.memory.search.contract import Document  # noqa: E402
+from hipo_jupyter.memory.search.embed import Embedder  # noqa: E402
+from hipo_jupyter.memory.search.fts5 import FTS5_FILENAME, MIGRATIONS  # noqa: E402
+from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
+from hipo_jupyter.memory.search.vectors import (  # noqa: E402
     VectorStore,
     embedding_text,
     open_vectors,
@@ -313,7 +310,7 @@ def test_a_foreign_database_is_not_ours_and_is_replaced(tmp_path: Path) -> None:
 
 
 def test_real_minilm_vectors_find_the_paraphrase(tmp_path: Path) -> None:
-    from hipo_jupyter.memory.embed import MiniLMEmbedder, semantic_available
+    from hipo_jupyter.memory.search.embed import MiniLMEmbedder, semantic_available
 
     on, message = semantic_available()
     if not on:

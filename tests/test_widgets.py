@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.tree.tokens import count_tokens
 from hipo_jupyter.widgets import (
     HEALTHY,
     OVER,

@@ -30,8 +30,8 @@ from hipo_jupyter.context import (
     archive,
     conversation_path,
 )
-from hipo_jupyter.memory.requests import MIN_BUDGET
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory import MIN_BUDGET
+from hipo_jupyter.memory.tree import count_tokens
 
 from . import display
 from .magics import engine_errors, parse_line

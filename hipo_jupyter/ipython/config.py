@@ -13,9 +13,13 @@ import math
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Config, Configurable
 
-from hipo_jupyter.memory import MemoryConfig
-from hipo_jupyter.memory.config import resolve_team_url
-from hipo_jupyter.memory.requests import DEFAULT_BUDGET, MIN_BUDGET, RECALL_MODES
+from hipo_jupyter.memory import (
+    DEFAULT_BUDGET,
+    MIN_BUDGET,
+    RECALL_MODES,
+    MemoryConfig,
+    resolve_team_url,
+)
 
 _DEFAULTS = MemoryConfig()
 # The real-number settings that refuse NaN and the infinities (`Hipo._finite`).

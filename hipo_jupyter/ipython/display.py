@@ -18,8 +18,8 @@ from typing import Any
 from IPython.display import Markdown, display
 
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
-from hipo_jupyter.memory.rules import Rule, rules_index_text
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.tree import count_tokens
+from hipo_jupyter.memory.views import Rule, rules_index_text
 
 
 # --- recall -------------------------------------------------------------------------------

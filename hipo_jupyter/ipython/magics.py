@@ -19,13 +19,17 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from hipo_jupyter import caching, llm
-from hipo_jupyter.memory import CHECKPOINT_TYPES, HipoError, render
-from hipo_jupyter.memory.check import results_text
-from hipo_jupyter.memory.frame import hits_frame, to_frame
-from hipo_jupyter.memory.graph import result_frame
-from hipo_jupyter.memory.provenance import VIA_MAGIC
-from hipo_jupyter.memory.requests import RecallQuery, pop_quoted_option, require_title
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory import (
+    CHECKPOINT_TYPES,
+    HipoError,
+    RecallQuery,
+    pop_quoted_option,
+    render,
+    require_title,
+)
+from hipo_jupyter.memory.disk import VIA_MAGIC
+from hipo_jupyter.memory.tree import count_tokens
+from hipo_jupyter.memory.views import hits_frame, result_frame, results_text, to_frame
 
 from . import display
 from .progress import ProgressBar

@@ -17,6 +17,7 @@ from hipo_jupyter import llm
 from hipo_jupyter.caching import NoteOnce
 from hipo_jupyter.llm.layer1_pin import Layer1Pin, PromptLayer1
 from hipo_jupyter.memory import ExtractiveSummarizer, HipoError, Memory, Summarizer, resolve_root
+from hipo_jupyter.team_link import team_backend
 
 from .config import Hipo
 from .startup import Startup
@@ -128,7 +129,12 @@ class HipoSession:
         key = (self.resolve_root(), config, summarizer)
         if self._memory is None or key != self._memory_key:
             self.close_memory()
-            self._memory = Memory(key[0], config=config, summarizer=self.make_summarizer())
+            self._memory = Memory(
+                key[0],
+                config=config,
+                summarizer=self.make_summarizer(),
+                team=team_backend(config),
+            )
             self._memory.subscribe(self._memory_event)
             self._memory_key = key
             self.note(f"opened memory at {key[0]}")

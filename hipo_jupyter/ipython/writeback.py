@@ -26,9 +26,9 @@ from typing import Any, Protocol
 from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.memory import HipoError, Memory
-from hipo_jupyter.memory.check import CheckResult, check_folder
-from hipo_jupyter.memory.provenance import VIA_WRITE_BACK
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.disk import VIA_WRITE_BACK
+from hipo_jupyter.memory.tree import count_tokens
+from hipo_jupyter.memory.views import CheckResult, check_folder
 
 from .config import Hipo
 from .startup import Startup

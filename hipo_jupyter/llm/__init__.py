@@ -29,7 +29,7 @@ it. The wrappers never mutate the caller's arguments, inject at most once per ca
 already carries the block, or a nested call, passes through) and are removed on uninstall.
 """
 
-from hipo_jupyter.memory.fence import RECALL_PREAMBLE, RECALL_TAG, escape_fence, fence_quoted
+from hipo_jupyter.memory.recall import RECALL_PREAMBLE, RECALL_TAG, escape_fence, fence_quoted
 
 from .client import ClaudeUnavailable, credentials_in_env, error_line, has_credentials, make_client
 from .injection import (

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hipo_jupyter.memory.layer1 import Layer1
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory import Layer1
+from hipo_jupyter.memory.tree import count_tokens
 
 MAX_FRESH_TOKENS = 600
 """Fresh lines beyond this are folded into a new cached Layer 1 (one cache write, then reads)."""

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hipo_jupyter import caching
-from hipo_jupyter.memory.fence import LAYER1_TAG, escape_fence, wrap
-from hipo_jupyter.memory.tokens import count_tokens
+from hipo_jupyter.memory.recall import LAYER1_TAG, escape_fence, wrap
+from hipo_jupyter.memory.tree import count_tokens
 
 from .layer1_pin import FRESH_PREAMBLE
 

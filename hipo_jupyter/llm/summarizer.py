@@ -8,9 +8,8 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hipo_jupyter.memory.fence import escape_fence, quote_attribute, wrap
-from hipo_jupyter.memory.summarize import Source
-from hipo_jupyter.memory.topics import identifiers
+from hipo_jupyter.memory.recall import escape_fence, quote_attribute, wrap
+from hipo_jupyter.memory.tree import Source, identifiers
 
 from .client import ClaudeUnavailable, error_line, make_client
 from .injection import internal_call, reply_text

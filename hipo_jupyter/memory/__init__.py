@@ -1,66 +1,93 @@
-"""The memory engine: files, compaction tree, search and recall.
+"""The memory engine: files, compaction tree, search and recall, in rooms by job.
 
-It imports nothing from IPython, Jupyter or anthropic: every front end adapts it. `Memory`
-(`memory.py`) is the one way in; its methods hand each job to the module that does it:
+It imports nothing from IPython, Jupyter or anthropic, and no backend: every front end adapts
+it, and the team database is handed in (`backends.py`). Front ends import only this face (or a
+room's own `__init__`), never a module inside. Beside the rooms, the top holds what every room
+or every front end shares:
 
-- requests and answers: `requests.py` what a request may be (`CheckpointDraft`, `RecallQuery`,
-  the one date parser, the limits); `errors.py` the errors front ends show as one line;
-  `roots.py` where a memory lives and what day it is; `config.py` the settings;
-  `events.py` who is told after a write.
-- the files: `store.py` the layout on disk and every write, `layout.py` its names;
-  `anchored.py` every file operation walked from the root by directory fds, `export_target.py`
-  where an export may write; `files.py` bounded reads of regular files; `appends.py`
-  all-or-nothing raw appends and their repair; `checkpoint.py` the checkpoint format;
-  `redact.py` secrets kept off the disk; `provenance.py` where a checkpoint came from.
-- writing: `writing.py` checkpoints, knowledge/ offloads and imports (indexed as they are
-  written); `importers.py` past conversations read into records; `exchanges.py` a user turn
-  and the assistant's reply as one checkpoint; `notes.py` which files an
-  agent may write, `note_files.py` writing them.
-- the tree: `tree.py` the compaction chain and its plan; `periods.py` its calendar; `nodes.py`
-  node frontmatter and damage; `summarize.py` the summarizer and the extractive summary,
-  `digest.py` how it reads its sources; `root.py` ROOT.md, `root_update.py` it updated as
-  each checkpoint is written.
-- topics: `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data;
-  `topic_cache.py` it kept current without re-reading the logs.
-- search and recall: `indexing.py` the text index and vectors kept in step with the files;
-  `search.py` (SQLite FTS5) and `search_whoosh.py` the text backends, `search_query.py` the
-  query built from user text, `migrations.py` the index schema; `recall.py` ranking and the
-  `Hit` / `RecallResult` results, `query_hints.py` the periods and names a query names,
-  `neighbours.py` the turns around a hit, `recall_run.py` one recall for a `Memory` (mode,
-  vectors, fusion, provenance); `semantic.py`, `embed.py`, `embed_settings.py` (a model of
-  the user's own), `vectors.py`, `vector_matrix.py`, `fusion.py` the `[semantic]` extra;
-  `context_pack.py` the context a model is sent (`Memory.context`), `passages.py` the part of
-  a long piece (and the Layer 1 lines) about its question; `fence.py` memory quoted as data
-  in a prompt.
-- Layer 1: `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
-- structured memory: `catalog.py` every checkpoint parsed once; `rules.py` rules with triggers;
-  `frame.py` a table; `graph.py` RDF and SPARQL (`graph_run.py` runs a query in a child
-  process that a time limit or Ctrl-C stops); `structured.py` them for one root, and export
-  (`export_target.py` where an export may be written).
-- what it holds: `status.py` status, nodes and the latest checkpoints; `check.py` the protocol
-  rules; `transcript_check.py` a Claude Code session checked against them; `render.py` the one
-  plain-text rendering of recall, status, topics, Layer 1 and compaction for every front end.
-- the team: `team_link.py` the door to `hipo_jupyter/team`, loaded only with a team URL.
+- `memory.py` `Memory`, the one way in: each method hands its job to the room that does it.
+- `requests.py` what a request may be (`CheckpointDraft`, `RecallQuery`, the one date parser,
+  the limits); `errors.py` the errors front ends show as one line; `config.py` the settings;
+  `roots.py` where a memory lives and what day it is; `events.py` who is told after a write.
+- `backends.py` what the engine asks of a backend handed in from outside (`TeamBackend`).
+- `render.py` the one plain-text rendering of recall, status, topics, Layer 1 and compaction.
+- `data/` the tokenizer files shipped with the package (o200k, MiniLM's vocabulary).
+
+The rooms, lowest first (a room imports only the rooms below it; `tests/test_layout.py` holds
+the direction, written once as data):
+
+1. `disk/` the files on disk and their formats: the layout, every write, checkpoints,
+   nodes, the calendar, redaction, provenance.
+2. `search/` the text index and the vectors: the search contract, FTS5 and Whoosh, the query,
+   the index kept in step with the files, the `[semantic]` extra.
+3. `tree/` the compaction tree and Layer 1: the chain, summaries, ROOT.md, topics and the
+   Topics Index, Layer 1's files and budgets, token counts, status.
+4. `recall/` recall and context: ranking, hybrid fusion, neighbours, passages, one recall for
+   a `Memory`, the context a model is sent, fences.
+5. `views/` structured views: the catalog, rules, the frame, the graph, `hipo check`.
+6. `intake/` what comes in: the write path, imports, an agent's notes, transcript checks.
+
+(`errors`, `config` and `events` sit below `disk`; `requests` and `roots` between `disk` and
+`search`; `backends`, `render` and `memory` above every room.)
+
+A `%%remember` cell: the magic calls `Memory.remember` (`memory`), which checks it as a
+`CheckpointDraft` (`requests`); `intake/writing` redacts it (`disk/redact`), renders it
+(`disk/checkpoint`) and appends it to the day's raw log (`disk/store`, `disk/appends`), then
+`search/indexing` indexes it (and its vector, `search/semantic`) in the same call;
+`tree/root_update` puts it in ROOT.md's Active Context and Topics Index (`tree/topic_index`),
+and the listeners (`events`) and the team backend (`backends`) hear of it.
+
+A `%recall` line: the magic parses it into a `RecallQuery` (`requests`) and calls
+`Memory.recall_query`; `recall/recall_run` picks the mode and asks `search` (the FTS5 index,
+the vectors) and `tree` (the Topics Index); `recall/ranking` ranks the hits with the tree,
+the topics and recency (`recall/hybrid` when vectors join in) and names each hit's drill-down
+path; the magic shows the `RecallResult` through `render`. `%%ask` and `hipo recall --context`
+take the same hits through `recall/context` (passages, neighbours, fences) into a budget.
 """
 
 from . import render
-from .checkpoint import CHECKPOINT_TYPES, Checkpoint
-from .config import MemoryConfig
-from .context_pack import Context
-from .embed import Embedder, MiniLMEmbedder, SemanticUnavailable
+from .backends import NO_TEAM, TeamBackend, TeamFactory
+from .config import MemoryConfig, resolve_team_url
+from .disk.checkpoint import CHECKPOINT_TYPES, Checkpoint
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
-from .layer1 import Layer1, Layer1Part
 from .memory import Memory
-from .recall import Hit, RecallResult
+from .recall.context import Context
+from .recall.ranking import Hit, RecallResult
+from .requests import (
+    DEFAULT_BUDGET,
+    MAX_BODY_CHARS,
+    MAX_QUERY_CHARS,
+    MIN_BUDGET,
+    RECALL_MODES,
+    CheckpointDraft,
+    RecallQuery,
+    RequestError,
+    parse_count,
+    parse_day,
+    parse_number,
+    pop_quoted_option,
+    require_title,
+)
 from .roots import resolve_root
-from .status import NodeInfo, Status
-from .summarize import ExtractiveSummarizer, Summarizer
-from .topic_index import Topic, TopicsIndex
-from .tree import CompactionReport
+from .search.embed import Embedder, MiniLMEmbedder, SemanticUnavailable
+from .tree.chain import CompactionReport
+from .tree.layer1 import Layer1, Layer1Part
+from .tree.status import NodeInfo, Status
+from .tree.summarize import ExtractiveSummarizer, Summarizer
+from .tree.topic_index import Topic, TopicsIndex
 
 __all__ = [
+    "NO_TEAM",
+    "TeamBackend",
+    "TeamFactory",
     "CHECKPOINT_TYPES",
+    "DEFAULT_BUDGET",
+    "MAX_BODY_CHARS",
+    "MAX_QUERY_CHARS",
+    "MIN_BUDGET",
+    "RECALL_MODES",
     "Checkpoint",
+    "CheckpointDraft",
     "CompactionReport",
     "Context",
     "Embedder",
@@ -77,12 +104,20 @@ __all__ = [
     "ParseError",
     "PathOutsideRootError",
     "QueryError",
+    "RecallQuery",
     "RecallResult",
+    "RequestError",
     "SemanticUnavailable",
     "Status",
     "Summarizer",
     "Topic",
     "TopicsIndex",
+    "parse_count",
+    "parse_day",
+    "parse_number",
+    "pop_quoted_option",
     "render",
+    "require_title",
     "resolve_root",
+    "resolve_team_url",
 ]

@@ -4,12 +4,13 @@ A Memory is a root folder laid out as Hipocampus lays it out (see `store`). It w
 to the raw log and indexes them in the same call, keeps the compaction tree and the search index
 up to date from the Markdown files (which stay the truth), and answers recall.
 
-This module is the facade; each job is a module of its own that a method here hands over to:
-`recall_run` (recall, and what a context reads), `writing` (checkpoints, knowledge, imports),
-`note_files` (an agent's notes), `topic_cache` (the Topics Index kept at hand), `structured`
-(rules, frame, graph, SPARQL, export), `team_link` (the team database), `status` (status,
-nodes, latest checkpoints), `indexing` (the text index and vectors), `tree` (compaction),
-`layer1`.
+This module is the facade; each job is a module of its own, in the room that does it, that a
+method here hands over to: `recall/recall_run` (recall, and what a context reads),
+`intake/writing` (checkpoints, knowledge, imports), `intake/notes` (an agent's notes),
+`tree/topic_index` (the Topics Index kept at hand), `views/structured` (rules, frame, graph,
+SPARQL, export), `backends` (the team database, handed in), `tree/status` (status, nodes,
+latest checkpoints), `search/indexing` (the text index and vectors), `tree/chain`
+(compaction), `tree/layer1`.
 """
 
 from __future__ import annotations
@@ -20,44 +21,43 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from . import anchored, context_pack, notes
-from .catalog import CheckpointCatalog
-from .checkpoint import Checkpoint
+from .backends import NoTeam, TeamFactory
 from .config import MemoryConfig
-from .embed import Embedder
+from .disk import anchored
+from .disk.checkpoint import Checkpoint
+from .disk.redact import redact
+from .disk.store import RawStamps, Store, raw_log_path
 from .errors import HipoError
 from .events import Listeners
-from .importers import ImportRecord, ImportReport
-from .indexing import IndexKeeper
-from .layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
-from .note_files import NoteFiles
-from .recall import RecallResult
-from .recall_run import LocalRecall
-from .redact import redact
+from .intake import notes
+from .intake.importers import ImportRecord, ImportReport
+from .intake.notes import NoteFiles
+from .intake.writing import Writer, new_checkpoint
+from .recall import context as context_pack
+from .recall.ranking import RecallResult
+from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
-from .root_update import refresh_root_after_write
 from .roots import today_from_env
-from .rules import Rule, rules_index_text
-from .search import Document, SearchIndex
-from .semantic import SemanticIndex
-from .status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
-from .status import recent_checkpoints as latest_checkpoints
-from .store import RawStamps, Store, raw_log_path
-from .structured import StructuredViews
-from .summarize import ExtractiveSummarizer, Summarizer
-from .team_link import TeamLink
-from .tokens import TokenCountCache
-from .topic_cache import TopicsCache
-from .topic_index import TopicsIndex
-from .tree import CompactionReport, Compactor
-from .writing import Writer, new_checkpoint
+from .search.contract import Document, SearchIndex
+from .search.embed import Embedder
+from .search.indexing import IndexKeeper
+from .search.semantic import SemanticIndex
+from .tree.chain import CompactionReport, Compactor
+from .tree.layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
+from .tree.root_update import refresh_root_after_write
+from .tree.status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
+from .tree.status import recent_checkpoints as latest_checkpoints
+from .tree.summarize import ExtractiveSummarizer, Summarizer
+from .tree.tokens import TokenCountCache
+from .tree.topic_index import TopicsCache, TopicsIndex
+from .views.catalog import CheckpointCatalog
+from .views.rules import Rule, rules_index_text
+from .views.structured import StructuredViews
 
 if TYPE_CHECKING:
     import pandas
 
-    from hipo_jupyter.team.sync import SyncReport
-
-    from .graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
+    from .views.graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
@@ -74,8 +74,11 @@ class Memory:
         summarizer: Summarizer | None = None,
         today: Callable[[], date] | None = None,
         embedder: Embedder | None = None,
+        team: TeamFactory | None = None,
     ) -> None:
-        """`embedder` replaces the semantic extra's model (tests, another model in code)."""
+        """`embedder` replaces the semantic extra's model (tests, another model in code).
+        `team` builds the team backend (`backends.TeamBackend`); the front end that read the
+        team URL hands it in (`hipo_jupyter.team_link.team_backend`), the engine knows none."""
         self.store = Store(root)
         self.root = self.store.root
         self.config = config or MemoryConfig()
@@ -100,7 +103,7 @@ class Memory:
         self._views = StructuredViews(self.store, self.catalog, self._lock)
         self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
-        self._team = TeamLink(self.store, self.config, self._today)
+        self._team = (team or NoTeam)(self.store, self.config, self._today)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -200,7 +203,7 @@ class Memory:
         self._notify("remember")
         return relative
 
-    # --- notes an agent keeps (issue 14: Claude's memory tool; see notes and note_files) -----
+    # --- notes an agent keeps (issue 14: Claude's memory tool; see intake/notes) -------------
     def write_note(self, relative_path: str, text: str) -> str:
         """Write a Layer 1 working file or a note under knowledge/ or plans/ (atomically, secrets
         redacted); a knowledge note is indexed at once. Anything else is refused (NotWritable)
@@ -275,7 +278,8 @@ class Memory:
 
     def topics(self) -> TopicsIndex:
         """The Topics Index as data (what ROOT.md lists); cheap when nothing changed (see
-        `topic_cache`): only a raw log changed by someone else makes it re-read every log."""
+        `topic_index.TopicsCache`): only a raw log changed by someone else makes it re-read
+        every log."""
         return TopicsIndex(tuple(self._topics.topics(self.today)))
 
     def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
@@ -372,18 +376,19 @@ class Memory:
         reply, a next step): what a model's context wants, where a person wants only matches.
         `mode`: "keyword" (BM25 with tree, topics and recency; the default), "semantic" (the
         nearest vectors alone), "hybrid" (both, fused as `config.fusion` says: "score" adds
-        similarity to BM25 relevance, `recall.blend_relevance`; "rrf" fuses the rankings,
-        `semantic.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
+        similarity to BM25 relevance, `ranking.blend_relevance`; "rrf" fuses the rankings,
+        `hybrid.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
         default). Hybrid without the extra answers by keyword, and says so in `mode`."""
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
         if team:
             return self.team_recall(request)
         return self.recall_query(request, neighbours=neighbours)
 
-    # --- team memory (issue 16, `team_link`): imported only when a team URL is set ------------
-    def team_sync(self, *, full: bool = False) -> SyncReport:
+    # --- team memory (issue 16, `backends`): the backend handed in, if any ----------------------
+    def team_sync(self, *, full: bool = False) -> Any:
         """Push the raw checkpoints to the team database (`hipo team sync`): idempotent by
-        checkpoint id; types and tags in `config.team_exclude` stay local; redacted first."""
+        checkpoint id; types and tags in `config.team_exclude` stay local; redacted first.
+        Returns the backend's report (`hipo_jupyter.team.SyncReport` for PostgreSQL)."""
         return self._team.sync(full=full)
 
     def team_recall(self, request: RecallQuery) -> RecallResult:
@@ -420,7 +425,7 @@ class Memory:
         the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
         sends all of it as its own block), then the recalled memory fenced as quoted data, in
         time order with each piece's date and source, long pieces as their passage that
-        answers (see `context_pack`). One call for every front end and the
+        answers (see `recall/context`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
         database instead (`team_recall`); each piece then names its author and notebook."""

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .provenance import provenance_line
-from .store import raw_log_path
+from .disk.provenance import provenance_line
+from .disk.store import raw_log_path
 
 if TYPE_CHECKING:
-    from .checkpoint import Checkpoint
-    from .layer1 import Layer1
-    from .recall import Hit, RecallResult
-    from .status import Status
-    from .topic_index import Topic
-    from .tree import CompactionReport
+    from .disk.checkpoint import Checkpoint
+    from .recall.ranking import Hit, RecallResult
+    from .tree.chain import CompactionReport
+    from .tree.layer1 import Layer1
+    from .tree.status import Status
+    from .tree.topic_index import Topic
 
 ARROW = " -> "
 """Between the steps of a drill-down: ROOT -> month -> week -> day -> raw line."""

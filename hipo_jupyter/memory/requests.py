@@ -28,11 +28,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from .checkpoint import CHECKPOINT_TYPES, parse_title
+from .disk.checkpoint import CHECKPOINT_TYPES, parse_title
+from .disk.periods import EARLIEST_DAY, LATEST_DAY, in_range
 from .errors import QueryError
 
-EARLIEST_DAY = date(1900, 1, 1)
-LATEST_DAY = date(2199, 12, 31)
 MAX_TITLE_CHARS = 300
 MAX_BODY_CHARS = 100_000
 MAX_QUERY_CHARS = 1_000
@@ -54,10 +53,6 @@ class RequestError(QueryError):
 
 
 # --- values -------------------------------------------------------------------------------------
-
-
-def in_range(day: date) -> bool:
-    return EARLIEST_DAY <= day <= LATEST_DAY
 
 
 def check_day(day: date, name: str = "date") -> date:

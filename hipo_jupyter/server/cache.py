@@ -6,8 +6,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.memory.config import resolve_team_url
+from hipo_jupyter.memory import Memory, MemoryConfig, resolve_team_url
+from hipo_jupyter.team_link import team_backend
 
 
 class MemoryCache:
@@ -24,7 +24,8 @@ class MemoryCache:
         with self._lock:
             memory = self._memories.pop(folder, None)
         if memory is None:  # opened outside the cache's lock: another folder need not wait
-            memory = Memory(folder, config=MemoryConfig(team_url=resolve_team_url()))
+            config = MemoryConfig(team_url=resolve_team_url())
+            memory = Memory(folder, config=config, team=team_backend(config))
         with self._lock:
             self._memories[folder] = memory
             while len(self._memories) > self.size:

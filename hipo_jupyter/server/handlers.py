@@ -22,16 +22,18 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.errors import (
+from hipo_jupyter.memory import (
+    MAX_QUERY_CHARS,
     HipoError,
+    Memory,
     MemoryRootError,
     ParseError,
     PathOutsideRootError,
     QueryError,
+    RecallQuery,
+    parse_count,
 )
-from hipo_jupyter.memory.requests import MAX_QUERY_CHARS, RecallQuery, parse_count
-from hipo_jupyter.memory.store import ROOT_FILE
+from hipo_jupyter.memory.disk import ROOT_FILE
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder

@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from hipo_jupyter.memory.errors import PathOutsideRootError
-from hipo_jupyter.memory.store import MEMORY_DIR
+from hipo_jupyter.memory import PathOutsideRootError
+from hipo_jupyter.memory.disk import MEMORY_DIR
 
 
 class BadPathError(ValueError):

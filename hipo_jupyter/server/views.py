@@ -12,12 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.checkpoint import Checkpoint
-from hipo_jupyter.memory.nodes import parse_node
-from hipo_jupyter.memory.periods import week_month
-from hipo_jupyter.memory.provenance import provenance_text
-from hipo_jupyter.memory.store import MEMORY_DIR
-from hipo_jupyter.memory.topic_index import Topic
+from hipo_jupyter.memory.disk import MEMORY_DIR, Checkpoint, parse_node, provenance_text, week_month
+from hipo_jupyter.memory.tree import Topic
 
 
 def jsonable(value: Any) -> Any:

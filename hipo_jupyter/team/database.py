@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from hipo_jupyter.memory.errors import HipoError
+from hipo_jupyter.memory import HipoError
 
 from .connect import CONNECT_TIMEOUT_S, cause, describe, mask_url, probe
 from .ranking import Filters, has_rum, ranked_rows

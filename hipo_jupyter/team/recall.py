@@ -1,9 +1,10 @@
 """Team recall: the team database's full-text search, ranked as local recall ranks.
 
 `TeamIndex` answers the one method of the search-backend contract recall uses (`search`) from
-PostgreSQL, so `recall.recall` applies the same recency factor, named-period and name boosts and
-de-duplication to the team's checkpoints as to one's own. There are no compaction nodes and no
-Topics Index in the team database (each notebook keeps its own), so those signals are silent.
+PostgreSQL, so the engine's `recall` (`recall/ranking.py`) applies the same recency factor,
+named-period and name boosts and de-duplication to the team's checkpoints as to one's own.
+There are no compaction nodes and no Topics Index in the team database (each notebook keeps
+its own), so those signals are silent.
 Each hit names its author and notebook; its `file:line` is in that author's memory folder.
 """
 
@@ -13,9 +14,9 @@ from collections.abc import Collection
 from dataclasses import replace
 from datetime import date
 
-from hipo_jupyter.memory import recall as recall_module
+from hipo_jupyter.memory import RecallQuery
 from hipo_jupyter.memory.recall import RecallResult
-from hipo_jupyter.memory.requests import RecallQuery
+from hipo_jupyter.memory.recall import recall as ranked_recall
 from hipo_jupyter.memory.search import Document, SearchHit, plain_snippet, query_terms
 
 from .database import TeamDatabase, TeamRow
@@ -88,7 +89,7 @@ def team_recall(
 ) -> RecallResult:
     """The team's hits for `request`, best first, each naming its author and notebook."""
     index = TeamIndex(database, authors)
-    result = recall_module.recall(
+    result = ranked_recall(
         index,  # type: ignore[arg-type]  # search is all recall asks of it
         (),
         request.query,

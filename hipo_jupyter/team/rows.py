@@ -14,9 +14,13 @@ import os
 import socket
 from collections.abc import Collection
 
-from hipo_jupyter.memory.checkpoint import CHECKPOINT_TYPES, Checkpoint, parse_log
-from hipo_jupyter.memory.redact import redact
-from hipo_jupyter.memory.store import decode_markdown
+from hipo_jupyter.memory.disk import (
+    CHECKPOINT_TYPES,
+    Checkpoint,
+    decode_markdown,
+    parse_log,
+    redact,
+)
 
 from .database import TeamRow
 from .schema import clean_name

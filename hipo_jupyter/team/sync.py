@@ -32,9 +32,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from hipo_jupyter.memory.config import MemoryConfig
-from hipo_jupyter.memory.errors import HipoError, ParseError
-from hipo_jupyter.memory.store import Store, sha256
+from hipo_jupyter.memory import HipoError, MemoryConfig, ParseError
+from hipo_jupyter.memory.disk import Store, sha256
 
 from .database import TeamDatabase, TeamUnavailable
 from .rows import author_name, rows_of_log

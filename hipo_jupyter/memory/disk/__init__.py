@@ -1,0 +1,60 @@
+"""The files on disk and their formats: what `memory/` holds, how it is read and written.
+
+Everything a memory keeps is Markdown in the root (see `store.py` for the layout); this room is
+the only code that touches it. Modules:
+
+- `store.py` the layout on disk and every write; `layout.py` its names, spelled once.
+- `anchored.py` every file operation walked from the root by directory fds; `files.py` bounded
+  reads and atomic writes of regular files; `appends.py` all-or-nothing raw appends and their
+  repair; `export_target.py` where an export may write.
+- `checkpoint.py` the checkpoint format and its parser; `exchanges.py` a user turn and the
+  assistant's reply as one checkpoint each; `provenance.py` where a checkpoint came from;
+  `redact.py` secrets kept off the disk.
+- `nodes.py` compaction node frontmatter and damage; `periods.py` the calendar (days, ISO weeks,
+  months) and the days a memory keeps.
+
+May import: the engine's `errors`, `config` and `events`, and itself. Must not import any other
+room, `requests`, `memory` or a front end: every room above reads the disk through this one.
+"""
+
+from .checkpoint import CHECKPOINT_TYPES, Checkpoint, parse_log
+from .files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
+from .nodes import parse_node
+from .periods import week_month
+from .provenance import VIA_CLI, VIA_MAGIC, VIA_MCP, VIA_WRITE_BACK, provenance_text
+from .redact import redact
+from .store import (
+    CONVERSATIONS_DIR,
+    MEMORY_DIR,
+    ROOT_FILE,
+    Store,
+    decode_markdown,
+    node_path,
+    raw_log_path,
+    sha256,
+)
+
+__all__ = [
+    "CHECKPOINT_TYPES",
+    "CONVERSATIONS_DIR",
+    "Checkpoint",
+    "MAX_STATE_BYTES",
+    "MEMORY_DIR",
+    "ROOT_FILE",
+    "Store",
+    "VIA_CLI",
+    "VIA_MAGIC",
+    "VIA_MCP",
+    "VIA_WRITE_BACK",
+    "decode_markdown",
+    "node_path",
+    "parse_log",
+    "parse_node",
+    "provenance_text",
+    "raw_log_path",
+    "read_regular_text",
+    "redact",
+    "sha256",
+    "week_month",
+    "write_atomic_bytes",
+]

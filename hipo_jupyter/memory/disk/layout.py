@@ -1,0 +1,41 @@
+"""The layout's names, relative to the root: the one place that spells them (front ends link to
+these paths and never build them). `store` re-exports them; see its docstring for the files."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import date
+
+RAW_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+INTENT_NAME = re.compile(r"^\.(\d{4}-\d{2}-\d{2}\.md)\.append$")
+NODE_LEVELS = ("daily", "weekly", "monthly")
+
+RawStamps = dict[str, tuple[int, int]]  # raw log name -> (size, mtime_ns), `Store.raw_stamps`
+MEMORY_DIR = "memory"
+ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
+CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
+
+
+def raw_log_path(day: date | str) -> str:
+    """`memory/2026-03-12.md`: the raw log of a day (a date or its ISO text)."""
+    return f"{MEMORY_DIR}/{day.isoformat() if isinstance(day, date) else day}.md"
+
+
+def raw_log_day(relative: str) -> str:
+    """`memory/2026-03-12.md` -> `2026-03-12`: the day a raw log's path names."""
+    return relative.removeprefix(f"{MEMORY_DIR}/").removesuffix(".md")
+
+
+def node_path(level: str, period: str) -> str:
+    """`memory/weekly/2026-W11.md`: the compaction node of a level and period."""
+    if level not in NODE_LEVELS:
+        raise ValueError(f"not a node level: {level!r}")
+    return f"{MEMORY_DIR}/{level}/{period}.md"
+
+
+def stamp_key(stamps: RawStamps) -> str:
+    """One string for a set of raw-log stamps (name, size, mtime): which logs a saved state (the
+    compaction's, the topics') was read from."""
+    parts = (f"{name}:{size}:{mtime}" for name, (size, mtime) in sorted(stamps.items()))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]

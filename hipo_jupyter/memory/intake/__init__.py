@@ -1,0 +1,59 @@
+"""What comes in: checkpoints written, conversations imported, an agent's notes kept.
+
+Modules:
+
+- `writing.py` the write path: checkpoints, knowledge/ offloads and imports, indexed as they
+  are written.
+- `importers.py` past conversations (Claude, ChatGPT, LoCoMo, ...) read into records.
+- `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
+- `transcript_check.py` a Claude Code session checked against the protocol.
+
+May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,
+`config`, `events`, `requests`, `roots`, and itself. Must not import `memory`: the facade
+calls in here, never the other way.
+"""
+
+from .importers import FORMATS, read_file
+from .notes import (
+    FOLDER,
+    NODE,
+    NODE_FOLDERS,
+    NOTE,
+    NOTE_FOLDERS,
+    OTHER,
+    RAW,
+    RAW_FOLDER,
+    RAW_FOLDER_FILE,
+    ROOT,
+    ROOT_NODE,
+    WORKING,
+    WORKING_FILES,
+    check_writable,
+    kind_of,
+    normalize,
+    refusal,
+)
+from .transcript_check import check_transcript
+
+__all__ = [
+    "FOLDER",
+    "FORMATS",
+    "NODE",
+    "NODE_FOLDERS",
+    "NOTE",
+    "NOTE_FOLDERS",
+    "OTHER",
+    "RAW",
+    "RAW_FOLDER",
+    "RAW_FOLDER_FILE",
+    "ROOT",
+    "ROOT_NODE",
+    "WORKING",
+    "WORKING_FILES",
+    "check_transcript",
+    "check_writable",
+    "kind_of",
+    "normalize",
+    "read_file",
+    "refusal",
+]

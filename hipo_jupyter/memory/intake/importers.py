@@ -1,0 +1,478 @@
+"""`hipo import`: past conversations turned into checkpoints in the raw logs of their own dates.
+
+Parsing is pure: a file's text becomes a list of `ImportRecord`s (day, title, body, source id),
+one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON syntax) or the record
+that is wrong. The whole file is read and checked before anything is written, so a bad or
+truncated file leaves the memory as it was. Three formats:
+
+- ``json``: a JSON list of turns ``{"speaker"|"role", "text"|"content", "time"}``. ``time`` is an
+  ISO date or date-time, epoch seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one
+  takes the time of the turn before it. An optional ``"id"`` is kept as the source id, else
+  ``<file stem>:<n>`` (n counts turns from 1). ``content`` may be a list of text blocks.
+- ``locomo``: a LoCoMo conversation ``{"sample_id", "conversation": {"speaker_a", "session_N":
+  [{"speaker", "dia_id", "text", "blip_caption"?}], "session_N_date_time"}}``, a list of them
+  (``locomo10.json``), or the ``conversation`` object alone. Source id ``<sample_id>:<dia_id>``,
+  e.g. ``conv-26:D1:3``. A shared image's caption is kept after the text as
+  ``[shared an image: ...]``, since questions ask about what the image shows.
+- ``claude-code``: a Claude Code session transcript (JSON Lines, one record per line). The
+  ``user`` and ``assistant`` records with text become turns titled by role, keyed by their
+  ``uuid``; tool calls, tool results, thinking, meta records (``isMeta``), sub-agent records
+  (``isSidechain``) and the other record types (summary, snapshots, queue operations) are left out.
+
+One turn is one checkpoint (title: the speaker; text: what was said; the comment line's ``id``:
+the source id), so a recalled hit is exactly the turn that holds the evidence and can be traced
+back to it (measured on LoCoMo: turns as checkpoints beat whole sessions at every token budget,
+see benchmarks/LOCOMO.md). A conversation with an assistant is the exception: a user turn and
+the reply to it are one checkpoint, an exchange (`exchanges.py`, paired when written). Turns
+are written to the raw log of their local date; a turn whose
+source id is already in that log is skipped, so an import can be repeated safely.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from ..disk.checkpoint import Checkpoint, render
+from ..disk.exchanges import exchange_fields
+from ..disk.files import MAX_IMPORT_BYTES, kind_of
+from ..disk.provenance import VIA_IMPORT
+from ..disk.redact import redact
+from ..errors import HipoError
+from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
+from ..tree.chain import CompactionReport
+
+FORMATS = ("json", "locomo", "claude-code")
+CUT_NOTE = "\n[hipo: cut at {limit:,} characters on import; the turn had {chars:,}]"
+IMAGE_NOTE = "[shared an image: {caption}]"
+
+_LOCOMO_TIME = re.compile(
+    r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*\Z",
+    re.IGNORECASE,
+)
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_SESSION_KEY = re.compile(r"session_(\d+)\Z")
+
+
+class ImportFormatError(HipoError):
+    """A transcript that cannot be imported; the message names the line or the record."""
+
+
+@dataclass(frozen=True)
+class ImportRecord:
+    """One turn of a conversation, ready to become a checkpoint."""
+
+    day: date  # the raw log it goes to
+    title: str  # the speaker or role
+    body: str  # what was said
+    source: str  # where it came from ("conv-26:D1:3", a message uuid): the checkpoint's id
+    reply: str = ""  # the assistant's reply to this user turn (`exchanges.pair`), if any
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did: turns written and skipped (already there), days touched."""
+
+    written: int
+    skipped: int
+    days: tuple[str, ...]  # ISO dates of the raw logs written to
+    compaction: CompactionReport | None = None  # the pass that followed (None: nothing new)
+    per_day: dict[str, int] = field(default_factory=dict)  # ISO date -> turns written
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_file(path: str | Path, format: str | None = None) -> list[ImportRecord]:
+    """Parse a transcript file (format detected when not given); raises ImportFormatError."""
+    path = Path(path)
+    return parse_text(read_transcript_text(path), format, name=path.name)
+
+
+def read_transcript_text(path: Path) -> str:
+    """A transcript's text (UTF-8, a BOM allowed); ImportFormatError, one line, if it cannot be
+    read or is not text. What `hipo import` and `hipo check --transcript` read."""
+    try:
+        data = read_transcript(path)
+    except OSError as error:
+        raise ImportFormatError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ImportFormatError(f"{path.name} is not UTF-8 text (byte {error.start})") from None
+
+
+def read_transcript(path: Path) -> bytes:
+    """A transcript's bytes: a regular file (a symlink to one is fine: it is the user's own
+    file, outside the memory), at most MAX_IMPORT_BYTES. `/dev/zero` or a FIFO is refused at
+    once instead of being read forever."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ImportFormatError(f"{path} is a {kind_of(info.st_mode)}, not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_IMPORT_BYTES + 1)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportFormatError(f"{path} is over the {MAX_IMPORT_BYTES:,}-byte limit of an import")
+    return data
+
+
+def parse_text(text: str, format: str | None = None, *, name: str = "input") -> list[ImportRecord]:
+    """Parse a transcript held in a string; `name` (the file name) appears in errors."""
+    if format is None:
+        format = detect_format(text, name)
+    if format not in FORMATS:
+        raise ImportFormatError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    if format == "claude-code":
+        records = parse_claude_code(text, name)
+    else:
+        data = _load_json(text, name)
+        records = parse_locomo(data, name) if format == "locomo" else parse_turns(data, name)
+    if not records:
+        raise ImportFormatError(f"{name}: no turns to import")
+    return records
+
+
+def detect_format(text: str, name: str = "input") -> str:
+    """json, locomo or claude-code, from the file's content (and a .jsonl name)."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise ImportFormatError(f"{name} is empty")
+    if name.endswith(".jsonl") or (stripped[0] == "{" and _first_line_is_object(stripped)):
+        return "claude-code"
+    data = _load_json(text, name)
+    if _looks_locomo(data):
+        return "locomo"
+    if isinstance(data, list):
+        return "json"
+    raise ImportFormatError(
+        f"{name}: cannot tell the format (expected a JSON list of turns, a LoCoMo conversation "
+        "or a Claude Code .jsonl transcript); name it with --format"
+    )
+
+
+def _first_line_is_object(text: str) -> bool:
+    """JSON Lines: the first line is a whole object and more text follows it."""
+    first, _, rest = text.partition("\n")
+    if not rest.strip():
+        return False
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:
+        return False
+
+
+def _looks_locomo(data: Any) -> bool:
+    items = data if isinstance(data, list) else [data]
+    return bool(items) and all(
+        isinstance(item, dict)
+        and ("conversation" in item or ("speaker_a" in item and "session_1" in item))
+        for item in items
+    )
+
+
+def _load_json(text: str, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ImportFormatError(
+            f"{name} line {error.lineno} column {error.colno}: not valid JSON ({error.msg})"
+        ) from None
+    except RecursionError:
+        raise ImportFormatError(f"{name}: JSON nested too deeply to be a transcript") from None
+
+
+# --- times -----------------------------------------------------------------------------------
+
+
+def parse_locomo_time(text: str) -> datetime:
+    """LoCoMo's session time, "1:56 pm on 8 May, 2023" -> datetime(2023, 5, 8, 13, 56)."""
+    match = _LOCOMO_TIME.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a time like '1:56 pm on 8 May, 2023'")
+    hour, minute, half, day, month_name, year = match.groups()
+    month = _MONTHS.get(month_name.lower())
+    if month is None:
+        raise ValueError(f"{month_name!r} in {text!r} is not a month")
+    hour_24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
+    return datetime(int(year), month, int(day), hour_24, int(minute))
+
+
+def parse_time(value: Any) -> datetime:
+    """An ISO date or date-time, epoch seconds, or a LoCoMo time; an aware time is converted
+    to local time, because a raw log is the day as its writer lived it."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{value!r} is not a time")
+    if isinstance(value, int | float):
+        try:
+            moment = datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"{value!r} seconds is not a time (out of range)") from None
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            moment = parse_locomo_time(text)
+    else:
+        raise ValueError(f"{value!r} is not a time")
+    try:
+        local = moment.astimezone() if moment.tzinfo is not None else moment
+    except (OverflowError, OSError):
+        raise ValueError(f"{value!r} is out of range") from None
+    if not in_range(local.date()):
+        raise ValueError(
+            f"{value!r} is out of range (memory keeps days from 1900-01-01 to 2199-12-31)"
+        )
+    return local
+
+
+# --- the formats -----------------------------------------------------------------------------
+
+
+def _content_text(content: Any) -> str | None:
+    """A message's text: a string, or the text blocks of a content list; None if neither."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type", "text") == "text"
+            and isinstance(block.get("text"), str)
+        ]
+        return "\n\n".join(texts)
+    return None
+
+
+def parse_turns(data: Any, name: str) -> list[ImportRecord]:
+    """The plain JSON format: a list of {speaker|role, text|content, time, id?}."""
+    if not isinstance(data, list):
+        raise ImportFormatError(f"{name}: expected a JSON list of turns, got {_kind(data)}")
+    stem = Path(name).stem
+    records: list[ImportRecord] = []
+    last_time: datetime | None = None
+    for number, turn in enumerate(data, start=1):
+        where = f"{name} record {number}"
+        if not isinstance(turn, dict):
+            raise ImportFormatError(f"{where}: expected an object, got {_kind(turn)}")
+        speaker = turn.get("speaker", turn.get("role"))
+        if not isinstance(speaker, str) or not speaker.strip():
+            raise ImportFormatError(f"{where}: needs a 'speaker' (or 'role') string")
+        raw_text = turn.get("text", turn.get("content"))
+        text = _content_text(raw_text)
+        if text is None:
+            raise ImportFormatError(f"{where}: needs a 'text' (or 'content') string")
+        if "time" in turn:
+            try:
+                last_time = parse_time(turn["time"])
+            except ValueError as error:
+                raise ImportFormatError(f"{where}: bad 'time': {error}") from None
+        elif last_time is None:
+            raise ImportFormatError(f"{where}: needs a 'time' (the first turn must have one)")
+        if not text.strip():
+            continue
+        source = turn.get("id")
+        source = str(source) if source not in (None, "") else f"{stem}:{number}"
+        records.append(ImportRecord(last_time.date(), speaker.strip(), text, source))
+    return records
+
+
+def parse_locomo(data: Any, name: str) -> list[ImportRecord]:
+    """A LoCoMo conversation, a list of them, or a bare `conversation` object."""
+    samples = data if isinstance(data, list) else [data]
+    records: list[ImportRecord] = []
+    for number, sample in enumerate(samples, start=1):
+        where = f"{name} conversation {number}" if isinstance(data, list) else name
+        if not isinstance(sample, dict):
+            raise ImportFormatError(f"{where}: expected an object, got {_kind(sample)}")
+        conversation = sample.get("conversation", sample)
+        sample_id = str(sample.get("sample_id") or (f"locomo-{number}"))
+        if not isinstance(conversation, dict):
+            raise ImportFormatError(f"{where}: 'conversation' must be an object")
+        records.extend(locomo_turns(conversation, sample_id, where))
+    return records
+
+
+def locomo_sessions(conversation: dict) -> list[int]:
+    """The session numbers of a LoCoMo conversation, in order."""
+    numbers = []
+    for key in conversation:
+        match = _SESSION_KEY.match(key)
+        if match:
+            numbers.append(int(match.group(1)))
+    return sorted(numbers)
+
+
+def locomo_turns(conversation: dict, sample_id: str, where: str) -> list[ImportRecord]:
+    records: list[ImportRecord] = []
+    for session in locomo_sessions(conversation):
+        key = f"session_{session}"
+        turns = conversation[key]
+        if not isinstance(turns, list):
+            raise ImportFormatError(f"{where} {key}: expected a list of turns")
+        when = conversation.get(f"{key}_date_time")
+        if not isinstance(when, str):
+            raise ImportFormatError(f"{where} {key}_date_time: missing (the session's date)")
+        try:
+            day = parse_locomo_time(when).date()
+        except ValueError as error:
+            raise ImportFormatError(f"{where} {key}_date_time: {error}") from None
+        if not in_range(day):
+            raise ImportFormatError(
+                f"{where} {key}_date_time: {when!r} is out of range (memory keeps days from "
+                "1900-01-01 to 2199-12-31)"
+            )
+        for number, turn in enumerate(turns, start=1):
+            at = f"{where} {key} turn {number}"
+            if not isinstance(turn, dict):
+                raise ImportFormatError(f"{at}: expected an object, got {_kind(turn)}")
+            speaker, text, dia_id = turn.get("speaker"), turn.get("text"), turn.get("dia_id")
+            if not isinstance(speaker, str) or not speaker.strip():
+                raise ImportFormatError(f"{at}: needs a 'speaker' string")
+            if not isinstance(text, str):
+                raise ImportFormatError(f"{at}: needs a 'text' string")
+            if not isinstance(dia_id, str) or not dia_id.strip():
+                raise ImportFormatError(f"{at}: needs a 'dia_id' string")
+            body = locomo_body(turn)
+            if body.strip():
+                source = f"{sample_id}:{dia_id.strip()}"
+                records.append(ImportRecord(day, speaker.strip(), body, source))
+    return records
+
+
+def locomo_body(turn: dict) -> str:
+    """A LoCoMo turn's text, and the caption of the image it shares, if any."""
+    text = turn.get("text") or ""
+    caption = turn.get("blip_caption")
+    if isinstance(caption, str) and caption.strip():
+        note = IMAGE_NOTE.format(caption=" ".join(caption.split()))
+        return f"{text}\n{note}" if text.strip() else note
+    return text
+
+
+def claude_code_records(text: str, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of each JSON object of a Claude Code transcript; a line that is
+    not one is an ImportFormatError naming it. `hipo import` and `hipo check --transcript`
+    read transcripts through this."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ImportFormatError(
+                f"{where}: not a JSON record ({error.msg}, column {error.colno}); "
+                "a transcript cut off mid-write ends like this"
+            ) from None
+        if not isinstance(record, dict):
+            raise ImportFormatError(f"{where}: expected a JSON object, got {_kind(record)}")
+        yield number, record
+
+
+def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
+    """A Claude Code session transcript: one JSON record per line."""
+    records: list[ImportRecord] = []
+    for number, record in claude_code_records(text, name):
+        where = f"{name} line {number}"
+        kind = record.get("type")
+        if kind not in ("user", "assistant"):
+            if kind is None:
+                raise ImportFormatError(f"{where}: a record without a 'type'")
+            continue  # summaries, snapshots, queue operations, system notes
+        if record.get("isMeta") or record.get("isSidechain"):
+            continue
+        message = record.get("message")
+        if not isinstance(message, dict):
+            raise ImportFormatError(f"{where}: a {kind} record without a 'message' object")
+        body = _content_text(message.get("content"))
+        if body is None:
+            raise ImportFormatError(f"{where}: message content is neither text nor a list")
+        if not body.strip():
+            continue  # tool calls, tool results, thinking
+        try:
+            moment = parse_time(record.get("timestamp"))
+        except ValueError as error:
+            raise ImportFormatError(f"{where}: bad 'timestamp': {error}") from None
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or not uuid.strip():
+            raise ImportFormatError(f"{where}: a {kind} record without a 'uuid'")
+        role = message.get("role") if isinstance(message.get("role"), str) else kind
+        records.append(ImportRecord(moment.date(), role, body, uuid.strip()))
+    return records
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), repr(value))
+
+
+# --- writing: records -> checkpoint blocks per day (pure; Memory.import_records writes) -------
+
+
+def to_checkpoint(record: ImportRecord) -> Checkpoint:
+    """The checkpoint of one turn (or of one exchange: the user's words as its request, the
+    reply as its outcome): redacted, and cut when longer than a checkpoint may be."""
+    body = _stored(record.body)
+    title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
+    source = storable(record.source)
+    if record.reply.strip():
+        fields = exchange_fields(body, _stored(record.reply))
+        return Checkpoint(title=title, fields=fields, id=source, via=VIA_IMPORT)
+    return Checkpoint(title=title, text=body, id=source, via=VIA_IMPORT)
+
+
+def _stored(text: str) -> str:
+    """A turn's text as a checkpoint keeps it: redacted, cut at MAX_BODY_CHARS with a note."""
+    body = redact(storable(text))
+    if len(body) > MAX_BODY_CHARS:
+        body = body[:MAX_BODY_CHARS] + CUT_NOTE.format(limit=MAX_BODY_CHARS, chars=len(body))
+    return body
+
+
+def blocks_by_day(
+    records: Iterable[ImportRecord], known_ids: set[str]
+) -> tuple[dict[date, str], dict[date, int], int]:
+    """The Markdown to append to each day's log (turns in file order), the turns per day, and
+    how many turns were skipped because their source id is already known (or repeated)."""
+    blocks: dict[date, list[str]] = {}
+    skipped = 0
+    seen = set(known_ids)
+    for record in records:
+        if record.source in seen:
+            skipped += 1
+            continue
+        seen.add(record.source)
+        blocks.setdefault(record.day, []).append(render(to_checkpoint(record)))
+    return (
+        {day: "\n".join(parts) for day, parts in sorted(blocks.items())},
+        {day: len(parts) for day, parts in sorted(blocks.items())},
+        skipped,
+    )

@@ -1,0 +1,40 @@
+"""Recall and context: a question in, ranked hits and the text a model is sent out.
+
+Modules:
+
+- `ranking.py` ranking over the Topics Index, BM25, the tree and recency, and the `Hit` /
+  `RecallResult` results; `query_hints.py` the periods and names a query names;
+  `neighbours.py` the turns around a hit; `passages.py` the part of a long piece (and the
+  Layer 1 lines) about its question.
+- `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
+- `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance.
+- `context.py` the context a model is sent (`Memory.context`) within a token budget;
+  `fence.py` memory quoted as data in a prompt.
+
+May import: `disk`, `search`, `tree`, `errors`, `config`, `events`, `requests`, `roots`, and
+itself. Must not import `views`, `intake` or `memory`.
+"""
+
+from .fence import (
+    LAYER1_TAG,
+    RECALL_PREAMBLE,
+    RECALL_TAG,
+    escape_fence,
+    fence_quoted,
+    quote_attribute,
+    wrap,
+)
+from .ranking import Hit, RecallResult, recall
+
+__all__ = [
+    "Hit",
+    "LAYER1_TAG",
+    "RECALL_PREAMBLE",
+    "RECALL_TAG",
+    "RecallResult",
+    "escape_fence",
+    "fence_quoted",
+    "quote_attribute",
+    "recall",
+    "wrap",
+]

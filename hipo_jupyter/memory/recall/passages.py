@@ -1,0 +1,176 @@
+"""The part of a long text that answers a query: a context shows passages, not heads.
+
+A context packed to a budget holds more memories when a long piece shows only the sentences that
+match the question (as a search engine's snippet does) instead of its first tokens: a pasted page
+does not take the room of a dozen memories. `passage` picks, among the windows of
+consecutive sentences (or lines) that fit `cap` tokens, the one holding the most distinct query
+words, the earliest on a tie (the head, which usually says what the piece is about, when
+nothing matches); a cut is marked with "…" at either end. Pure functions of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from functools import lru_cache
+
+from ..search.query import WORD as _WORD
+from ..search.query import query_terms
+from ..tree.tokens import count_tokens, truncate_to_tokens
+
+ELLIPSIS = "…"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SUFFIXES = ("ing", "ed", "es", "s")  # enough for "cleaning" to meet "clean", "fines" "fine"
+CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """A word folded so that its common inflections meet: lower case, one suffix off."""
+    word = word.casefold()
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def query_stems(query: str) -> frozenset[str]:
+    """The stems of the query's searchable words (stopwords dropped, as search drops them)."""
+    return frozenset(stem(word) for term in query_terms(query) for word in term)
+
+
+def units(text: str) -> list[tuple[str, bool]]:
+    """The text as sentences, each with whether it starts a line of its own."""
+    found = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        for number, sentence in enumerate(_SENTENCE_END.split(line) if line else ()):
+            found.append((sentence, number == 0))
+    return found
+
+
+def passage(text: str, stems: Iterable[str], cap: int, whole_within: int | None = None) -> str:
+    """The best window of `text` within `cap` tokens for a query of these `stems` (see the
+    module docstring); the whole text, its lines joined by "\n", when it is within
+    `whole_within` tokens (`cap` when not given)."""
+    pieces, whole, tokens = _split(text)
+    if tokens <= (cap if whole_within is None else whole_within):
+        return whole
+    wanted = frozenset(stems)
+    sizes, words = _measured(text)
+    matched = [sentence & wanted for sentence in words]
+    best, best_score = (0, 1), -1
+    for start in range(len(pieces)):
+        end, size, found = start, 0, set()
+        while end < len(pieces) and (end == start or size + sizes[end] <= cap):
+            size += sizes[end]
+            found |= matched[end]
+            end += 1
+        if len(found) > best_score:
+            best, best_score = (start, end), len(found)
+    start, end = best
+    shown = _render(pieces, start, end)
+    cut_end = end < len(pieces)
+    if count_tokens(shown) > cap:  # one sentence longer than the cap
+        shown, cut_end = truncate_to_tokens(shown, cap - 1).rstrip(), True
+    prefix = f"{ELLIPSIS} " if start > 0 else ""
+    return f"{prefix}{shown} {ELLIPSIS}" if cut_end else f"{prefix}{shown}"
+
+
+# A context renders the same long pieces for query after query (a topic's checkpoints): their
+# sentences, token counts and word stems are worked out once per text, not once per query.
+@lru_cache(maxsize=4096)
+def _split(text: str) -> tuple[tuple[tuple[str, bool], ...], str, int]:
+    """The text's sentences, the whole of it rendered, and its tokens."""
+    pieces = tuple(units(text))
+    whole = _render(pieces, 0, len(pieces))
+    return pieces, whole, count_tokens(whole)
+
+
+@lru_cache(maxsize=4096)
+def _measured(text: str) -> tuple[tuple[int, ...], tuple[frozenset[str], ...]]:
+    """Each sentence's tokens, estimated from its length (with the space that joins it: the
+    window is counted exactly once chosen, and cut if over), and its word stems."""
+    pieces = _split(text)[0]
+    sizes = tuple(len(sentence) // CHARS_PER_TOKEN + 2 for sentence, _ in pieces)
+    words = tuple(frozenset(stem(w) for w in _WORD.findall(sentence)) for sentence, _ in pieces)
+    return sizes, words
+
+
+@lru_cache(maxsize=16)
+def _outline(
+    text: str, skip: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[tuple[int, tuple[int, ...], frozenset[str]], ...]]:
+    """The lines of a Markdown text and, for each line of text not under a skipped heading,
+    (its number, the headings above it, its word stems): Layer 1 is the same text for every
+    context until a file of it changes."""
+    lines = text.splitlines()
+    headings: list[tuple[int, int]] = []  # (level, line) of the headings in force
+    just_headed = False  # a heading right under another (a file's path, then its title) adds
+    outline = []
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            level = len(stripped) - len(stripped.lstrip("#"))
+            if not just_headed:
+                headings = [(at, n) for at, n in headings if at < level]
+            headings.append((level, number))
+            just_headed = True
+            continue
+        just_headed = just_headed and not stripped
+        if headings and lines[headings[-1][1]].strip().lstrip("#").strip() in skip:
+            continue
+        words = frozenset(stem(word) for word in _WORD.findall(line))
+        if words:
+            outline.append((number, tuple(n for _, n in headings), words))
+    return tuple(lines), tuple(outline)
+
+
+def _render(pieces: Sequence[tuple[str, bool]], start: int, end: int) -> str:
+    out: list[str] = []
+    for sentence, new_line in pieces[start:end]:
+        if out and not new_line:
+            out[-1] += f" {sentence}"
+        else:
+            out.append(sentence)
+    return "\n".join(out)
+
+
+def matching_lines(
+    text: str, stems: Iterable[str], cap: int, skip: Collection[str] = ()
+) -> str:
+    """The lines of a Markdown `text` that share the most query `stems` (two at least, or the
+    one a one-word query has), within `cap` tokens, in their order and under their headings;
+    "" when none does. Layer 1 in a context for one question: the Topics Index entry, the
+    recent line or the working note about it, not the head of ROOT.md, which is about
+    whatever happened last, nor every line that shares one common word (a name) with it.
+    Lines under a heading named in `skip` are never taken."""
+    wanted = frozenset(stems)
+    least = min(2, len(wanted))
+    lines, outline = _outline(text, tuple(skip))
+    ranked = []
+    for number, above, words in outline:
+        shared = len(words & wanted)
+        if shared and shared >= least:
+            ranked.append((-shared, number, above))
+    chosen: set[int] = set()
+    room = cap
+    for _, number, above in sorted(ranked):
+        new = [n for n in (*above, number) if n not in chosen]
+        cost = sum(count_tokens(lines[n]) + 1 for n in new)
+        if cost <= room:
+            room -= cost
+            chosen.update(new)
+    return "\n".join(lines[n] for n in sorted(chosen))
+
+
+SNIPPET_TOKENS = 48
+"""A hit's snippet: about two lines under its title (`query.SNIPPET_CHARS` of text)."""
+
+
+def hit_snippet(text: str, query: str, cap: int = SNIPPET_TOKENS) -> str:
+    """The passage of a hit's text that answers `query`, on one line: what every front end
+    shows under the hit's title (the CLI, `%recall`, the sidebar's JSON, MCP). `text` is the
+    body (a checkpoint's fields and free text, never its title), so a one-line note shows its
+    line, not its title twice; the head when no query word is in it."""
+    return " ".join(passage(text, query_stems(query), cap).split())

@@ -1,0 +1,126 @@
+"""What a query says beyond its words: the periods it names and the names in it.
+
+"What did Nate make on 9 November, 2022?" names a day and a person; recall lifts the checkpoints
+dated in the period (or the week after: things are often told a few days later) and those titled
+with the name (a speaker, a person's notes). Pure functions of the query text.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Sequence
+from datetime import date, timedelta
+
+from ..search.query import STOPWORDS
+
+PERIOD_GRACE_DAYS = 7  # a hit this many days after a named period gets half the boost
+
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = (
+    r"(?P<{}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_DATE_PATTERNS = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b",
+        r"\b(?P<day>\d{1,2})"
+        + _ORDINAL
+        + r"\s+(?:of\s+)?"
+        + _MONTH.format("name")
+        + r"(?:,?\s+(?P<year>\d{4}))?\b",
+        r"\b"
+        + _MONTH.format("name")
+        + r"\s+(?P<day>\d{1,2})"
+        + _ORDINAL
+        + r"(?:,?\s+(?P<year>\d{4}))?\b",
+        r"\b" + _MONTH.format("name") + r",?\s+(?:of\s+)?(?P<year>\d{4})\b",
+        r"\b(?P<year>\d{4})-(?P<month>\d{1,2})\b",
+        r"\b(?P<year>(?:19|20)\d{2})\b",
+    )
+]
+
+
+_RANGE_WORDS = re.compile(r"\b(?:between|from)\b.+\b(?:and|to|until|till)\b", re.IGNORECASE)
+
+
+def _month_number(name: str) -> int:
+    name = name.lower().rstrip(".")
+    return next(i for i, full in enumerate(_MONTH_NAMES, start=1) if full.startswith(name[:3]))
+
+
+def query_periods(query: str) -> list[tuple[date, date]]:
+    """The days, months and years a query names, as inclusive (start, end) ranges.
+
+    "on 9 November, 2022", "May 8 2023", "2023-05-08", "in May 2023", "2023-05", "in 2022"; a
+    day without a year takes the next year the query names ("between August 11 and August 15
+    2023"). Each stretch of text counts once, the most precise reading first.
+    """
+    taken: list[tuple[int, int]] = []
+    years = [(m.start(), int(m.group())) for m in re.finditer(r"\b(?:19|20)\d{2}\b", query)]
+    periods: list[tuple[date, date]] = []
+    for pattern in _DATE_PATTERNS:
+        for match in pattern.finditer(query):
+            if any(match.start() < end and start < match.end() for start, end in taken):
+                continue
+            parts = match.groupdict()
+            year = parts.get("year")
+            if year is None:
+                year = next((str(y) for at, y in years if at > match.start()), None)
+                if year is None:
+                    continue
+            try:
+                month = (
+                    int(parts["month"])
+                    if parts.get("month")
+                    else (_month_number(parts["name"]) if parts.get("name") else None)
+                )
+                if month is None:
+                    start, end = date(int(year), 1, 1), date(int(year), 12, 31)
+                elif parts.get("day"):
+                    start = end = date(int(year), month, int(parts["day"]))
+                else:
+                    start = date(int(year), month, 1)
+                    end = date(int(year), month, calendar.monthrange(int(year), month)[1])
+            except (ValueError, StopIteration):
+                continue
+            taken.append((match.start(), match.end()))
+            periods.append((start, end))
+    if len(periods) == 2 and _RANGE_WORDS.search(query):  # "between May 3 and May 9 2023"
+        periods = [(min(p[0] for p in periods), max(p[1] for p in periods))]
+    return periods
+
+
+def period_match(day: date, periods: Sequence[tuple[date, date]]) -> float:
+    """1 when `day` is in a named period, 0.5 in the PERIOD_GRACE_DAYS after it (things are
+    often told a few days after they happened), else 0."""
+    best = 0.0
+    for start, end in periods:
+        if start <= day <= end:
+            return 1.0
+        if end < day <= end + timedelta(days=PERIOD_GRACE_DAYS):
+            best = 0.5
+    return best
+
+
+def query_names(query: str) -> set[str]:
+    """Capitalised words of the query that are not stopwords ("Caroline", "Nate"), folded:
+    a checkpoint titled with one of them (a speaker, a person's notes) is what the query is
+    about."""
+    names = (re.sub(r"['’]s\Z", "", word) for word in re.findall(r"\b[A-Z][\w'’-]*", query))
+    return {name.casefold() for name in names if len(name) > 1 and name.casefold() not in STOPWORDS}

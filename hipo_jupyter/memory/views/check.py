@@ -1,0 +1,89 @@
+"""`hipo check`: the protocol rules that can be verified from the memory folder alone.
+
+Each rule gives pass or fail with one line of detail. The IPython front end adds the rules only
+a live kernel can know (Layer 1 loaded before the first LLM call, a checkpoint after every cell
+that made LLM calls) and prints both lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..disk.checkpoint import parse_log
+from ..errors import HipoError
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    rule: str
+    passed: bool
+    detail: str = ""
+
+    def line(self) -> str:
+        text = f"{'pass' if self.passed else 'FAIL'}  {self.rule}"
+        return text + (f": {self.detail}" if self.detail else "")
+
+
+def raw_logs_parse(memory: Memory) -> tuple[bool, str]:
+    """Every raw daily log reads as UTF-8 Markdown (the logs are the source of truth)."""
+    days = memory.store.raw_days()
+    bad, checkpoints = [], 0
+    for day in days:
+        path = memory.store.raw_path(day)
+        try:
+            checkpoints += len(parse_log(memory.store.read_text(path), date=day.isoformat()))
+        except (OSError, HipoError) as error:
+            bad.append(f"{memory.store.relative(path)} ({error})")
+    if bad:
+        return False, "; ".join(bad)
+    return True, f"{len(days)} day{'s' * (len(days) != 1)}, {checkpoints} checkpoints"
+
+
+def compaction_fresh(memory: Memory) -> tuple[bool, str]:
+    """No node is waiting to be rebuilt: the tree reflects every raw entry."""
+    dirty = memory.status().dirty_nodes
+    if dirty:
+        return False, f"{dirty} nodes to rebuild: run compact"
+    return True, "no node to rebuild"
+
+
+def layer1_within_budget(memory: Memory) -> tuple[bool, str]:
+    """Each Layer 1 part fits its token budget (a part over it is cut in the prompt)."""
+    layer1 = memory.layer1()
+    over = [f"{p.name} {p.tokens:,}/{p.budget:,}" for p in layer1.parts if p.over_budget]
+    if over:
+        return False, "over budget: " + ", ".join(over)
+    used = sum(part.tokens for part in layer1.parts)
+    return True, f"{used:,} / {layer1.total_budget:,} tokens"
+
+
+FOLDER_RULES: tuple[tuple[str, Callable[[Memory], tuple[bool, str]]], ...] = (
+    ("raw logs parse", raw_logs_parse),
+    ("compaction state is fresh", compaction_fresh),
+    ("Layer 1 is within budget", layer1_within_budget),
+)
+
+
+def check_folder(memory: Memory) -> list[CheckResult]:
+    """The folder-level rules, in the order `hipo check` prints them. A rule that cannot be
+    evaluated (an unreadable folder) fails with the reason rather than stopping the others."""
+    results = []
+    for rule, check in FOLDER_RULES:
+        try:
+            passed, detail = check(memory)
+        except (OSError, HipoError) as error:
+            passed, detail = False, str(error)
+        results.append(CheckResult(rule, passed, detail))
+    return results
+
+
+def results_text(results: list[CheckResult]) -> str:
+    """One pass/FAIL line per rule, then the verdict: what `%hipo check` and `hipo check` print."""
+    failed = sum(1 for result in results if not result.passed)
+    verdict = "all rules pass" if not failed else f"{failed} of {len(results)} rules fail"
+    return "\n".join([*(result.line() for result in results), verdict])
