@@ -1,10 +1,10 @@
 """Cross-validated recall figures: a constant chosen on some of the dev data, scored on the rest.
 
     python benchmarks/crossval.py locomo DATA.json \\
-        --set hipo_jupyter.memory.recall.DAY_WEIGHT=0.05,0.1,0.2 \\
-        --set hipo_jupyter.memory.context_pack.LAYER1_SHARE=0,0.0625,0.125
+        --set hipo_jupyter.memory.recall.ranking.DAY_WEIGHT=0.05,0.1,0.2 \\
+        --set hipo_jupyter.memory.recall.context.LAYER1_SHARE=0,0.0625,0.125
     python benchmarks/crossval.py memaware DIR --questions DIR/questions-dev.json \\
-        --set hipo_jupyter.memory.exchanges.REPLY_INDEX_TOKENS=0,40,120,400
+        --set hipo_jupyter.memory.disk.exchanges.REPLY_INDEX_TOKENS=0,40,120,400
 
 A figure measured on the data its constants were tuned on overstates what a user gets on
 conversations no one tuned on. This script runs `locomo.py` or `memaware.py` (the `hipo` system:

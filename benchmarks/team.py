@@ -315,7 +315,7 @@ def full_sync(url: str, workdir: Path, rows: int, per_day: int, seed: int) -> di
     root = workdir / "bulk"
     write_logs(root, max(1, rows // per_day), per_day, random.Random(seed))
     config = MemoryConfig(semantic=False, team_url=url, team_author="bulk")
-    memory = Memory(root, config=config, today=lambda: TODAY)
+    memory = Memory(root, config=config, today=lambda: TODAY, team=TeamLink)
     try:
         began = time.perf_counter()
         report = memory.team_sync(full=True)
