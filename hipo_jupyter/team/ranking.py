@@ -183,7 +183,10 @@ def _pass(
         authors=bool(filters.authors),
         rum=rum,
     )
-    rows = conn.execute(sql, {**params, "since": since}).fetchall()
+    # Never a prepared statement: after five runs psycopg prepares it, and PostgreSQL's generic
+    # plan, blind to the window's bound, read ten times the rows (team recall p50 228 ms at a
+    # million checkpoints, 19 ms planned for each window).
+    rows = conn.execute(sql, {**params, "since": since}, prepare=False).fetchall()
     found = int(rows[0][-1]) if rows else 0
     return [values[:-1] for values in rows], found
 
