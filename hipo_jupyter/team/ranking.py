@@ -166,10 +166,12 @@ def _plan(conn: Any, *, walk: bool) -> None:
     first down the day index, each row's tsvector tested: a common word's GIN posting list
     (most of a million rows) is never read. A later, wider window, sized for a rarer word, is
     found by ANDing the GIN bitmap with the day index's; left to itself the planner may walk
-    a wide window row by row instead."""
+    a wide window row by row instead. Never a sequential scan: where the first window is a
+    tenth of a small table the planner would read all of it (100 ms at 100,000 rows)."""
     walk_on, bitmap_on = ("on", "off") if walk else ("off", "on")
     conn.execute(f"SET LOCAL enable_indexscan = {walk_on}")
     conn.execute(f"SET LOCAL enable_bitmapscan = {bitmap_on}")
+    conn.execute("SET LOCAL enable_seqscan = off")
 
 
 def _pass(
