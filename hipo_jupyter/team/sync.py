@@ -35,7 +35,7 @@ from datetime import date
 from hipo_jupyter.memory import HipoError, MemoryConfig, ParseError
 from hipo_jupyter.memory.disk import Store, sha256
 
-from .database import TeamDatabase, TeamUnavailable
+from .database import TeamDatabase, TeamRow, TeamUnavailable
 from .rows import author_name, rows_of_log
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class SyncReport:
 class _Batch:
     """Logs read and not pushed yet: their rows, and each log's digest once it is sent."""
 
-    rows: list = field(default_factory=list)
+    rows: list[TeamRow] = field(default_factory=list)
     logs: dict[str, str] = field(default_factory=dict)
 
 
