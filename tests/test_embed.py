@@ -19,7 +19,9 @@ from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.errors import HipoError
 from hipo_jupyter.memory.search import embed as embed_module
 from hipo_jupyter.memory.search.embed import (
+    BATCH_CELLS,
     INSTALL_HINT,
+    MAX_TOKENS,
     MINILM_MODEL_SHA256,
     MINILM_TOKENIZER,
     MINILM_TOKENIZER_SHA256,
@@ -127,6 +129,23 @@ def test_batches_are_bounded_by_padded_tokens_and_texts() -> None:
     assert batches[0] == [7, 1, 2, 5]  # the four shortest
     assert token_batches([900, 3], 32, 768) == [[1], [0]]
     assert token_batches([], 32, 768) == []
+
+
+def test_batches_are_bounded_by_attention_cells() -> None:
+    """Issue 25: the attention holds (texts, heads, longest, longest) tensors, so a batch also
+    holds at most `max_cells` texts times its longest squared: one text of 256 tokens, four of
+    128, sixteen of 64; short texts still batch by tokens."""
+    lengths = [256, 256, 256, 128, 128, 128, 128, 128, 64] + [20] * 40
+    batches = token_batches(lengths, 32, 768, 256 * 256)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        longest = max(lengths[i] for i in batch)
+        assert len(batch) * longest <= 768 and len(batch) * longest * longest <= 256 * 256
+    assert [len(b) for b in batches if max(lengths[i] for i in b) == 256] == [1, 1, 1]
+    assert max(len(b) for b in batches if max(lengths[i] for i in b) == 128) == 4
+    assert len(batches[0]) == 32  # the short texts: by texts and tokens only
+    assert token_batches([900, 3], 32, 768, 256 * 256) == [[1], [0]]
+    assert BATCH_CELLS == MAX_TOKENS * MAX_TOKENS  # the default: one whole text a batch
 
 
 @needs_extra

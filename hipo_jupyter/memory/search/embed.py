@@ -11,9 +11,9 @@ The default `MiniLMEmbedder` runs all-MiniLM-L6-v2 as an int8 ONNX graph on `onn
   (Apache-2.0), checked against `MINILM_MODEL_SHA256` before the first use;
 - the WordPiece tokenizer ships in this package (`data/minilm-tokenizer.json`, notice in
   `data/MINILM-NOTICE.txt`), checked against `MINILM_TOKENIZER_SHA256`;
-- texts are cut at 256 tokens, batched by padded tokens (`token_batches`: bounded memory),
-  padded to the longest of their batch, mean-pooled over the
-  attention mask and L2-normalised, so a dot product is the cosine similarity.
+- texts are cut at 256 tokens, batched by padded tokens and attention cells (`token_batches`:
+  bounded memory), padded to the longest of their batch, mean-pooled over the attention mask
+  and L2-normalised, so a dot product is the cosine similarity.
 
 Nothing is ever downloaded: a missing extra, a missing file or a file whose hash differs is a
 `SemanticUnavailable` (a `HipoError`) that says what is wrong and how to install the extra.
@@ -58,6 +58,11 @@ BATCH_SIZE = 32  # texts per onnxruntime call at most; sorted by length so paddi
 # with the batch's tokens (attention with their square), so 32 long turns peaked at 1.47 GB of
 # RSS where short ones cost little (issue 25). 768 holds 32 texts of 24 tokens or 3 of 256.
 BATCH_TOKENS = 768
+# ... and at most this many attention cells (texts times the longest squared): the attention of
+# the exported graph holds several (texts, 12 heads, longest, longest) float tensors at once, so
+# 3 texts of 256 tokens took ~100 MB of transient memory (kept by onnxruntime's arena) where one
+# took ~15 (issue 25). One text of 256 a batch, 4 of 128, 16 of 64; short texts batch by tokens.
+BATCH_CELLS = 256 * 256
 # Two threads at most, and no spinning (idle threads would burn a kernel's CPU between calls).
 # Measured here on 2 cores for a 143-token checkpoint: 51 ms on one thread and 33 ms on two when
 # the machine was idle; but when other processes kept both cores busy, two threads were up to
@@ -201,6 +206,7 @@ class MiniLMEmbedder:
         batch_size: int = BATCH_SIZE,
         threads: int = THREADS,
         batch_tokens: int = BATCH_TOKENS,
+        batch_cells: int = BATCH_CELLS,
     ) -> None:
         self.settings = EmbeddingSettings()
         if model_path is None:
@@ -237,6 +243,7 @@ class MiniLMEmbedder:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.batch_tokens = max(batch_tokens, max_tokens)  # one whole text always fits
+        self.batch_cells = max(batch_cells, max_tokens * max_tokens)
         self.threads = threads  # 0: onnxruntime's default (one per core)
         self._dim = MINILM_DIM if model_path is None else 0
         self._model_id = ""
@@ -344,7 +351,8 @@ class MiniLMEmbedder:
             return out
         encodings = self._tokenizer.encode_batch(texts)
         lengths = [len(encoding.ids) for encoding in encodings]
-        for chosen in token_batches(lengths, self.batch_size, self.batch_tokens):
+        bounds = (self.batch_size, self.batch_tokens, self.batch_cells)
+        for chosen in token_batches(lengths, *bounds):
             out[chosen] = self._run([encodings[i] for i in chosen])
         return out
 
@@ -407,16 +415,23 @@ def embed_query(embedder: Embedder, texts: Sequence[str]) -> numpy.ndarray:
     return method(texts) if callable(method) else embedder.embed(texts)
 
 
-def token_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+def token_batches(
+    lengths: Sequence[int], max_texts: int, max_tokens: int, max_cells: int | None = None
+) -> list[list[int]]:
     """Indexes of texts grouped into batches, shortest first, each of at most `max_texts`
-    texts and `max_tokens` padded tokens (its texts times its longest; a text longer than
-    that alone is a batch of one). Similar lengths together keep the padding small."""
+    texts, `max_tokens` padded tokens (its texts times its longest) and `max_cells` attention
+    cells (its texts times its longest squared); a text over a bound alone is a batch of one.
+    Similar lengths together keep the padding small."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     batches: list[list[int]] = []
     current: list[int] = []
     for i in order:
         width = max(1, lengths[i])  # shortest first: the text joining is the batch's longest
-        if current and (len(current) >= max_texts or (len(current) + 1) * width > max_tokens):
+        texts = len(current) + 1
+        over = texts * width > max_tokens or (
+            max_cells is not None and texts * width * width > max_cells
+        )
+        if current and (len(current) >= max_texts or over):
             batches.append(current)
             current = []
         current.append(i)
