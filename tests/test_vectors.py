@@ -175,6 +175,39 @@ def test_replace_files_embeds_in_batches_across_files_with_progress(
     assert store.replace_files(files) == 0 and embedder.embedded == []
 
 
+def test_replace_files_holds_one_batch_of_files_at_a_time(
+    store: VectorStore, embedder: WordHashEmbedder
+) -> None:
+    """Issue 25: given a generator, the files are read as they are embedded, not all first (a
+    reindex of a year held every document before embedding one); `total` feeds the progress."""
+    read: list[str] = []
+
+    def files():
+        for day in range(1, 7):
+            path = f"memory/2026-03-{day:02d}.md"
+            read.append(path)
+            yield path, f"h{day}", [doc(path, line, "n", f"w{day}x{line}") for line in (1, 5)]
+
+    read_at_embed: list[int] = []
+    embed = embedder.embed
+
+    def watching(texts):
+        read_at_embed.append(len(read))
+        return embed(texts)
+
+    embedder.embed = watching
+    calls: list[tuple[int, int, str]] = []
+    done = store.replace_files(files(), progress=lambda *a: calls.append(a), batch=4, total=12)
+    assert done == 12 and store.count() == 12 and len(store.file_hashes()) == 6
+    assert read_at_embed == [2, 4, 6]  # two files (four texts) read before each batch
+    assert calls == [
+        (0, 12, "embedding"),
+        (4, 12, "embedding"),
+        (8, 12, "embedding"),
+        (12, 12, "embedding"),
+    ]
+
+
 def test_an_interrupted_rebuild_keeps_the_batches_it_finished(tmp_path: Path) -> None:
     class FailsOnThirdCall(WordHashEmbedder):
         def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,19 +159,25 @@ class SemanticIndex:
             for path in set(held) - set(wanted):
                 store.remove_file(path)
             stale = sorted(path for path, digest in wanted.items() if held.get(path) != digest)
-            files = []
+            # Counted first, then read again file by file as they are embedded: the documents
+            # of a whole memory are never held at once (issue 25; reading is ~0.5 ms a text,
+            # embedding ~150).
+            waiting = 0
             for path in stale:
                 found = read(path)
-                if found is None:
-                    continue
-                digest, docs = found
-                files.append((path, digest, docs))
-            if limit is not None:
-                waiting = len(store.unembedded([d for *_, docs in files for d in docs]))
-                if waiting > limit:
-                    self._backlog = waiting
-                    raise SemanticBacklog(waiting)
-            embedded = store.replace_files(files, progress=progress)
+                if found is not None:
+                    waiting += len(store.unembedded(found[1]))
+            if limit is not None and waiting > limit:
+                self._backlog = waiting
+                raise SemanticBacklog(waiting)
+
+            def files() -> Iterator[tuple[str, str, list[Document]]]:
+                for path in stale:
+                    found = read(path)
+                    if found is not None:
+                        yield path, *found
+
+            embedded = store.replace_files(files(), progress=progress, total=waiting)
             self._pending = False
             self._backlog = 0
             return embedded
