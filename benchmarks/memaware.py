@@ -42,9 +42,12 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import resource
+import sqlite3
 import statistics
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -401,6 +404,52 @@ def run(
     }
 
 
+def reindex_rss(folder: Path, workdir: Path | None = None, imported: str = "conversation") -> dict:
+    """`hipo reindex` on its own, as a user runs it, on the sessions imported without vectors
+    (keyword only): every text is embedded by the `hipo` command beside this interpreter, in a
+    process of its own, so its peak RSS (issue 25: at most 400 MB) and time are the command's."""
+    sessions = load_sessions(folder)
+    hipo = Path(sys.executable).with_name("hipo")
+    if not hipo.is_file():
+        raise SystemExit(f"memaware: no `hipo` command beside {sys.executable}")
+    with tempfile.TemporaryDirectory(prefix="hipo-memaware-") as temporary:
+        root = Path(workdir or temporary) / "reindex"
+        memory = UserMemory(sessions, root, semantic=False, imported=imported)
+        memory.close()
+        last = max(session.day for session in sessions)
+        env = {**os.environ, "HIPO_TODAY": (last + timedelta(days=1)).isoformat()}
+        env.pop("HIPO_SEMANTIC", None)
+        started = time.perf_counter()
+        done = subprocess.run(
+            [str(hipo), "--root", str(root), "reindex"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            check=True,
+        )
+        seconds = time.perf_counter() - started
+        # the largest waited-for child: the one `hipo reindex`
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        with sqlite3.connect(root / "memory" / ".index" / "fts5.sqlite3") as db:
+            vectors = db.execute("select count(*) from vectors").fetchone()[0]
+    if not vectors:
+        raise SystemExit("memaware: `hipo reindex` embedded nothing: is the semantic extra on?")
+    return {
+        "dataset": Path(folder).name,
+        "import": imported,
+        "sessions": len(sessions),
+        "machine": scoring.machine(),
+        "reindex": {
+            "command": "hipo --root DIR reindex",
+            "output": done.stdout.strip().splitlines()[-1:],
+            "vectors": vectors,
+            "seconds": round(seconds, 1),
+            "peak_rss_mb": round(peak, 1),
+        },
+    }
+
+
 def table(result: dict) -> str:
     """The README table: one row per system and budget."""
     head = "| system | budget | score | tokens | " + " | ".join(DIFFICULTIES) + " |"
@@ -431,7 +480,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "data", type=Path, help="the MemAware folder (sessions/ or sessions.tar.gz)"
     )
-    parser.add_argument("--questions", type=Path, required=True, metavar="FILE")
+    parser.add_argument(
+        "--questions", type=Path, metavar="FILE", help="required but with --reindex-rss"
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON")
     parser.add_argument(
         "--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {KNOWN_SYSTEMS}"
@@ -448,6 +499,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
+    parser.add_argument(
+        "--reindex-rss",
+        action="store_true",
+        help="only time `hipo reindex` (the extra embedding every text) on the imported memory "
+        "and report its peak RSS",
+    )
     return parser.parse_args(argv)
 
 
@@ -462,8 +519,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = f"unknown systems {sorted(unknown)}"
     elif not args.data.is_dir():
         problem = f"no folder {args.data}"
-    elif not args.questions.is_file():
-        problem = f"no file {args.questions}"
+    elif args.reindex_rss:
+        if scoring.semantic_missing("memaware", "--reindex-rss"):
+            return 2
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        result = reindex_rss(args.data, args.keep, args.imported)
+        cell = result["reindex"]
+        line = f"hipo reindex: {cell['vectors']:,} vectors in {cell['seconds']:,.0f} s"
+        scoring.report(result, f"{line}, peak RSS {cell['peak_rss_mb']:.0f} MB", args.json)
+        return 0
+    elif args.questions is None or not args.questions.is_file():
+        problem = f"no file {args.questions}" if args.questions else "--questions FILE is needed"
     if problem:
         print(f"memaware: {problem}", file=sys.stderr)
         return 2

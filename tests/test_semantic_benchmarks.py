@@ -3,6 +3,7 @@ scale run. The runs with the model skip without the extra."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -57,3 +58,24 @@ def test_locomo_runs_hipo_semantic_beside_the_others(tmp_path: Path) -> None:
         # the tiny conversation fits every budget: semantic recall finds everything too
         assert semantic["budgets"]["4000"]["evidence_recall"] == 1.0
     assert [p.name.rsplit("-", 1)[1] for p in tmp_path.iterdir()].count("semantic") == 1
+
+
+def test_memaware_reindex_rss_measures_the_hipo_command(tmp_path: Path, capsys) -> None:
+    """`memaware.py DIR --reindex-rss`: the sessions imported without vectors, then `hipo
+    reindex` in a process of its own embeds them all; its peak RSS and time are reported."""
+    on, message = semantic_available()
+    if not on:
+        pytest.skip(message)
+    memaware = _load("memaware.py")
+    tiny = Path(__file__).parent / "data" / "memaware-tiny"
+    out = tmp_path / "rss.json"
+    assert (
+        memaware.main([str(tiny), "--reindex-rss", "--json", str(out), "--keep", str(tmp_path)])
+        == 0
+    )
+    assert "peak RSS" in capsys.readouterr().out
+    reindex = json.loads(out.read_text())["reindex"]
+    assert reindex["vectors"] > 0 and reindex["output"][0].startswith("Indexed ")
+    assert reindex["peak_rss_mb"] > 50 and reindex["seconds"] > 0
+    assert memaware.main([str(tiny)]) == 2  # without --reindex-rss the questions are needed
+    assert "--questions" in capsys.readouterr().err
