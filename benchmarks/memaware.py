@@ -2,6 +2,7 @@
 
     python benchmarks/memaware.py DIR --questions DIR/questions-dev.json --json out.json
     python benchmarks/memaware.py DIR --questions FILE --semantic   # adds hipo_semantic
+    python benchmarks/memaware.py DIR --reindex-rss   # peak RSS and time of `hipo reindex`
 
 MemAware (kevin-hs-sohn/memaware, MIT; the benchmark Hipocampus reports on) is 92 days of one
 user's sessions with an assistant and questions whose useful memory shares few words with them
