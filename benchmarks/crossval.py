@@ -128,15 +128,23 @@ def locomo_folds(data: Path, budget: int, setting: Setting) -> dict[str, tuple[f
 
 
 def memaware_folds(
-    data: Path, questions: Path, budget: int, folds: int, setting: Setting
+    data: Path,
+    questions: Path,
+    budget: int,
+    folds: int,
+    setting: Setting,
+    system: str = SYSTEM,
+    keep: Path | None = None,
 ) -> dict[str, tuple[float, int]]:
-    """Each fold's answered questions at `budget`, as (answered, questions)."""
+    """Each fold's answered questions at `budget`, as (answered, questions). `keep`: the
+    memory folders of an earlier `memaware.py --keep` run of the same import, reused (the
+    import adds nothing twice, so nothing is embedded again)."""
     import memaware
 
     with applied(setting):
         memaware.BUDGETS = (budget,)
-        result = memaware.run(data, questions, [SYSTEM], None, None, memaware.IMPORTS[0])
-    found = result["systems"][SYSTEM]["found"][str(budget)]
+        result = memaware.run(data, questions, [system], keep, None, memaware.IMPORTS[0])
+    found = result["systems"][system]["found"][str(budget)]
     out: dict[str, tuple[float, int]] = {}
     for fold in range(folds):
         mine = found[fold::folds]
@@ -197,6 +205,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="M.NAME=V,V")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--folds", type=int, default=3, help="MemAware's folds of the questions")
+    parser.add_argument(
+        "--system",
+        default=SYSTEM,
+        choices=(SYSTEM, "hipo_semantic"),
+        help="MemAware: hipo (keyword) or hipo_semantic (hybrid, the [semantic] extra)",
+    )
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="MemAware: reuse the memories kept here"
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the report as JSON")
     return parser.parse_args(argv)
 
@@ -220,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[setting] = locomo_folds(args.data, args.budget, setting)
         else:
             results[setting] = memaware_folds(
-                args.data, args.questions, args.budget, args.folds, setting
+                args.data, args.questions, args.budget, args.folds, setting, args.system, args.keep
             )
         keys = list(results[setting])
         print(f"{label(setting)}: {score(results[setting], keys):.4f}", flush=True)

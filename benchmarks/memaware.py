@@ -499,7 +499,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="conversation: both roles, as `hipo import` reads them (default); user-turns",
     )
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
-    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the memory folders here")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep the memory folders here; folders an earlier run of the same import kept"
+        " there are reused (the import adds nothing twice: nothing is embedded again)",
+    )
     parser.add_argument(
         "--reindex-rss",
         action="store_true",

@@ -147,3 +147,40 @@ def test_cli_import_of_a_chat_writes_exchanges(memory_root: Path, tmp_path: Path
         CHAT[0]["content"],
         CHAT[2]["content"],
     ]
+
+
+# A request of five sentences (about 60 tokens): the middle one holds the query's words.
+LONG_REQUEST = (
+    "I have been planning a long weekend away with my sister for months now. "
+    "We both love the coast and old lighthouses. "
+    "Which ferry goes from Oban to the island of Mull in April? "
+    "Neither of us drives, so trains and buses are what we can use. "
+    "We would like to stay somewhere quiet near the harbour."
+)
+
+
+def test_a_long_request_shows_its_passage_a_dialogue_turn_stays_whole(
+    memory_root: Path,
+) -> None:
+    """An exchange's request over EXCHANGE_LONG_PIECE tokens is shown as its passage that
+    matches the question (more exchanges fit the budget); a turn of a two-person dialogue
+    (no assistant, LoCoMo) is shown whole up to LONG_PIECE, as before."""
+    assert context_pack.EXCHANGE_LONG_PIECE < context_pack.LONG_PIECE
+    memory = memory_at(memory_root)
+    chat = [
+        {"role": "user", "content": LONG_REQUEST, "time": "2026-03-02"},
+        {"role": "assistant", "content": "The CalMac ferry runs hourly."},
+    ]
+    memory.import_records(parse_text(json.dumps(chat), name="chat.json"))
+    memory.import_records(
+        [
+            ImportRecord(date(2026, 3, 3), "Ana", LONG_REQUEST, "d:1"),
+            ImportRecord(date(2026, 3, 3), "Ben", "Sounds lovely.", "d:2"),
+        ]
+    )
+    text = memory.context("ferry from Oban to Mull", budget=1000, layer1=False).text
+    memory.close()
+    exchange, dialogue = text.split("memory/2026-03-03.md")
+    assert "Which ferry goes from Oban to the island of Mull in April?" in exchange
+    assert "planning a long weekend" not in exchange and "…" in exchange
+    assert "planning a long weekend" in dialogue and "quiet near the harbour" in dialogue

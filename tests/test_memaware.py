@@ -130,3 +130,29 @@ def test_the_run_reports_candidate_coverage_beside_the_score(memaware, tmp_path:
     assert coverage["candidates"] == 166
     assert coverage["30"] == coverage["all"] == pytest.approx(1 / 3, abs=1e-3)  # the easy one
     assert len(result["systems"]["hipo"]["found"]["2000"]) == 3
+
+
+def test_a_kept_memory_is_reused_by_the_next_run(memaware, tmp_path: Path) -> None:
+    """`--keep DIR` twice: the second run reads the memory the first imported (the import adds
+    nothing twice, so an embedded memory is not embedded again) and scores the same."""
+    keep, first, second = tmp_path / "keep", tmp_path / "1.json", tmp_path / "2.json"
+    args = [str(TINY), "--questions", str(TINY / "questions.json"), "--systems", "hipo"]
+    assert memaware.main([*args, "--keep", str(keep), "--json", str(first)]) == 0
+    logs = sorted((keep / "hipo" / "memory").glob("2023-*.md"))
+    before = {path: path.read_text() for path in logs}
+    assert memaware.main([*args, "--keep", str(keep), "--json", str(second)]) == 0
+    assert {path: path.read_text() for path in logs} == before
+    found = [json.loads(p.read_text())["systems"]["hipo"]["found"] for p in (first, second)]
+    assert found[0] == found[1]
+
+
+def test_crossval_reads_a_kept_memory_of_the_system_asked(tmp_path: Path) -> None:
+    crossval = load_benchmark("crossval.py", "crossval_benchmark")
+    keep = tmp_path / "keep"
+    folds = crossval.memaware_folds(
+        TINY, TINY / "questions.json", 2000, 3, (), system="hipo", keep=keep
+    )
+    assert (keep / "hipo" / "memory").is_dir()  # the memory a later sweep reuses
+    assert sum(n for _, n in folds.values()) == 3
+    args = crossval.parse_args(["memaware", str(TINY), "--system", "hipo_semantic"])
+    assert args.system == "hipo_semantic" and args.keep is None

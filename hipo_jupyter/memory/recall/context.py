@@ -19,7 +19,8 @@ what users get. In order:
    per source file with its date, each piece with its line, title and type, so a model (or a
    person) can cite and open it. A piece over LONG_PIECE tokens shows its passage that
    matches the question (`passages.py`), so a pasted page does not take the room of a dozen
-   memories; shorter pieces are shown whole.
+   memories; shorter pieces are shown whole. An imported exchange's request is shown as its
+   passage from EXCHANGE_LONG_PIECE tokens, a shorter one (EXCHANGE_PASSAGE_TOKENS).
 
 The budget is counted with `count_tokens` (o200k) on the final text and is never exceeded: the
 packing estimates each piece's cost, then the rendered text is counted and the last-packed
@@ -63,6 +64,16 @@ LONG_PIECE = 100
 # needs what was answered more than how many exchanges it sees.
 REPLY_PASSAGE_TOKENS = 0
 REPLY_NEW_WORDS_ONLY = True
+# An imported exchange's request (the user's words to an assistant) longer than
+# EXCHANGE_LONG_PIECE tokens shows its passage of EXCHANGE_PASSAGE_TOKENS that matches the
+# query: a sentence or two that says which conversation it was, so the budget holds more
+# conversations (the full exchange is one `%recall` or file open away). Only exchanges: a turn
+# of a dialogue between people (LoCoMo) is often the evidence itself and stays whole up to
+# LONG_PIECE. Chosen by 3-fold cross-validation on MemAware's dev questions (request over
+# 100 / 60 / 40 / 30 / 20 tokens x passage 40 / 30 / 20 / 15; 30 and 20 in every fold): at
+# 2,000 tokens keyword 0.477 -> 0.570 (cross-validated 0.570), hybrid 0.543 -> 0.600.
+EXCHANGE_LONG_PIECE = 30
+EXCHANGE_PASSAGE_TOKENS = 20
 EXCHANGE_PROVENANCE = VIA_PHRASES[VIA_IMPORT]  # "an import", in the hit's provenance phrase
 # The context is full when this many pieces in a row did not fit: the rest rank lower still,
 # and rendering each (its passage, its tokens) was most of the packing's time at a year.
@@ -196,7 +207,7 @@ def piece_body(text: str, stems: frozenset[str], *, exchange: bool = False) -> s
     if parts is None:
         return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
     request, reply = parts
-    shown = passage(request, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
+    shown = passage(request, stems, EXCHANGE_PASSAGE_TOKENS, whole_within=EXCHANGE_LONG_PIECE)
     if REPLY_PASSAGE_TOKENS <= 0 or not reply.strip():
         return shown
     answer = passage(reply, stems, REPLY_PASSAGE_TOKENS)
