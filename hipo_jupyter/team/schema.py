@@ -20,6 +20,7 @@ database at once apply each migration exactly once.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -119,6 +120,7 @@ def migrate(conn: Any) -> list[str]:
 _SPACES = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=4096)  # a sync cleans the same few names for each of its rows
 def clean_name(name: str) -> str:
     """An author or notebook name as data: one line, no control or format characters (no
     newline, escape sequence or bidi override to forge another row in a listing), at most

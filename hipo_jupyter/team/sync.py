@@ -28,7 +28,8 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -184,11 +185,13 @@ class TeamSync:
             counts = dict.fromkeys(("files", "sent_files", "rows", "written", "excluded"), 0)
             counts.update(refused=0, removed=0)
             batch = _Batch()
-            for day in wanted:
-                self._read_log(day, sent, counts, batch)
-                if len(batch.rows) >= BATCH_ROWS:
-                    self._push(batch, sent, counts)
-            self._push(batch, sent, counts)
+            with _Pipeline(lambda b: self._push(b, sent, counts)) as pipeline:
+                for day in wanted:
+                    self._read_log(day, sent, counts, batch)
+                    if len(batch.rows) >= BATCH_ROWS:
+                        pipeline.submit(batch)
+                        batch = _Batch()
+                pipeline.submit(batch)
             owned = self.database.owned(self.author, root)
             self._write_json(STATE_FILE, {"target": self.target, "files": sent, "owned": owned})
             counts["excluded"] = max(counts["excluded"], 0)
@@ -234,7 +237,36 @@ class TeamSync:
         counts["sent_files"] += len(files)
         sent.update(batch.logs)
         self._write_json(STATE_FILE, {"target": self.target, "files": sent})
-        batch.rows, batch.logs = [], {}
+
+
+class _Pipeline:
+    """Batches pushed on one thread while the caller reads and parses the next logs: the
+    database merges one batch (a wait on the socket, the GIL released) while Python builds the
+    next, so a full sync takes about the longer of the two instead of their sum. One push at a
+    time, in order; a failed push raises at the next `submit` or at the end."""
+
+    def __init__(self, push: Callable[[_Batch], None]) -> None:
+        self._push = push
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hipo-team-push")
+        self._pending: Future[None] | None = None
+
+    def submit(self, batch: _Batch) -> None:
+        self.wait()
+        self._pending = self._executor.submit(self._push, batch)
+
+    def wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()  # the push's own error, raised here
+
+    def __enter__(self) -> _Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.wait()
+        finally:
+            self._executor.shutdown(wait=True)
 
 
 def refusal(count: int) -> str:
