@@ -288,3 +288,49 @@ def psycopg_connect(url: str):
     import psycopg
 
     return psycopg.connect(url, autocommit=True)
+
+
+def test_the_owner_count_reads_the_source_index_alone(team_url):
+    """A sync's count of its own rows is an index-only scan of (root, author, source_file);
+    the (root, author) index it once had, which every written row also maintained, is gone."""
+    import psycopg
+
+    with psycopg.connect(team_url) as conn:
+        migrate(conn)
+        indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
+        conn.execute("SET enable_seqscan = off")
+        sql = "EXPLAIN SELECT count(*) FROM team_checkpoints WHERE root = %s AND author = %s"
+        plan = "\n".join(r[0] for r in conn.execute(sql, ("/r", "ana")))
+    assert "team_checkpoints_owner" not in indexes
+    assert "Index Only Scan using team_checkpoints_source" in plan, plan
+
+
+def test_the_state_file_is_written_after_the_first_push_then_at_most_every_few_seconds(
+    memory_root, team_url, monkeypatch
+):
+    """Each state write is JSON of every log, an fsync and a rename (~12 ms with a few
+    thousand logs) on the push's thread: a full sync writes it after its first push, then at
+    most every STATE_EVERY_S, and at the end."""
+    from hipo_jupyter.team import sync
+
+    monkeypatch.setattr(sync, "BATCH_ROWS", 1)
+    memory = team_memory(memory_root, team_url, team_exclude=())
+    for day in ("2026-03-08", "2026-03-09", "2026-03-10", "2026-03-11"):
+        memory.remember(f"Note of {day} [project]", "- outcome: done", on=day)
+    from hipo_jupyter.team import wait_for_background
+
+    assert wait_for_background(str(memory.root))
+    writes: list[dict] = []
+    write_json = sync.TeamSync._write_json
+
+    def noted(self, name, value):
+        if name == sync.STATE_FILE:
+            writes.append({key: dict(v) if isinstance(v, dict) else v for key, v in value.items()})
+        return write_json(self, name, value)
+
+    monkeypatch.setattr(sync.TeamSync, "_write_json", noted)
+    report = memory.team_sync(full=True)
+    assert report.sent_files == 4
+    assert len(writes) == 2  # after the first of four pushes, and the final one with the count
+    assert len(writes[0]["files"]) == 1 and len(writes[1]["files"]) == 4
+    assert "owned" in writes[1]

@@ -268,7 +268,7 @@ class TeamDatabase:
 
     def owned(self, author: str, root: str) -> int:
         """How many rows (author, root) holds: a sync's cheap check that nobody truncated,
-        dropped or deleted them (an index-only count, migration 0003)."""
+        dropped or deleted them (an index-only count of migration 0004's index)."""
         sql = "SELECT count(*) FROM team_checkpoints WHERE root = %s AND author = %s"
         return self._retrying(lambda conn: int(conn.execute(sql, (root, author)).fetchone()[0]))
 
