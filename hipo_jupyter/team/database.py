@@ -152,6 +152,11 @@ ON CONFLICT (id) DO UPDATE SET
 WHERE team_checkpoints.author = excluded.author AND team_checkpoints.root = excluded.root
   AND team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash
 """
+# The incoming ids, indexed once the COPY is done: the stale-row delete below looks each of
+# the owner's rows up in it. Without it PostgreSQL, which has no statistics for a new temp
+# table or a new owner, planned a nested loop reading all of team_incoming for each row: a
+# quadratic 270-470 ms for every batch of 2,000 rows (half the time of a full sync).
+_INCOMING_INDEX = "CREATE INDEX ON team_incoming (id)"
 # The owner's rows of these logs that the logs no longer hold (edited out, now excluded);
 # the (root, author, source_file) index of migration 0004 finds them without reading the
 # owner's other rows.
@@ -244,6 +249,7 @@ class TeamDatabase:
                 with cursor.copy(f"COPY team_incoming ({_INSERTED}) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(_values(row))
+                cursor.execute(_INCOMING_INDEX)
                 refused = int(cursor.execute(_REFUSED).fetchone()[0])
                 cursor.execute(_MERGE)
                 written = max(cursor.rowcount, 0)
@@ -262,7 +268,7 @@ class TeamDatabase:
 
     def owned(self, author: str, root: str) -> int:
         """How many rows (author, root) holds: a sync's cheap check that nobody truncated,
-        dropped or deleted them (an index-only count, migration 0003)."""
+        dropped or deleted them (an index-only count of migration 0004's index)."""
         sql = "SELECT count(*) FROM team_checkpoints WHERE root = %s AND author = %s"
         return self._retrying(lambda conn: int(conn.execute(sql, (root, author)).fetchone()[0]))
 
