@@ -90,6 +90,35 @@ def test_the_queue_is_bounded_and_falls_back_to_a_full_sync(memory_root: Path, t
     assert queue.queued() == {}
 
 
+def test_a_checkpoint_written_while_its_day_is_pushed_stays_queued(
+    memory_root: Path, team_url, monkeypatch
+):
+    """A day queued again while its push ran is already in the queue that push took: cleared
+    with the rest, the checkpoint written meanwhile waited for the next sync of that day (a
+    full sync then found it missing)."""
+    day = date(2026, 3, 12)
+    memory = Memory(memory_root, today=lambda: day)
+    memory.init()
+    config = MemoryConfig(team_url=team_url, team_author="ana")
+    queue = TeamSync(memory.store, config, TeamDatabase(team_url))
+    memory.remember("One [project]", "- outcome: a")
+    queue.enqueue(day)
+    push = TeamSync.sync
+
+    def push_then_remember(self, *args, **kwargs):
+        report = push(self, *args, **kwargs)
+        memory.remember("Two [project]", "- outcome: b")  # after the push read the log
+        self.enqueue(day)
+        return report
+
+    monkeypatch.setattr(TeamSync, "sync", push_then_remember)
+    queue.flush_queue()
+    assert queue.queued()["days"] == [day.isoformat()]
+    monkeypatch.setattr(TeamSync, "sync", push)
+    queue.flush_queue()
+    assert queue.queued() == {} and TeamDatabase(team_url).count() == 2
+
+
 def test_hipo_remember_queues_for_the_team_and_exits_cleanly(memory_root, team_url):
     """A short-lived `hipo remember` may exit before its push: the day stays queued, and the
     next `hipo team sync` sends it; nothing is printed but the checkpoint line."""

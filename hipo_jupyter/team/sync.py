@@ -159,12 +159,30 @@ class TeamSync:
             raise
         with self._locked():  # what was queued while this push ran stays queued
             current = self._read_json(QUEUE_FILE)
-            left = sorted(set(current.get("days") or []) - set(queue.get("days") or []))
+            pushed = set(queue.get("days") or [])
+            again = set(current.get("days") or [])
+            # A day queued again while it was pushed is already in `pushed`: it stays queued
+            # when its log changed after the push read it (a checkpoint appended meanwhile).
+            left = sorted((again - pushed) | self._changed_since_sent(again & pushed))
             if current.get("all") and not queue.get("all"):
                 self._write_json(QUEUE_FILE, {"all": True})
             else:
                 self._write_json(QUEUE_FILE, {"days": left} if left else {})
         return report
+
+    def _changed_since_sent(self, days: set[str]) -> set[str]:
+        """Those of `days` whose raw log is no longer the version the database was sent."""
+        sent = self._sent()
+        changed = set()
+        for day in days:
+            path = self.store.raw_path(date.fromisoformat(day))
+            try:
+                digest = sha256(self.store.read_bytes(path))
+            except (OSError, ParseError):
+                continue  # gone, or not a regular file: nothing to send
+            if sent.get(self.store.relative(path)) != digest:
+                changed.add(day)
+        return changed
 
     # --- the sync ----------------------------------------------------------------------------
     def _owned_expected(self) -> int | None:
