@@ -2,7 +2,9 @@
 #   make demo   builds .venv, installs hipo-jupyter, runs the quickstart headless (`hipo demo`)
 #   make test   builds .venv, installs with the test extras, runs ruff, jest and pytest; then the
 #               semantic tests again in .venv-semantic, which also has the [semantic] extra; then
-#               the real MCP clients (Claude Code, the MCP Inspector, jupyter-ai) in .venv-clients
+#               the real MCP clients (Claude Code, the MCP Inspector, jupyter-ai) in .venv-clients;
+#               last the wheel `make dist` builds, installed alone in .venv-wheel
+#   make dist   builds the wheel (with the prebuilt JupyterLab extension) into dist/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -13,7 +15,7 @@ SEMANTIC_TESTS := tests/test_embed.py tests/test_vectors.py tests/test_fusion.py
 	tests/test_semantic.py tests/test_semantic_recall.py tests/test_semantic_magics.py \
 	tests/test_semantic_benchmarks.py tests/test_embed_settings.py
 
-.PHONY: demo test test-semantic test-clients lint jstest venv clean
+.PHONY: demo test test-semantic test-clients test-wheel dist lint jstest venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +38,7 @@ test: venv lint jstest
 	$(BIN)/python -m pytest -q
 	$(MAKE) test-semantic
 	$(MAKE) test-clients
+	$(MAKE) test-wheel
 
 $(SEMANTIC_BIN)/python:
 	$(PYTHON) -m venv $(SEMANTIC_VENV)
@@ -63,5 +66,22 @@ test-clients: $(CLIENTS_BIN)/python
 		echo "hipo: the npm registry is unreachable: the Claude Code and Inspector tests skip"; })
 	$(CLIENTS_BIN)/python -m pytest -q --confcutdir=tests/clients tests/clients
 
+# The wheel a user installs until the package is published: the JupyterLab extension inside is
+# the committed prebuilt one, so building it needs no Node.
+dist: venv
+	rm -rf dist
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist .
+
+# The wheel alone in a fresh environment (never the editable tree): the quickstart, `hipo mcp`
+# with the MCP SDK's client, and Jupyter finding the sidebar and the server extension.
+WHEEL_VENV ?= .venv-wheel
+test-wheel: dist
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/pip install --quiet --upgrade pip
+	$(WHEEL_VENV)/bin/pip install --quiet "$$(ls dist/hipo_jupyter-*.whl)[mcp,lab]" pytest
+	cd tests/wheel && ../../$(WHEEL_VENV)/bin/python -m pytest -q -p no:cacheprovider \
+		--rootdir=. --confcutdir=. .
+
 clean:
-	rm -rf $(VENV) $(SEMANTIC_VENV) $(CLIENTS_VENV) tests/clients/node_modules build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SEMANTIC_VENV) $(CLIENTS_VENV) $(WHEEL_VENV) dist tests/clients/node_modules build dist *.egg-info .pytest_cache .ruff_cache

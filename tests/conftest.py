@@ -19,8 +19,9 @@ if str(REPO) not in sys.path:
 SHARED = REPO.parent / "shared"
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "postgres_helpers"]
-# tests/clients runs in its own environment (`make test-clients`, the [clients] extra).
-collect_ignore = ["clients"]
+# tests/clients and tests/wheel run in environments of their own (`make test-clients`, the
+# [clients] extra; `make test-wheel`, the built wheel).
+collect_ignore = ["clients", "wheel"]
 
 
 @pytest.fixture
