@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -229,6 +230,63 @@ def widen_sidebar(page, pixels: int) -> None:
     page.mouse.up()
 
 
+CUT_TEXT = """(panel) => {
+    // Every label whose text is wider than its box (cut or hidden), and a placeholder wider
+    // than its input: at the default width everything must read whole.
+    const cut = [];
+    for (const node of panel.querySelectorAll(
+        '.jp-HipoMemory-folder, .jp-HipoMemory-provenance, .jp-HipoMemory-node, '
+        + '.jp-HipoMemory-topicTitle, .jp-HipoMemory-checkpointMeta')) {
+        if (node.offsetParent !== null && node.scrollWidth > node.clientWidth + 1) {
+            cut.push(node.className + ': ' + node.textContent);
+        }
+    }
+    const input = panel.querySelector('.jp-HipoMemory-searchInput');
+    const context = document.createElement('canvas').getContext('2d');
+    const style = getComputedStyle(input);
+    context.font = style.font;
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (context.measureText(input.placeholder).width > room) {
+        cut.push('placeholder: ' + input.placeholder);
+    }
+    return cut;
+}"""
+
+
+def keeps_up(page, panel, root: Path) -> None:
+    """At JupyterLab's default sidebar width: the header names the folder, ages read as words,
+    nothing is cut, and a checkpoint written by `hipo remember` in a terminal shows up without
+    a cell run (the panel polls /hipo/api/changes)."""
+    expect = sync_api.expect
+    expect(panel.locator(".jp-HipoMemory-folder")).to_have_text(root.name)
+    titles = panel.locator(".jp-HipoMemory-topic > summary").all_text_contents()
+    ages = re.compile(r" · (today|yesterday|\d+ (day|week|month|year)s? ago) · ")
+    assert titles and all(ages.search(title) for title in titles), titles
+    assert not any(re.search(r"\b\d+d\b", title) for title in titles), titles  # no "0d"
+    assert panel.evaluate(CUT_TEXT) == []
+
+    env = {k: v for k, v in os.environ.items() if k != "HIPO_ROOT"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    hipo = "import sys; from hipo_jupyter.entry import main; sys.exit(main())"
+    started = time.monotonic()
+    written = subprocess.run(
+        [sys.executable, "-c", hipo, "--root", str(root), "remember", "--title", "Okapi sighting"],
+        input="- outcome: written in a terminal, not in the notebook\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0, written.stderr
+    returned = time.monotonic()
+    expect(panel.locator(".jp-HipoMemory-checkpoint").first).to_contain_text("Okapi sighting")
+    shown, took = time.monotonic() - returned, returned - started
+    (ARTIFACTS / "sidebar-caught-up.txt").write_text(
+        f"shown {shown:.2f} s after `hipo remember` returned (which took {took:.2f} s)\n"
+    )
+    page.screenshot(path=str(ARTIFACTS / "sidebar-default-width.png"))
+
+
 def drive(page, url: str, root: Path) -> None:
     expect = sync_api.expect
     expect.set_options(timeout=STEP_TIMEOUT_MS)
@@ -284,6 +342,8 @@ def drive(page, url: str, root: Path) -> None:
     expect(hit.locator(".jp-HipoMemory-hitPath")).not_to_be_empty()
     expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("from quickstart.ipynb cell")
     expect(hit.locator(".jp-HipoMemory-provenance")).not_to_contain_text("via")
+
+    keeps_up(page, panel, root)
 
     widen_sidebar(page, 140)
     ARTIFACTS.mkdir(exist_ok=True)

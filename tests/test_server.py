@@ -79,7 +79,14 @@ async def test_tree_lists_topics_with_their_periods_and_node_statuses(jp_fetch, 
 
 async def test_tree_of_a_folder_without_memory_says_so_and_creates_nothing(jp_fetch, empty_folder):
     tree = await get_json(jp_fetch, "tree", path="fresh/new.ipynb")
-    assert tree == {"root": "fresh", "has_memory": False, "sections": [], "topics": [], "nodes": []}
+    assert tree == {
+        "root": "fresh",
+        "folder": "fresh",
+        "has_memory": False,
+        "sections": [],
+        "topics": [],
+        "nodes": [],
+    }
     assert sorted(p.name for p in empty_folder.iterdir()) == ["new.ipynb"]
 
 

@@ -15,6 +15,7 @@ lost.
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from hipo_jupyter.context import (
     archive,
     conversation_path,
 )
-from hipo_jupyter.memory import MIN_BUDGET
+from hipo_jupyter.memory import MIN_BUDGET, Context, HipoError, Sent, SentPart
 from hipo_jupyter.memory.tree import count_tokens
 
 from . import display
@@ -190,7 +191,7 @@ class AskMagics(Magics):
         self._save(conversation, path)
 
     # --- one call ----------------------------------------------------------------------------
-    def _recalled(self, question: str, args: Any) -> str | None:
+    def _recalled(self, question: str, args: Any) -> Context | None:
         """The recalled memory a call sends: `Memory.context` for the question (or `--recall`'s
         query) without Layer 1 (the first system block carries it), within
         `_recall_budget` tokens; None with --no-recall, or Hipo.auto_recall off and no
@@ -201,7 +202,7 @@ class AskMagics(Magics):
         if args.no_recall or not (args.recall or settings.auto_recall):
             return None
         query = " ".join(args.recall) if args.recall else question
-        return self.session.recalled(query, budget=self._recall_budget())
+        return self.session.recall_context(query, budget=self._recall_budget())
 
     def _recall_budget(self) -> int:
         """`Hipo.recall_budget`, and a tenth of the context window at most: recalled memory
@@ -223,7 +224,8 @@ class AskMagics(Magics):
         with engine_errors():
             memory = self.session.memory
             layer1 = None if args.no_memory else self.session.prompt_layer1()
-            recalled = self._recalled(question, args)
+            recall = self._recalled(question, args)
+            recalled = recall.text if recall is not None else None
 
         window = settings.context_window
         fixed = count_tokens(question) + llm.tokens_of_block(recalled)
@@ -264,6 +266,7 @@ class AskMagics(Magics):
             reply, message = self._stream(client, request, without_memory=args.no_memory)
             usage, calls = getattr(message, "usage", None), ""
 
+        self._record_sent(request, model, recall, with_layer1=layer1 is not None)
         conversation.add_exchange(question, reply)
         with engine_errors():
             conversation.offload_large(self.session.writeback.save_knowledge)
@@ -271,6 +274,34 @@ class AskMagics(Magics):
             self._compact(conversation, conversation.pending)
         self._save(conversation, path)
         print(display.usage_line(usage, model) + calls)
+
+    def _record_sent(
+        self, request: dict[str, Any], model: str, recall: Context | None, *, with_layer1: bool
+    ) -> None:
+        """Keep what this call sent for the sidebar's "Last %%ask sent" (`Memory.record_sent`):
+        each Layer 1 part as the prompt holds it and each recalled piece, with its tokens and
+        where it came from. A record that cannot be written is not worth a failed cell."""
+        memory = self.session.memory
+        parts = []
+        if with_layer1:
+            for part in memory.layer1().parts:
+                if part.exists:
+                    tokens = min(part.tokens, part.budget)
+                    parts.append(SentPart("layer1", part.name, part.path, tokens))
+        for hit in recall.hits if recall is not None else ():
+            source = f"{hit.file}#L{hit.line}"
+            tokens = count_tokens(hit.snippet)
+            parts.append(SentPart("recalled", hit.title, source, tokens, hit.provenance))
+        system = sum(count_tokens(block.get("text", "")) for block in request["system"])
+        sent = Sent(
+            notebook=self.session.notebook_name or "",
+            at=datetime.now(UTC).isoformat(timespec="seconds"),
+            model=model,
+            tokens=system,
+            parts=tuple(parts),
+        )
+        with contextlib.suppress(HipoError, OSError):
+            memory.record_sent(sent)
 
     def _run_tools(
         self, client: Any, request: dict[str, Any], tools: list[Any], *, without_memory: bool

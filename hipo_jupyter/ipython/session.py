@@ -16,7 +16,14 @@ from typing import Any
 from hipo_jupyter import llm
 from hipo_jupyter.caching import NoteOnce
 from hipo_jupyter.llm.layer1_pin import Layer1Pin, PromptLayer1
-from hipo_jupyter.memory import ExtractiveSummarizer, HipoError, Memory, Summarizer, resolve_root
+from hipo_jupyter.memory import (
+    Context,
+    ExtractiveSummarizer,
+    HipoError,
+    Memory,
+    Summarizer,
+    resolve_root,
+)
 from hipo_jupyter.team_link import team_backend
 
 from .config import Hipo
@@ -151,6 +158,11 @@ class HipoSession:
         """`Memory.context` for `query` as %%ask sends it: fenced, without Layer 1 (its own
         block carries it), within `budget` (default `Hipo.recall_budget`); None when nothing
         was recalled."""
+        context = self.recall_context(query, budget)
+        return context.text if context is not None else None
+
+    def recall_context(self, query: str, budget: int | None = None) -> Context | None:
+        """`recalled` with the hits it holds (what `%%ask` shows the sidebar it sent)."""
         settings = self.settings
         context = self.memory.context(
             query,
@@ -158,7 +170,7 @@ class HipoSession:
             layer1=False,
             mode=settings.recall_mode,
         )
-        return context.text if context.hits else None
+        return context if context.hits else None
 
     def sdk_recall(self, prompt: str) -> str | None:
         """What the injector adds to an SDK call for its last user message: `recalled` when

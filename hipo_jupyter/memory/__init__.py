@@ -49,6 +49,7 @@ from . import render
 from .backends import NO_TEAM, TeamBackend, TeamFactory
 from .config import MemoryConfig, resolve_team_url
 from .disk.checkpoint import CHECKPOINT_TYPES, Checkpoint
+from .disk.sent import Sent, SentPart
 from .errors import HipoError, MemoryRootError, ParseError, PathOutsideRootError, QueryError
 from .memory import Memory
 from .recall.context import Context
@@ -77,6 +78,8 @@ from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.topic_index import Topic, TopicsIndex
 
 __all__ = [
+    "Sent",
+    "SentPart",
     "NO_TEAM",
     "TeamBackend",
     "TeamFactory",

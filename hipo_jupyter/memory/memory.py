@@ -26,6 +26,7 @@ from .config import MemoryConfig
 from .disk import anchored
 from .disk.checkpoint import Checkpoint
 from .disk.redact import redact
+from .disk.sent import Sent, read_sent, sidebar_stamp, write_sent
 from .disk.store import RawStamps, Store, raw_log_path
 from .errors import HipoError
 from .events import Listeners
@@ -76,9 +77,8 @@ class Memory:
         embedder: Embedder | None = None,
         team: TeamFactory | None = None,
     ) -> None:
-        """`embedder` replaces the semantic extra's model (tests, another model in code).
-        `team` builds the team backend (`backends.TeamBackend`); the front end that read the
-        team URL hands it in (`hipo_jupyter.team_link.team_backend`), the engine knows none."""
+        """`embedder` replaces the semantic extra's model (tests, another model in code); `team`
+        builds the team backend, handed in by the front end that read its URL (`team_link`)."""
         self.store = Store(root)
         self.root = self.store.root
         self.config = config or MemoryConfig()
@@ -327,6 +327,16 @@ class Memory:
     def recent_checkpoints(self, n: int = 10) -> list[Checkpoint]:
         """The `n` latest checkpoints, newest first."""
         return latest_checkpoints(self.store, n)
+
+    def changes(self, notebook: str | None = None) -> str:
+        """A stamp that moves whenever what the sidebar shows may have (`disk/sent`)."""
+        return sidebar_stamp(self.store, notebook)
+
+    def record_sent(self, sent: Sent) -> None:
+        write_sent(self.store, sent)
+
+    def last_sent(self, notebook: str | None) -> Sent | None:
+        return read_sent(self.store, notebook)
 
     def status(self) -> Status:
         """The numbers `hipo status` and the sidebar show."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import errno
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jupyter_core.paths import is_hidden
@@ -194,6 +194,7 @@ class TreeHandler(HipoHandler):
         folder = self.folder()
         reply: dict[str, Any] = {
             "root": self.folder_name(folder),
+            "folder": folder.resolve().name,  # what the sidebar's header names: never just "/"
             "has_memory": has_memory(folder),
             "sections": [],
             "topics": [],
@@ -274,12 +275,38 @@ class RecentHandler(HipoHandler):
         return {"checkpoints": [checkpoint_view(checkpoint) for checkpoint in recent]}
 
 
+class ChangesHandler(HipoHandler):
+    """A stamp that changes when anything the sidebar shows may have changed (`Memory.changes`),
+    written by any process: the sidebar asks every second and reloads only when it moves.
+    A folder without memory answers an empty stamp (it changes once a memory appears)."""
+
+    def answer(self) -> dict[str, Any]:
+        folder = self.folder()
+        if not has_memory(folder):
+            return {"stamp": ""}
+        return {"stamp": self.memory(folder).changes(self.notebook_name())}
+
+    def notebook_name(self) -> str:
+        return PurePosixPath(self.param("path")).name
+
+
+class SentHandler(ChangesHandler):
+    """What the notebook's last `%%ask` sent: each Layer 1 part and recalled piece with its
+    tokens and source (`Memory.last_sent`); `sent` is null before the first call."""
+
+    def answer(self) -> dict[str, Any]:
+        sent = self.memory().last_sent(self.notebook_name())
+        return {"sent": sent.to_json() if sent is not None else None}
+
+
 ROUTES: list[tuple[str, type[HipoHandler]]] = [
     ("tree", TreeHandler),
     ("node", NodeHandler),
     ("recall", RecallHandler),
     ("budget", BudgetHandler),
     ("recent", RecentHandler),
+    ("changes", ChangesHandler),
+    ("sent", SentHandler),
 ]
 
 

@@ -12,11 +12,14 @@ import {
   INodeRef,
   IRecallResult,
   IRecent,
+  ISent,
   ITopic,
   ITree,
   fetchBudget,
+  fetchChanges,
   fetchNode,
   fetchRecent,
+  fetchSent,
   fetchTree,
   recall
 } from './request';
@@ -25,6 +28,8 @@ export const EMPTY_MESSAGE = 'No memory yet — run %load_ext hipo';
 export const NO_NOTEBOOK_MESSAGE = 'Open a notebook to see its memory.';
 export const RECENT_COUNT = 8;
 export const RECALL_K = 8;
+/** How often the panel asks whether the memory changed (a write by the CLI, MCP, a kernel). */
+export const POLL_MS = 1000;
 
 export type PanelState = 'no-notebook' | 'loading' | 'empty' | 'ready' | 'error';
 export type Level = 'healthy' | 'tight' | 'over';
@@ -46,9 +51,36 @@ export function barPercent(part: Pick<IBudgetPart, 'tokens' | 'budget'>): number
   return Math.min(100, Math.round((part.tokens / part.budget) * 100));
 }
 
+/** How long ago, in words: "today", "yesterday", "3 days ago", "2 weeks ago", "5 months ago". */
+export function ageText(days: number): string {
+  const ago = (n: number, unit: string): string => `${n} ${unit}${n === 1 ? '' : 's'} ago`;
+  if (days <= 0) {
+    return 'today';
+  }
+  if (days === 1) {
+    return 'yesterday';
+  }
+  if (days < 14) {
+    return ago(days, 'day');
+  }
+  if (days < 60) {
+    return ago(Math.floor(days / 7), 'week');
+  }
+  if (days < 730) {
+    return ago(Math.floor(days / 30), 'month');
+  }
+  return ago(Math.floor(days / 365), 'year');
+}
+
 export function topicTitle(topic: ITopic): string {
   const checkpoints = `${topic.count} checkpoint${topic.count === 1 ? '' : 's'}`;
-  return `${topic.name} [${topic.type}, ${topic.age_days}d] · ${checkpoints}`;
+  return `${topic.name} · ${topic.type} · ${ageText(topic.age_days)} · ${checkpoints}`;
+}
+
+/** One line of the "Last %%ask sent" list: what, how many tokens, and from where. */
+export function sentPartLine(part: ISent['parts'][number]): string {
+  const what = part.kind === 'layer1' ? `Layer 1 · ${part.name}` : part.name;
+  return `${what} · ${part.tokens.toLocaleString('en-US')} tokens · ${part.source}`;
 }
 
 /** A node file as JupyterLab names it: relative to the server root, not to the memory root. */
@@ -114,7 +146,7 @@ export class MemoryPanel extends Widget {
     this._searchForm = el('form', 'jp-HipoMemory-search');
     this._searchInput = el('input', 'jp-HipoMemory-searchInput jp-mod-styled');
     this._searchInput.type = 'search';
-    this._searchInput.placeholder = 'Search memory (recall)…';
+    this._searchInput.placeholder = 'Search memory';
     this._searchForm.appendChild(this._searchInput);
     this._searchForm.appendChild(el('button', 'jp-HipoMemory-searchButton jp-mod-styled', 'Recall'));
     this._searchForm.addEventListener('submit', event => {
@@ -128,12 +160,14 @@ export class MemoryPanel extends Widget {
     this._budgetNode = el('div', 'jp-HipoMemory-budget');
     this._recentNode = el('div', 'jp-HipoMemory-recent');
     this._previewNode = el('div', 'jp-HipoMemory-preview');
+    this._sentNode = el('div', 'jp-HipoMemory-sent');
     for (const node of [
       this._resultsNode,
       this._previewNode,
       this._topicsNode,
       this._budgetNode,
-      this._recentNode
+      this._recentNode,
+      this._sentNode
     ]) {
       this.node.appendChild(node);
     }
@@ -171,7 +205,35 @@ export class MemoryPanel extends Widget {
     this._preview = null;
     this._searchInput.value = '';
     this._openTopics.clear();
+    this._stamp = null;
     await this.refresh();
+  }
+
+  /**
+   * Ask the server whether the memory changed and refresh when it did: a write by `hipo
+   * remember`, an MCP agent or another kernel shows within a second or two, without a cell run.
+   * Skipped while the panel is hidden or the page is in the background.
+   */
+  async poll(): Promise<void> {
+    const path = this._path;
+    if (path === null || this._polling || !this.isVisible || document.hidden) {
+      return;
+    }
+    this._polling = true;
+    try {
+      const { stamp } = await fetchChanges(path);
+      if (path === this._path) {
+        const changed = this._stamp !== null && stamp !== this._stamp;
+        this._stamp = stamp;
+        if (changed) {
+          await this.requestRefresh();
+        }
+      }
+    } catch {
+      // the next poll tries again; a refresh shows the error if the server stays away
+    } finally {
+      this._polling = false;
+    }
   }
 
   /** Reload tree, budget and recent checkpoints; answers for an older notebook are dropped. */
@@ -197,9 +259,10 @@ export class MemoryPanel extends Widget {
         this._setState('empty');
         return;
       }
-      const [budget, recent] = await Promise.all([
+      const [budget, recent, sent] = await Promise.all([
         fetchBudget(path),
-        fetchRecent(path, RECENT_COUNT)
+        fetchRecent(path, RECENT_COUNT),
+        fetchSent(path)
       ]);
       if (generation !== this._generation) {
         return;
@@ -207,6 +270,7 @@ export class MemoryPanel extends Widget {
       this._tree = tree;
       this._budget = budget;
       this._recent = recent;
+      this._sent = sent;
       this._error = '';
       this._setState('ready');
     } catch (error) {
@@ -284,6 +348,16 @@ export class MemoryPanel extends Widget {
     this._render();
   }
 
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this._timer = window.setInterval(() => void this.poll(), POLL_MS);
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    window.clearInterval(this._timer);
+    super.onBeforeDetach(msg);
+  }
+
   /** Opening the sidebar shows what happened while it was closed. */
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
@@ -299,7 +373,9 @@ export class MemoryPanel extends Widget {
 
   private _render(): void {
     const state = this._state;
-    this._folderNode.textContent = this._tree ? this._tree.root || '/' : '';
+    const tree = this._tree;
+    this._folderNode.textContent = tree ? tree.folder || tree.root : '';
+    this._folderNode.title = tree ? `memory of ${tree.root || 'the server root'}` : '';
     this._messageNode.textContent =
       state === 'no-notebook'
         ? NO_NOTEBOOK_MESSAGE
@@ -318,6 +394,7 @@ export class MemoryPanel extends Widget {
     this._renderTopics(ready);
     this._renderBudget(ready ? this._budget : null);
     this._renderRecent(ready ? this._recent : null);
+    this._renderSent(ready ? this._sent : null);
   }
 
   private _section(node: HTMLElement, title: string): HTMLElement {
@@ -526,6 +603,30 @@ export class MemoryPanel extends Widget {
     node.appendChild(list);
   }
 
+  private _renderSent(sent: ISent | null): void {
+    const node = this._sentNode;
+    node.hidden = sent === null;
+    if (sent === null) {
+      node.replaceChildren();
+      return;
+    }
+    const total = sent.tokens.toLocaleString('en-US');
+    this._section(node, `Last %%ask sent · ${total} tokens of system prompt`);
+    node.appendChild(el('div', 'jp-HipoMemory-hint', `${sent.model} · ${sent.at}`));
+    const list = el('ul', 'jp-HipoMemory-sentParts');
+    for (const part of sent.parts) {
+      const item = el('li', 'jp-HipoMemory-sentPart');
+      item.dataset.kind = part.kind;
+      item.appendChild(el('span', 'jp-HipoMemory-sentLine', sentPartLine(part)));
+      this._appendProvenance(item, part.provenance);
+      list.appendChild(item);
+    }
+    if (!sent.parts.length) {
+      list.appendChild(el('li', 'jp-HipoMemory-hint', 'No memory: --no-memory and nothing recalled'));
+    }
+    node.appendChild(list);
+  }
+
   private _appendProvenance(item: HTMLElement, provenance: string | null | undefined): void {
     const line = provenanceLine(provenance);
     if (line !== null) {
@@ -544,6 +645,10 @@ export class MemoryPanel extends Widget {
   private _tree: ITree | null = null;
   private _budget: IBudget | null = null;
   private _recent: IRecent | null = null;
+  private _sent: ISent | null = null;
+  private _stamp: string | null = null;
+  private _polling = false;
+  private _timer = 0;
   private _result: IRecallResult | null = null;
   private _opened: string | null = null;
   private _preview: string | null = null;
@@ -560,4 +665,5 @@ export class MemoryPanel extends Widget {
   private _budgetNode: HTMLElement;
   private _recentNode: HTMLElement;
   private _previewNode: HTMLElement;
+  private _sentNode: HTMLElement;
 }

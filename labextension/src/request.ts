@@ -41,6 +41,8 @@ export interface INodeStatus {
 
 export interface ITree {
   root: string;
+  /** the memory folder's own name, for the header (the server root's name at the top) */
+  folder?: string;
   has_memory: boolean;
   sections: { title: string; text: string }[];
   topics: ITopic[];
@@ -112,6 +114,28 @@ export interface ICheckpoint {
 
 export interface IRecent {
   checkpoints: ICheckpoint[];
+}
+
+export interface IChanges {
+  /** moves whenever anything the sidebar shows may have changed, written by any process */
+  stamp: string;
+}
+
+export interface ISentPart {
+  kind: 'layer1' | 'recalled';
+  name: string;
+  source: string;
+  tokens: number;
+  provenance: string;
+}
+
+/** What the notebook's last %%ask sent: each Layer 1 part and recalled piece. */
+export interface ISent {
+  notebook: string;
+  at: string;
+  model: string;
+  tokens: number;
+  parts: ISentPart[];
 }
 
 export interface IRecallOptions {
@@ -205,4 +229,18 @@ export function fetchRecent(
   settings?: ServerConnection.ISettings
 ): Promise<IRecent> {
   return getJson<IRecent>('recent', { path, n }, settings);
+}
+
+export function fetchChanges(
+  path: string,
+  settings?: ServerConnection.ISettings
+): Promise<IChanges> {
+  return getJson<IChanges>('changes', { path }, settings);
+}
+
+export async function fetchSent(
+  path: string,
+  settings?: ServerConnection.ISettings
+): Promise<ISent | null> {
+  return (await getJson<{ sent: ISent | null }>('sent', { path }, settings)).sent;
 }

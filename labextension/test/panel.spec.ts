@@ -7,9 +7,11 @@ import {
   EMPTY_MESSAGE,
   MemoryPanel,
   NO_NOTEBOOK_MESSAGE,
+  ageText,
   barPercent,
   partLevel,
   provenanceLine,
+  sentPartLine,
   serverPath,
   topicTitle
 } from '../src/panel';
@@ -19,6 +21,8 @@ jest.mock('../src/request', () => ({
   fetchNode: jest.fn(),
   fetchBudget: jest.fn(),
   fetchRecent: jest.fn(),
+  fetchSent: jest.fn(),
+  fetchChanges: jest.fn(),
   recall: jest.fn()
 }));
 
@@ -105,6 +109,23 @@ const HIT: request.IHit = {
   provenance: 'analysis.ipynb cell 7 via write-back, model claude-sonnet-4-5'
 };
 
+const SENT: request.ISent = {
+  notebook: 'analysis.ipynb',
+  at: '2026-03-12T10:00:00+00:00',
+  model: 'claude-sonnet-4-5',
+  tokens: 900,
+  parts: [
+    { kind: 'layer1', name: 'ROOT', source: 'memory/ROOT.md', tokens: 600, provenance: '' },
+    {
+      kind: 'recalled',
+      name: 'Competitor pricing',
+      source: 'memory/2026-03-12.md#L1',
+      tokens: 42,
+      provenance: 'analysis.ipynb cell 7'
+    }
+  ]
+};
+
 const flush = () => new Promise(resolve => setTimeout(resolve, 0));
 
 function q<T extends Element = HTMLElement>(panel: MemoryPanel, selector: string): T {
@@ -124,6 +145,7 @@ beforeEach(() => {
   api.fetchTree.mockResolvedValue(tree());
   api.fetchBudget.mockResolvedValue(BUDGET);
   api.fetchRecent.mockResolvedValue(RECENT);
+  api.fetchSent.mockResolvedValue(null);
 });
 
 describe('helpers', () => {
@@ -153,7 +175,28 @@ describe('helpers', () => {
   });
 
   it('titles a topic like the Topics Index', () => {
-    expect(topicTitle(TOPIC)).toBe('pricing [project, 0d] · 2 checkpoints');
+    expect(topicTitle(TOPIC)).toBe('pricing · project · today · 2 checkpoints');
+  });
+
+  it('says ages in words, never "0d"', () => {
+    expect([0, 1, 3, 13, 14, 59, 60, 400, 800].map(ageText)).toEqual([
+      'today',
+      'yesterday',
+      '3 days ago',
+      '13 days ago',
+      '2 weeks ago',
+      '8 weeks ago',
+      '2 months ago',
+      '13 months ago',
+      '2 years ago'
+    ]);
+  });
+
+  it('lists what a call sent with its tokens and source', () => {
+    expect(SENT.parts.map(sentPartLine)).toEqual([
+      'Layer 1 · ROOT · 600 tokens · memory/ROOT.md',
+      'Competitor pricing · 42 tokens · memory/2026-03-12.md#L1'
+    ]);
   });
 });
 
@@ -182,8 +225,9 @@ describe('MemoryPanel', () => {
     expect(api.fetchTree).toHaveBeenCalledWith('project/analysis.ipynb');
     expect(panel.state).toBe('ready');
     expect(q(panel, '.jp-HipoMemory-folder').textContent).toBe('project');
+    expect(q(panel, '.jp-HipoMemory-sent').hidden).toBe(true); // nothing asked yet
     expect(all(panel, '.jp-HipoMemory-topic > summary').map(s => s.textContent)).toEqual([
-      'pricing [project, 0d] · 2 checkpoints'
+      'pricing · project · today · 2 checkpoints'
     ]);
     expect(all(panel, '.jp-HipoMemory-bar').map(b => [b.dataset.part, b.dataset.level])).toEqual([
       ['ROOT', 'healthy'],
@@ -307,5 +351,49 @@ describe('MemoryPanel', () => {
     await panel.requestRefresh();
     expect(q<HTMLDetailsElement>(panel, '[data-topic="pricing"]').open).toBe(true);
     expect(q<HTMLDetailsElement>(panel, '[data-topic="churn"]').open).toBe(false);
+  });
+});
+
+describe('MemoryPanel keeps up', () => {
+  it('names the memory folder in the header, never "/"', async () => {
+    api.fetchTree.mockResolvedValue({ ...tree(''), folder: 'work' });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('analysis.ipynb');
+    expect(q(panel, '.jp-HipoMemory-folder').textContent).toBe('work');
+  });
+
+  it('shows what the last %%ask sent, part by part', async () => {
+    api.fetchSent.mockResolvedValue(SENT);
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const section = q(panel, '.jp-HipoMemory-sent');
+    expect(section.hidden).toBe(false);
+    expect(section.querySelector('h3')?.textContent).toContain('900 tokens');
+    const parts = all(panel, '.jp-HipoMemory-sentPart');
+    expect(parts.map(p => p.dataset.kind)).toEqual(['layer1', 'recalled']);
+    expect(parts[1].querySelector('.jp-HipoMemory-provenance')?.textContent).toBe(
+      'from analysis.ipynb cell 7'
+    );
+  });
+
+  it('refreshes when the stamp moves, and only then', async () => {
+    const panel = new MemoryPanel();
+    Object.defineProperty(panel, 'isVisible', { get: () => true });
+    await panel.setNotebook('project/analysis.ipynb');
+    expect(api.fetchTree).toHaveBeenCalledTimes(1);
+    api.fetchChanges.mockResolvedValue({ stamp: 'a' });
+    await panel.poll(); // the first answer only sets the mark
+    await panel.poll();
+    expect(api.fetchTree).toHaveBeenCalledTimes(1);
+    api.fetchChanges.mockResolvedValue({ stamp: 'b' }); // `hipo remember` in a terminal
+    await panel.poll();
+    expect(api.fetchTree).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not poll while hidden', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    await panel.poll(); // a panel never attached is not visible
+    expect(api.fetchChanges).not.toHaveBeenCalled();
   });
 });

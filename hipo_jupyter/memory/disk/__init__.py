@@ -10,6 +10,7 @@ the only code that touches it. Modules:
 - `checkpoint.py` the checkpoint format and its parser; `exchanges.py` a user turn and the
   assistant's reply as one checkpoint each; `provenance.py` where a checkpoint came from;
   `redact.py` secrets kept off the disk.
+- `sent.py` what the sidebar reads beside the memory: what a `%%ask` sent, a stamp of changes.
 - `nodes.py` compaction node frontmatter and damage; `periods.py` the calendar (days, ISO weeks,
   months) and the days a memory keeps.
 

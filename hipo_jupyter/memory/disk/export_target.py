@@ -22,12 +22,11 @@ from pathlib import Path
 from ..errors import HipoError
 from .anchored import write_at
 from .files import kind_of
-from .layout import MEMORY_DIR
+from .layout import MEMORY_DIR, WORKING_FILES
 
 _OWN_FD = re.compile(r"/(?:dev/(?:fd/(?P<fd>\d+)|(?P<std>stdout|stderr))|proc/self/fd/(?P<p>\d+))")
 _STD = {"stdout": 1, "stderr": 2}
 _FOLDERS = (MEMORY_DIR, "knowledge", "plans")
-_LAYER1 = ("SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md")
 
 
 class ExportTargetError(HipoError):
@@ -71,7 +70,7 @@ def _refuse_memory_file(root: Path, target: Path) -> None:
         if not candidate.is_relative_to(real_root):
             continue
         parts = candidate.relative_to(real_root).parts
-        if parts and (parts[0] in _FOLDERS or (len(parts) == 1 and parts[0] in _LAYER1)):
+        if parts and (parts[0] in _FOLDERS or (len(parts) == 1 and parts[0] in WORKING_FILES)):
             raise ExportTargetError(
                 f"{target} is inside the memory ({'/'.join(parts)}): export never writes into "
                 "memory/, knowledge/, plans/ or the Layer 1 files; choose another file"

@@ -15,6 +15,7 @@ RawStamps = dict[str, tuple[int, int]]  # raw log name -> (size, mtime_ns), `Sto
 MEMORY_DIR = "memory"
 ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
 CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
+WORKING_FILES = ("SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md")  # Layer 1's files in the root
 
 
 def raw_log_path(day: date | str) -> str:
