@@ -232,7 +232,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(answer.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(answer.text if args.context else render.recall_text(answer))
+        print(answer.text if args.context else render.recall_text(answer, paths=args.paths))
     return 0
 
 

@@ -146,6 +146,11 @@ def add_recall(recall: argparse.ArgumentParser) -> None:
     )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
     recall.add_argument(
+        "--paths",
+        action="store_true",
+        help="also show each hit's way down the tree (ROOT -> monthly -> weekly -> daily -> raw)",
+    )
+    recall.add_argument(
         "--context",
         action="store_true",
         help="print the context a model is sent (Layer 1, then the recalled memory, fenced)",

@@ -339,7 +339,9 @@ def drive(page, url: str, root: Path) -> None:
     panel.locator(".jp-HipoMemory-searchInput").press("Enter")
     hit = panel.locator(".jp-HipoMemory-hit").first
     expect(hit).to_contain_text("Zebrafish tank census")
-    expect(hit.locator(".jp-HipoMemory-hitPath")).not_to_be_empty()
+    expect(hit.locator(".jp-HipoMemory-hitPathText")).to_be_hidden()  # the answer first
+    hit.locator(".jp-HipoMemory-hitPath > summary").click()
+    expect(hit.locator(".jp-HipoMemory-hitPathText")).to_contain_text("memory/ROOT.md")
     expect(hit.locator(".jp-HipoMemory-provenance")).to_contain_text("from quickstart.ipynb cell")
     expect(hit.locator(".jp-HipoMemory-provenance")).not_to_contain_text("via")
 

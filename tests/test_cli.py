@@ -183,8 +183,13 @@ def test_recall_prints_hits_and_json(hipo) -> None:
 
     code, out, _ = hipo("recall", "starter", "tier")
     assert code == 0
-    assert "Competitor pricing" in out and "memory/2026-03-05.md" in out
-    assert "Hiring plan" not in out
+    assert "Competitor pricing" in out and "Hiring plan" not in out
+    lines = out.splitlines()  # the answer first: heading, passage, where it came from
+    assert lines[1].startswith("1. 2026-03-05 [project] Competitor pricing")
+    assert "cut the starter tier by 15%" in lines[2] and lines[3] == "   from the command line"
+    assert " -> " not in out  # the tree path only on request
+    code, with_paths, _ = hipo("recall", "starter", "tier", "--paths")
+    assert code == 0 and "-> memory/2026-03-05.md#L" in with_paths
 
     code, out, _ = hipo("recall", "starter", "--json")
     assert code == 0

@@ -124,7 +124,7 @@ def test_recall_text_is_one_rendering(project: Path, shell) -> None:
     """`hipo recall`, `%recall` and MCP's recall tool print the engine's one text renderer."""
     from hipo_jupyter.mcp import recall_text as mcp_recall_text
 
-    code, out, err = hipo(project, "recall", "pricing", "-k", "3")
+    code, out, err = hipo(project, "recall", "pricing", "-k", "3", "--paths")
     assert code == 0, err
     in_notebook = str(shell.run_line_magic("recall", "pricing -k 3"))
     memory = Memory(project, today=lambda: date.fromisoformat(TODAY))

@@ -62,7 +62,10 @@ def recall_caption(result: RecallResult) -> str:
     return caption
 
 
-def recall_text(result: RecallResult) -> str:
+def recall_text(result: RecallResult, *, paths: bool = True) -> str:
+    """Each hit's answer first: its heading, the passage that matched and where it came from;
+    then, with `paths`, the way down the tree to it (`hipo recall --paths`; agents get it, as
+    it names the nodes they can read)."""
     if not result.hits:
         return no_hits_text(result)
     lines = [recall_caption(result)]
@@ -71,9 +74,10 @@ def recall_text(result: RecallResult) -> str:
         snippet = " ".join(hit.snippet.split())
         if snippet:
             lines.append(f"   {snippet}")
-        lines.append(f"   {drill_down(hit)}")
         if hit.provenance:
             lines.append(f"   {provenance_line(hit.provenance)}")
+        if paths:
+            lines.append(f"   {drill_down(hit)}")
     return "\n".join(lines)
 
 

@@ -442,12 +442,17 @@ export class MemoryPanel extends Widget {
     }
     const list = el('ul', 'jp-HipoMemory-hits');
     for (const hit of result.hits) {
+      // The answer first: the title, the passage that matched, where it came from; the way
+      // down the tree behind a click.
       const item = el('li', 'jp-HipoMemory-hit');
       item.appendChild(this._nodeButton(hit.title, hit.file, null));
-      item.appendChild(el('div', 'jp-HipoMemory-hitMeta', `${hit.date} · ${hit.kind}`));
-      item.appendChild(el('div', 'jp-HipoMemory-hitPath', hitPath(hit)));
-      this._appendProvenance(item, hit.provenance);
       item.appendChild(el('div', 'jp-HipoMemory-snippet', hit.snippet));
+      item.appendChild(el('div', 'jp-HipoMemory-hitMeta', `${hit.date} · ${hit.kind}`));
+      this._appendProvenance(item, hit.provenance);
+      const path = el('details', 'jp-HipoMemory-hitPath');
+      path.appendChild(el('summary', 'jp-HipoMemory-hitPathToggle', 'path in the tree'));
+      path.appendChild(el('div', 'jp-HipoMemory-hitPathText', hitPath(hit)));
+      item.appendChild(path);
       list.appendChild(item);
     }
     node.appendChild(list);

@@ -276,7 +276,13 @@ describe('MemoryPanel', () => {
     expect(api.recall).toHaveBeenCalledWith('project/analysis.ipynb', 'starter', { k: 8 });
     const hit = q(panel, '.jp-HipoMemory-hit');
     expect(hit.textContent).toContain('Competitor pricing');
-    expect(q(panel, '.jp-HipoMemory-hitPath').textContent).toBe(
+    // The answer first: the passage right under the title, the tree path folded behind a click.
+    const shown = Array.from(hit.children).map(child => child.className);
+    expect(shown.indexOf('jp-HipoMemory-snippet')).toBe(1);
+    expect(shown.indexOf('jp-HipoMemory-hitPath')).toBe(shown.length - 1);
+    const path = q<HTMLDetailsElement>(panel, '.jp-HipoMemory-hitPath');
+    expect(path.open).toBe(false);
+    expect(path.querySelector('.jp-HipoMemory-hitPathText')?.textContent).toBe(
       'ROOT → 2026-03 → 2026-W11 → 2026-03-12 → raw'
     );
     expect(hit.querySelector('.jp-HipoMemory-provenance')?.textContent).toBe(
