@@ -317,6 +317,18 @@ def test_recall_html_shows_each_hit_escaped() -> None:
     assert "memory/monthly/2026-03.md -&gt; memory/2026-03-12.md#L3" in html
 
 
+def test_did_you_mean_never_offers_common_words(shell: RaisingShell) -> None:
+    """Only topic names and titles close to a query word: "when do we go live?" against
+    notes whose words include "line" and "give" suggests nothing (issue 35)."""
+    run(shell, "%%remember Pipeline review #pipeline\n- outcome: line up the give-back plan\n")
+    run(shell, "%%remember Online give-away #marketing\n- decisions: give away 100 seats\n")
+    hits = shell.run_line_magic("recall", "when do we go live?")
+    assert len(hits) == 0 and hits.did_you_mean == []
+    assert "Did you mean" not in str(hits)
+    typo = shell.run_line_magic("recall", "pipelin revew")
+    assert "pipeline" in typo.did_you_mean or len(typo) > 0
+
+
 def test_no_hits_says_did_you_mean() -> None:
     view = RecallView.of(RecallResult(query="pricng", did_you_mean=["pricing"]))
     assert "Did you mean: pricing?" in str(view)

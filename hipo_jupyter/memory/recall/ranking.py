@@ -168,11 +168,16 @@ def match_topics(words: Sequence[str], topics: Sequence[Topic]) -> list[Topic]:
 
 
 def did_you_mean(words: Sequence[str], topics: Sequence[Topic]) -> list[str]:
+    """Topic names and titles (a topic's keywords are its titles' slugs) spelled close to a
+    query word of four letters or more, or to the whole query: the fix of a typo. Never a
+    word inside a title: "live" must not suggest "line" or "give" because a note used them."""
     vocabulary = sorted({t.name for t in topics} | {k for t in topics for k in t.keywords})
-    parts = sorted({p for v in vocabulary for p in v.split("-") if len(p) >= 3})
+    asked = [word for word in words if len(word) >= 4]
+    if len(asked) > 1:
+        asked.append("-".join(asked))  # "competitor pricng" against "competitor-pricing"
     suggestions: list[str] = []
-    for word in words:
-        for close in difflib.get_close_matches(word, vocabulary + parts, n=3, cutoff=0.7):
+    for word in asked:
+        for close in difflib.get_close_matches(word, vocabulary, n=3, cutoff=0.75):
             if close not in suggestions and close != word:
                 suggestions.append(close)
     return suggestions[:5]
