@@ -15,7 +15,8 @@ none of them; one `Memory` object is the way in):
   `completer.py` TAB completion, `questions.py` `%recall ...?` as a question, `progress.py`
   progress bars); `cli.py`, `cli_parser.py` and `cli_views.py` (the `hipo` command, its
   arguments, its views); `server/` (the REST API of the sidebar); `widgets.py`; `mcp.py`
-  (`hipo mcp`; `mcp_stdio.py` its stdio transport, answering every line), `mcp_early.py` (its
+  (`hipo mcp`; `mcp_stdio.py` its stdio transport, answering every line; `mcp_sdk.py` the
+  SDK's parts it uses, from mcp 1.x or 2.x), `mcp_early.py` (its
   `initialize`, answered before the SDK has loaded) and `mcp_config.py` (what registers it in
   each client); `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude
   calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);

@@ -34,8 +34,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' config)
     CONFIG_TARGETS,
@@ -45,6 +43,7 @@ from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' 
     hipo_command,
     server_entry,
 )
+from hipo_jupyter.mcp_sdk import ResourceError, Server, ToolError, new_server
 from hipo_jupyter.mcp_stdio import HipoMCPServer, serve_stdio
 from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
 from hipo_jupyter.memory.disk import VIA_MCP
@@ -123,9 +122,9 @@ def file_text(memory: Memory, relative: str) -> str:
 
 
 # --- the server --------------------------------------------------------------------------------
-def build_server(memory: Memory) -> MCPServer:
+def build_server(memory: Memory) -> Server:
     """An MCP server whose tools and resources are calls on `memory`."""
-    server = HipoMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = new_server(HipoMCPServer, SERVER_NAME, INSTRUCTIONS)
 
     @server.tool(structured_output=False)
     @_tool_errors

@@ -109,15 +109,20 @@ def test_claude_code_takes_the_printed_command_and_connects(root: Path, tmp_path
     assert "Connected" in line and "Failed" not in line, listed
 
 
-def test_jupyter_ai_reads_the_printed_settings_and_finds_hipo(
+def test_jupyter_ai_reads_the_printed_settings_and_hands_hipo_to_its_agents(
     root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """jupyter-ai 3 reads `.jupyter/mcp_settings.json` with its own pydantic model in
-    `PersonaManager.get_mcp_settings`; a file it cannot parse is only logged. The method is
-    run as jupyter-ai runs it, on a manager reduced to what it reads (the .jupyter folder, its
-    built-in servers and its log), and the server it finds must answer."""
+    """jupyter-ai 3.2 reads `.jupyter/mcp_settings.json` with its own pydantic model in
+    `PersonaManager.get_mcp_settings` (a file it cannot parse is only logged), and its ACP
+    client hands the stdio servers found there to the agent of a chat session
+    (`JaiAcpClient._get_mcp_servers`). Both are run as jupyter-ai runs them, on stand-ins
+    reduced to what they read (the .jupyter folder, the built-in servers, the log; the
+    agent's capabilities); the server handed to the agent must be ours, and answer."""
     persona_manager = pytest.importorskip("jupyter_ai_persona_manager.persona_manager")
     models = pytest.importorskip("jupyter_ai_persona_manager.mcp_server_models")
+    acp_client = pytest.importorskip("jupyter_ai_acp_client.default_acp_client")
+    from acp.schema import AgentCapabilities
+
     dotjupyter = root / ".jupyter"
     dotjupyter.mkdir()
     text = printed_config("jupyter-ai", root, quiet_env(tmp_path / "home"))
@@ -132,11 +137,22 @@ def test_jupyter_ai_reads_the_printed_settings_and_finds_hipo(
     assert settings is not None
     (server,) = [s for s in settings.mcp_servers if s.name == "hipo"]
     assert isinstance(server, models.McpServerStdio)
-    assert Path(server.command).is_absolute() and server.args[-1] == "mcp"
     # The shape printed before this test existed, `{"mcpServers": {...}}`, is what it refused.
     with pytest.raises(ValueError):
         models.McpSettings(**{"mcpServers": {"hipo": {"command": server.command, "args": []}}})
-    assert answers_tools(server.command, server.args, {e.name: e.value for e in server.env})
+
+    async def capabilities() -> AgentCapabilities:
+        return AgentCapabilities()
+
+    client = SimpleNamespace(get_agent_capabilities=capabilities)
+    persona = SimpleNamespace(get_mcp_settings=lambda: settings)
+    import anyio
+
+    handed = anyio.run(acp_client.JaiAcpClient._get_mcp_servers, client, persona)
+    (agents,) = [s for s in handed if s.name == "hipo"]
+    assert agents.command == hipo_executable() and Path(agents.command).is_absolute()
+    assert agents.args == ["--root", str(root), "mcp"]
+    assert answers_tools(agents.command, agents.args, {e.name: e.value for e in agents.env})
 
 
 def answers_tools(command: str, args: list[str], env: dict[str, str]) -> bool:
