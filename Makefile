@@ -50,7 +50,8 @@ test-semantic: $(SEMANTIC_BIN)/python
 	$(SEMANTIC_BIN)/python -m pytest -q $(SEMANTIC_TESTS)
 
 # The configs `hipo mcp --config` prints, taken by the real clients: Claude Code and the MCP
-# Inspector pinned in tests/clients/package-lock.json, jupyter-ai 3's settings model from PyPI.
+# Inspector pinned in tests/clients/package-lock.json, jupyter-ai 3.2 from PyPI, which brings
+# mcp 1.x: `hipo mcp` is proven on the old SDK line here, on 2.x in $(VENV).
 # Only an unreachable registry turns a client's test into a skip with the reason.
 CLIENTS_VENV ?= .venv-clients
 CLIENTS_BIN  := $(CLIENTS_VENV)/bin

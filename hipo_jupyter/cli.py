@@ -353,6 +353,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print(mcp_config.config_snippet(args.config, checked_root(args)))
         print(f"hipo: {mcp_config.CONFIG_WHERE[args.config]}", file=sys.stderr)
         return 0
+    if args.install or args.uninstall:
+        from hipo_jupyter import mcp_install
+
+        target = args.install or args.uninstall
+        try:
+            print(mcp_install.install(target, checked_root(args), remove=bool(args.uninstall)))
+        except mcp_install.InstallError as error:
+            raise UsageError(str(error)) from None
+        return 0
     import importlib.util
 
     from hipo_jupyter import mcp_early

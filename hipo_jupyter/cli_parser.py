@@ -191,10 +191,23 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
         "--format", choices=FORMATS, help="the file's format (default: detected from its content)"
     )
 
-    sub["mcp"].add_argument(
+    registering = sub["mcp"].add_mutually_exclusive_group()
+    registering.add_argument(
         "--config",
         choices=CONFIG_TARGETS,
         help="print what registers this server in that client, instead of serving",
+    )
+    registering.add_argument(
+        "--install",
+        choices=CONFIG_TARGETS,
+        metavar="CLIENT",
+        help="merge this server into that client's config file (%(choices)s)",
+    )
+    registering.add_argument(
+        "--uninstall",
+        choices=CONFIG_TARGETS,
+        metavar="CLIENT",
+        help="take this server out of that client's config file",
     )
 
     demo = sub["demo"]

@@ -18,6 +18,7 @@ import os
 import shlex
 import shutil
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,15 @@ CONFIG_WHERE = {
     "claude-desktop": "merge into claude_desktop_config.json (Settings > Developer > Edit "
     "Config), then restart Claude Desktop",
 }
+
+
+def server_version() -> str:
+    """hipo-jupyter's version: the `serverInfo.version` clients show, from the SDK's answer
+    and from the early one (`mcp_early`) alike."""
+    try:
+        return version("hipo-jupyter")
+    except PackageNotFoundError:  # a source tree never installed
+        return "0"
 
 
 class ConfigTargetError(ValueError):

@@ -24,8 +24,11 @@ import json
 import os
 import sys
 import threading
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from hipo_jupyter.mcp_config import server_version
 
 EARLY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES = {
@@ -34,6 +37,16 @@ CAPABILITIES = {
     "tools": {"listChanged": False},
 }
 PRIVATE_ID = "hipo-early-initialize"
+
+
+def capabilities() -> dict[str, Any]:
+    """The capabilities the installed SDK's server declares: mcp 1.x (jupyter-ai 3.2's, see
+    `mcp_sdk`) adds an empty `experimental`. Read from the package's metadata, not imported."""
+    try:
+        line = version("mcp").split(".", 1)[0]
+    except PackageNotFoundError:
+        return CAPABILITIES
+    return {"experimental": {}, **CAPABILITIES} if line == "1" else CAPABILITIES
 
 
 def instructions_literal() -> str | None:
@@ -70,10 +83,10 @@ def early_answer(request: Any, instructions: str | None) -> dict[str, Any] | Non
     if not well_formed or version not in EARLY_VERSIONS:
         return None  # the SDK's own validation answers (with its error)
     result = {
-        "capabilities": CAPABILITIES,
+        "capabilities": capabilities(),
         "instructions": instructions,
         "protocolVersion": version,
-        "serverInfo": {"name": "hipo", "version": ""},
+        "serverInfo": {"name": "hipo", "version": server_version()},
     }
     return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 

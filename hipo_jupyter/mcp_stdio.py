@@ -14,13 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import mcp_types as types
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from mcp.shared._context_streams import create_context_streams
-from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from hipo_jupyter.mcp_sdk import (
+    Server,
+    ToolError,
+    json_rpc_error,
+    lowlevel,
+    message_streams,
+    session_message,
+    wire_out,
+)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -35,12 +40,13 @@ def validation_line(tool: str, error: ValidationError) -> str:
     return f"{tool}: " + "; ".join(dict.fromkeys(problems))[:500]
 
 
-class HipoMCPServer(MCPServer):
-    """MCPServer whose argument errors are one line."""
+class HipoMCPServer(Server):
+    """The SDK's server (`mcp_sdk.Server`, of either SDK line) whose argument errors are one
+    line. 2.x passes a context, 1.x none: whatever comes is handed on."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any], *context: Any) -> Any:
         try:
-            return await super().call_tool(name, arguments, context)
+            return await super().call_tool(name, arguments, *context)
         except ToolError as error:
             if isinstance(error.__cause__, ValidationError):
                 raise ToolError(validation_line(name, error.__cause__)) from error.__cause__
@@ -49,7 +55,7 @@ class HipoMCPServer(MCPServer):
             raise
 
 
-def error_reply(problem: Exception) -> types.JSONRPCError:
+def error_reply(problem: Exception) -> Any:
     """The JSON-RPC error for a line the transport could not read as a message."""
     code, message = INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
     request_id: int | str | None = None
@@ -60,9 +66,7 @@ def error_reply(problem: Exception) -> types.JSONRPCError:
         else:
             found = _id_of(errors)
             request_id = found if isinstance(found, int | str) and found is not True else None
-    return types.JSONRPCError(
-        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
-    )
+    return json_rpc_error(request_id, code, message)
 
 
 def _id_of(errors: list[Any]) -> object:
@@ -73,21 +77,21 @@ def _id_of(errors: list[Any]) -> object:
     return None
 
 
-async def serve_stdio(server: MCPServer) -> None:
+async def serve_stdio(server: Server) -> None:
     """Run `server` over stdin and stdout, answering every unreadable line (see above)."""
-    async with stdio_server() as (read_stream, write_stream):
-        send, receive = create_context_streams[SessionMessage | Exception](0)
+    async with stdio_server(stdout=wire_out()) as (read_stream, write_stream):
+        send, receive = message_streams()
 
         async def answer_bad_lines() -> None:
             async with send:
                 async for item in read_stream:
                     if isinstance(item, Exception):
-                        await write_stream.send(SessionMessage(error_reply(item)))
+                        await write_stream.send(session_message(error_reply(item)))
                     else:
                         await send.send(item)
 
         async with anyio.create_task_group() as group:
             group.start_soon(answer_bad_lines)
-            lowlevel = server._lowlevel_server
-            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            protocol = lowlevel(server)
+            await protocol.run(receive, write_stream, protocol.create_initialization_options())
             group.cancel_scope.cancel()

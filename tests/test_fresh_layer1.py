@@ -123,8 +123,10 @@ def test_a_missing_layer1_file_is_an_empty_resource(memory_root: Path) -> None:
     server = hipo_mcp.build_server(memory)
 
     async def scenario() -> None:
+        from test_mcp import quoted
+
         contents = list(await server.read_resource("hipo://WORKING.md"))
-        assert [getattr(c, "content", None) for c in contents] == [""]
+        assert [quoted(getattr(c, "content", "")) for c in contents] == ["(empty)"]  # fenced
 
     anyio.run(scenario)
 

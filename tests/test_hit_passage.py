@@ -58,6 +58,8 @@ def test_mcp_shows_the_same_lines(memory: Memory) -> None:
         result = await server.call_tool("recall", {"query": "launch date?"})
         return "\n".join(block.text for block in result.content)
 
-    text = anyio.run(scenario)
+    from test_mcp import quoted
+
+    text = quoted(anyio.run(scenario))  # fenced as quoted data (test_mcp_fence.py)
     assert text == render.recall_text(memory.recall("launch date?", mode="auto"))
     assert "moved the launch to May" in text and "from the command line" in text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -29,8 +30,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 from hipo_jupyter import cli, mcp_config  # noqa: E402
 from hipo_jupyter import mcp as hipo_mcp  # noqa: E402
+from hipo_jupyter.llm import prompt as llm_prompt  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
+from hipo_jupyter.memory.recall import LAYER1_PREAMBLE, RECALL_PREAMBLE, escape_fence  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TODAY = "2026-03-12"
@@ -71,6 +74,19 @@ async def call(client: ClientSession, tool: str, **arguments: Any) -> tuple[str,
     result = await client.call_tool(tool, arguments)
     text = "\n".join(block.text for block in result.content if block.type == "text")
     return text, bool(result.is_error)
+
+
+FENCED = re.compile(r"<(hipo-[a-z0-9-]+-\d{12})[^>]*>\n(.*)\n</\1>", re.S)
+
+
+def quoted(text: str) -> str:
+    """The stored text of an answer that is one fence of quoted data (`test_mcp_fence.py`
+    checks every tool and resource for it): the body after its preamble."""
+    found = FENCED.fullmatch(text)
+    assert found, f"not one fence: {text[:300]!r}"
+    preamble, _, body = found.group(2).partition("\n\n")
+    assert preamble in (RECALL_PREAMBLE, LAYER1_PREAMBLE), preamble
+    return body
 
 
 def run_hipo(root: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -143,7 +159,8 @@ def test_remember_and_recall_cross_between_mcp_and_the_hipo_command(memory_root:
             text, error = await call(client, "recall", query="starter", since=TODAY, k=1)
             assert not error and "Competitor pricing" in text
             text, error = await call(client, "recall", query="starter", until="2026-03-11")
-            assert not error and text == "No memory of 'starter'."
+            assert not error and quoted(text) == "No memory of 'starter'."
+            assert 'query="starter"' in text.splitlines()[0]
 
     anyio.run(scenario)
     titles = [c.title for c in checkpoints_on_disk(memory_root)]
@@ -160,13 +177,19 @@ def test_read_status_topics_layer1_and_the_resources(memory_root: Path) -> None:
     async def scenario() -> None:
         async with session(memory_root) as client:
             text, error = await call(client, "read", path=f"memory/{TODAY}.md#L1")
-            assert not error and "## Launch date [project]" in text
+            assert not error and "## Launch date [project]" in quoted(text)
+            assert f'path="memory/{TODAY}.md#L1"' in text.splitlines()[0]
             text, error = await call(client, "status")
             assert not error and "1 day, 1 checkpoint" in text
             text, error = await call(client, "topics")
-            assert not error and "\n- launch [project, 0d]" in text, text
+            assert not error and "\n- launch [project, 0d]" in quoted(text), text
             text, error = await call(client, "layer1")
-            assert not error and "# memory/ROOT.md" in text and "# SCRATCHPAD.md" in text
+            layer1 = quoted(text)
+            assert not error and "# memory/ROOT.md" in layer1 and "# SCRATCHPAD.md" in layer1
+            assert text == llm_prompt.layer1_block(layer1)["text"].replace(  # a prompt's fence
+                FENCED.fullmatch(llm_prompt.layer1_block(layer1)["text"]).group(1),
+                FENCED.fullmatch(text).group(1),
+            )
 
             listed = await client.list_resources()
             uris = {str(resource.uri) for resource in listed.resources}
@@ -178,9 +201,10 @@ def test_read_status_topics_layer1_and_the_resources(memory_root: Path) -> None:
                 "hipo://layer1",
             }
             root = await client.read_resource("hipo://memory/ROOT.md")
-            assert root.contents[0].text == (memory_root / "memory" / "ROOT.md").read_text()
+            on_disk = (memory_root / "memory" / "ROOT.md").read_text()
+            assert quoted(root.contents[0].text) == escape_fence(on_disk).strip()
             layer1 = await client.read_resource("hipo://layer1")
-            assert "launch" in layer1.contents[0].text
+            assert "launch" in quoted(layer1.contents[0].text)
 
     anyio.run(scenario)
 

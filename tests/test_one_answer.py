@@ -133,7 +133,9 @@ def test_recall_text_is_one_rendering(project: Path, shell) -> None:
         from_engine = render.recall_text(memory.recall("pricing", k=3, mode="auto"))
     finally:
         memory.close()
-    assert out.rstrip("\n") == in_notebook == from_mcp == from_engine
+    from test_mcp import quoted
+
+    assert out.rstrip("\n") == in_notebook == quoted(from_mcp) == from_engine  # MCP's fenced
     assert from_engine.startswith("recall 'pricing': ")
     assert " -> memory/2026-03-12.md#L" in from_engine  # the drill-down, joined one way
 

@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hipo_jupyter import caching
-from hipo_jupyter.memory.recall import LAYER1_TAG, escape_fence, wrap
+from hipo_jupyter.memory.recall import (  # noqa: F401  (LAYER1_PREAMBLE re-exported)
+    LAYER1_PREAMBLE,
+    LAYER1_TAG,
+    escape_fence,
+    fence_layer1,
+    wrap,
+)
 from hipo_jupyter.memory.tree import count_tokens
 
 from .layer1_pin import FRESH_PREAMBLE
@@ -33,11 +39,6 @@ LAYER1_CLOSE = f"</{LAYER1_TAG}-"
 FRESH_TAG = "hipo-recent-layer1"
 FRESH_OPEN = f"<{FRESH_TAG}-"
 FRESH_CLOSE = f"</{FRESH_TAG}-"
-LAYER1_PREAMBLE = (
-    "Persistent memory of this notebook, kept by hipo (Layer 1): memory/ROOT.md indexes "
-    "everything remembered by topic; SCRATCHPAD.md, WORKING.md and TASK-QUEUE.md are the "
-    "working notes. Use it as background knowledge."
-)
 CONVERSATION_TAG = "hipo-conversation"
 
 NO_KEY_MESSAGE = (
@@ -48,12 +49,9 @@ NO_KEY_MESSAGE = (
 
 # --- the prompt blocks ----------------------------------------------------------------------------
 def layer1_block(text: str, *, cache: bool = True) -> dict[str, Any]:
-    """Layer 1 as the first system block, recognisable by its opening marker."""
-    body = escape_fence(text).strip() or "(nothing remembered yet)"
-    block: dict[str, Any] = {
-        "type": "text",
-        "text": wrap(LAYER1_TAG, f"{LAYER1_PREAMBLE}\n\n{body}"),
-    }
+    """Layer 1 as the first system block, recognisable by its opening marker; fenced by the
+    function that fences it for agents too (`fence_layer1`, `hipo mcp`'s layer1)."""
+    block: dict[str, Any] = {"type": "text", "text": fence_layer1(text)}
     if cache:
         block["cache_control"] = {"type": "ephemeral"}
     return block

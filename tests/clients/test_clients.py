@@ -109,19 +109,54 @@ def test_claude_code_takes_the_printed_command_and_connects(root: Path, tmp_path
     assert "Connected" in line and "Failed" not in line, listed
 
 
-def test_jupyter_ai_reads_the_printed_settings_and_finds_hipo(
-    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_claude_code_loads_what_install_writes(root: Path, tmp_path: Path) -> None:
+    """`hipo mcp --install claude-code` writes the project's `.mcp.json`: Claude Code lists
+    hipo from it, waiting for the user's approval of the project's servers; approved (the
+    user's setting that trusts them), it connects; `--uninstall` takes it out of the list."""
+    claude = node_tool("claude")
+    home = tmp_path / "home"
+    env = quiet_env(home)
+    run([hipo_executable(), "--root", str(root), "mcp", "--install", "claude-code"], env)
+    listed = run([str(claude), "mcp", "list"], env, cwd=root)
+    line = next((ln for ln in listed.splitlines() if ln.startswith("hipo:")), "")
+    assert f"{hipo_executable()} --root {root} mcp" in line and "approval" in line, listed
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"enableAllProjectMcpServers": True}), "utf-8")
+    listed = run([str(claude), "mcp", "list"], env, cwd=root)
+    line = next((ln for ln in listed.splitlines() if ln.startswith("hipo:")), "")
+    assert "Connected" in line and "Failed" not in line, listed
+    run([hipo_executable(), "--root", str(root), "mcp", "--uninstall", "claude-code"], env)
+    listed = run([str(claude), "mcp", "list"], env, cwd=root)
+    assert not any(ln.startswith("hipo:") for ln in listed.splitlines()), listed
+
+
+@pytest.mark.parametrize("made_by", ["--config", "--install"])
+def test_jupyter_ai_reads_the_settings_and_hands_hipo_to_its_agents(
+    made_by: str, root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """jupyter-ai 3 reads `.jupyter/mcp_settings.json` with its own pydantic model in
-    `PersonaManager.get_mcp_settings`; a file it cannot parse is only logged. The method is
-    run as jupyter-ai runs it, on a manager reduced to what it reads (the .jupyter folder, its
-    built-in servers and its log), and the server it finds must answer."""
+    """jupyter-ai 3.2 reads `.jupyter/mcp_settings.json` with its own pydantic model in
+    `PersonaManager.get_mcp_settings` (a file it cannot parse is only logged), and its ACP
+    client hands the stdio servers found there to the agent of a chat session
+    (`JaiAcpClient._get_mcp_servers`). Both are run as jupyter-ai runs them, on stand-ins
+    reduced to what they read (the .jupyter folder, the built-in servers, the log; the
+    agent's capabilities); the server handed to the agent must be ours, and answer."""
     persona_manager = pytest.importorskip("jupyter_ai_persona_manager.persona_manager")
     models = pytest.importorskip("jupyter_ai_persona_manager.mcp_server_models")
+    acp_client = pytest.importorskip("jupyter_ai_acp_client.default_acp_client")
+    from acp.schema import AgentCapabilities
+
     dotjupyter = root / ".jupyter"
-    dotjupyter.mkdir()
-    text = printed_config("jupyter-ai", root, quiet_env(tmp_path / "home"))
-    (dotjupyter / "mcp_settings.json").write_text(text, "utf-8")
+    env = quiet_env(tmp_path / "home")
+    if made_by == "--config":  # what a user copies by hand
+        dotjupyter.mkdir()
+        text = printed_config("jupyter-ai", root, env)
+        (dotjupyter / "mcp_settings.json").write_text(text, "utf-8")
+    else:  # beside a server of their own, merged by `hipo mcp --install jupyter-ai`
+        dotjupyter.mkdir()
+        mine = {"name": "files", "command": "/bin/true", "args": [], "env": []}
+        (dotjupyter / "mcp_settings.json").write_text(json.dumps({"mcp_servers": [mine]}))
+        run([hipo_executable(), "--root", str(root), "mcp", "--install", "jupyter-ai"], env)
     log = logging.getLogger("jupyter-ai-under-test")
     manager = SimpleNamespace(
         get_dotjupyter_dir=lambda: str(dotjupyter), builtin_mcp_servers=[], log=log
@@ -132,11 +167,25 @@ def test_jupyter_ai_reads_the_printed_settings_and_finds_hipo(
     assert settings is not None
     (server,) = [s for s in settings.mcp_servers if s.name == "hipo"]
     assert isinstance(server, models.McpServerStdio)
-    assert Path(server.command).is_absolute() and server.args[-1] == "mcp"
+    assert {s.name for s in settings.mcp_servers} == (
+        {"hipo"} if made_by == "--config" else {"hipo", "files"}
+    )
     # The shape printed before this test existed, `{"mcpServers": {...}}`, is what it refused.
     with pytest.raises(ValueError):
         models.McpSettings(**{"mcpServers": {"hipo": {"command": server.command, "args": []}}})
-    assert answers_tools(server.command, server.args, {e.name: e.value for e in server.env})
+
+    async def capabilities() -> AgentCapabilities:
+        return AgentCapabilities()
+
+    client = SimpleNamespace(get_agent_capabilities=capabilities)
+    persona = SimpleNamespace(get_mcp_settings=lambda: settings)
+    import anyio
+
+    handed = anyio.run(acp_client.JaiAcpClient._get_mcp_servers, client, persona)
+    (agents,) = [s for s in handed if s.name == "hipo"]
+    assert agents.command == hipo_executable() and Path(agents.command).is_absolute()
+    assert agents.args == ["--root", str(root), "mcp"]
+    assert answers_tools(agents.command, agents.args, {e.name: e.value for e in agents.env})
 
 
 def answers_tools(command: str, args: list[str], env: dict[str, str]) -> bool:
@@ -192,3 +241,24 @@ def test_the_inspector_lists_and_calls_each_tool_from_the_printed_json(
     # The server runs in the environment the client gives it (no HIPO_TODAY): any day's log.
     raw_logs = "".join(p.read_text("utf-8") for p in (root / "memory").glob("????-??-??.md"))
     assert "the inspector called every tool" in raw_logs
+
+
+def test_the_inspector_reads_what_install_writes_for_claude_desktop(
+    root: Path, tmp_path: Path
+) -> None:
+    """`hipo mcp --install claude-desktop` merges into Claude Desktop's own file (under
+    XDG_CONFIG_HOME on Linux), beside a server already there; the Inspector, which reads
+    that format, starts hipo from it and lists its tools."""
+    inspector = node_tool("mcp-inspector")
+    home = tmp_path / "home"
+    env = quiet_env(home)
+    config = home / ".config" / "Claude" / "claude_desktop_config.json"
+    config.parent.mkdir(parents=True)
+    mine = {"command": "/bin/true", "args": []}
+    config.write_text(json.dumps({"mcpServers": {"mine": mine}, "theme": "dark"}), "utf-8")
+    run([hipo_executable(), "--root", str(root), "mcp", "--install", "claude-desktop"], env)
+    written = json.loads(config.read_text("utf-8"))
+    assert written["mcpServers"]["mine"] == mine and written["theme"] == "dark"
+    base = [str(inspector), "--cli", "--config", str(config), "--server", "hipo"]
+    listed = json.loads(run([*base, "--method", "tools/list"], env))
+    assert {tool["name"] for tool in listed["tools"]} == TOOLS

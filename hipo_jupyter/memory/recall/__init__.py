@@ -9,18 +9,22 @@ Modules:
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance.
 - `context.py` the context a model is sent (`Memory.context`) within a token budget;
-  `fence.py` memory quoted as data in a prompt.
+  `fence.py` memory quoted as data, for a prompt and for an agent (`hipo mcp`).
 
 May import: `disk`, `search`, `tree`, `errors`, `config`, `events`, `requests`, `roots`, and
 itself. Must not import `views`, `intake` or `memory`.
 """
 
 from .fence import (
+    LAYER1_PREAMBLE,
     LAYER1_TAG,
+    MEMORY_TAG,
     RECALL_PREAMBLE,
     RECALL_TAG,
     escape_fence,
+    fence_layer1,
     fence_quoted,
+    fence_text,
     quote_attribute,
     wrap,
 )
@@ -28,12 +32,16 @@ from .ranking import Hit, RecallResult, recall
 
 __all__ = [
     "Hit",
+    "LAYER1_PREAMBLE",
     "LAYER1_TAG",
+    "MEMORY_TAG",
     "RECALL_PREAMBLE",
     "RECALL_TAG",
     "RecallResult",
     "escape_fence",
+    "fence_layer1",
     "fence_quoted",
+    "fence_text",
     "quote_attribute",
     "recall",
     "wrap",
