@@ -321,13 +321,15 @@ def test_config_prints_the_snippet_with_absolute_paths(
 
 def test_the_readme_shows_each_snippet_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     """README's example (root /home/me/analysis, hipo in /home/me/.venv) is what --config
-    prints: the documentation cannot drift from the command."""
+    prints, and each other target is named with the --config that prints it: the
+    documentation cannot drift from the command."""
     monkeypatch.setattr(mcp_config, "hipo_command", lambda: ["/home/me/.venv/bin/hipo"])
     readme = (REPO / "README.md").read_text("utf-8")
     section = readme.split("## Agents: Claude Code, jupyter-ai, Claude Desktop", 1)[1]
-    for target in mcp_config.CONFIG_TARGETS:
-        snippet = mcp_config.config_snippet(target, Path("/home/me/analysis"))
-        assert snippet in section, target
+    shown = mcp_config.config_snippet("claude-code", Path("/home/me/analysis"))
+    assert shown in section
+    for target in set(mcp_config.CONFIG_TARGETS) - {"claude-code"}:
+        assert f"`{target}`" in section or f"--config {target}" in section, target
 
 
 def test_mcp_on_a_missing_root_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
