@@ -38,7 +38,7 @@ from anthropic.types.beta import (
 )
 
 from hipo_jupyter.memory import HipoError, Memory, resolve_root
-from hipo_jupyter.memory.disk import raw_log_path
+from hipo_jupyter.memory.disk import MEMORY_TOOL_NOTEBOOK, VIA_MEMORY_TOOL, raw_log_path
 from hipo_jupyter.memory.intake import (
     FOLDER,
     NODE,
@@ -394,7 +394,9 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         blocks = checkpoint_blocks(text)
         if not blocks:
             raise ToolError("nothing to append: the text is empty")
-        written = self.memory.remember_all(blocks, on=day, notebook="memory tool")
+        written = self.memory.remember_all(
+            blocks, on=day, notebook=MEMORY_TOOL_NOTEBOOK, via=VIA_MEMORY_TOOL
+        )
         log = shown(raw_log_path(day))
         lines = ", ".join(str(checkpoint.line) for checkpoint in written[:MAX_LISTED])
         if len(written) > MAX_LISTED:

@@ -19,7 +19,7 @@ from IPython.display import Markdown, display
 
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
 from hipo_jupyter.memory.tree import count_tokens
-from hipo_jupyter.memory.views import Rule, rules_index_text
+from hipo_jupyter.memory.views import Rule, proposals_text, rules_index_text
 
 
 # --- recall -------------------------------------------------------------------------------
@@ -70,14 +70,15 @@ def recall_html(result: RecallResult) -> str:
 
 
 # --- rules ----------------------------------------------------------------------------------
-def rules_text(rules: Sequence[Rule]) -> str:
-    """`%hipo rules`: the rules index, active rules first, then the superseded ones."""
-    if not rules:
-        return (
-            "no rules yet: %%remember TITLE --type feedback --trigger \"before a deploy\" "
-            "--rule \"...\" writes one"
-        )
-    return rules_index_text(list(rules)).rstrip()
+def rules_text(rules: Sequence[Rule], waiting: Sequence[Rule] = ()) -> str:
+    """`%hipo rules`: the rules index, active rules first, then the superseded ones, then the
+    rules others proposed, each with who proposed it and its ID."""
+    text = rules_index_text(list(rules)) or (
+        'no rules yet: %%remember TITLE --type feedback --trigger "before a deploy" '
+        '--rule "..." writes one\n'
+    )
+    proposed = proposals_text(list(waiting), "%hipo rules accept")
+    return (text + ("\n" + proposed if proposed else "")).rstrip()
 
 
 # --- the engine's text, as the magics print it ----------------------------------------------

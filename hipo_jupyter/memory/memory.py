@@ -51,7 +51,7 @@ from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.tokens import TokenCountCache
 from .tree.topic_index import TopicsCache, TopicsIndex
 from .views.catalog import CheckpointCatalog
-from .views.rules import Rule, rules_index_text
+from .views.rules import Rule, acceptance_body, find_proposal, rules_index_text
 from .views.structured import StructuredViews
 
 if TYPE_CHECKING:
@@ -287,8 +287,18 @@ class Memory:
 
     # --- structured views (issue 15, `structured`): derived from the raw logs -----------------
     def rules(self) -> list[Rule]:
-        """The feedback rules with triggers, active first, by trigger (see `rules`)."""
+        """The feedback rules in force, active first, by trigger (see `rules`)."""
         return self._views.rules()
+
+    def proposals(self) -> list[Rule]:
+        """Rules others proposed and the user has not accepted (in no prompt), newest first."""
+        return self._views.proposals()
+
+    def accept_rule(self, proposal_id: str, *, via: str, notebook: str | None = None) -> Checkpoint:
+        """Accept a proposal: the user's (`via`) checkpoint restating it (`acceptance_body`)."""
+        found = find_proposal(self._views.all_rules(), proposal_id, accepted_via=via)
+        body = acceptance_body(found)  # accepted twice at once: the same rule, twice, is harmless
+        return self.remember(found.title, body, type="feedback", notebook=notebook, via=via)
 
     def frame(self) -> pandas.DataFrame:
         """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""

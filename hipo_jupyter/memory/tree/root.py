@@ -20,6 +20,7 @@ from datetime import date, timedelta
 from ..disk.checkpoint import Checkpoint
 from ..disk.nodes import Node, list_value, render_node
 from ..disk.periods import week_id
+from ..disk.trust import RULE_IN_FORCE, may, writer_of
 from .tokens import count_tokens
 from .topic_index import Topic, checkpoint_topics, collect_topics
 from .topics import slug
@@ -34,7 +35,19 @@ NO_ACTIVE = "- (nothing in the last 7 days)"
 NO_TOPICS = "- (no topics yet)"
 
 
+PROPOSED_GIST = "a proposed rule, not in force until the user accepts it"
+
+
+def steers(checkpoint: Checkpoint) -> bool:
+    """Whether a feedback checkpoint's guidance may stand in ROOT.md: only when its writer may
+    make a rule in force (the user, `disk/trust`). Another writer's feedback is a proposal:
+    ROOT.md, which every prompt carries, says one is waiting and repeats none of it."""
+    return checkpoint.type != "feedback" or may(writer_of(checkpoint), RULE_IN_FORCE)
+
+
 def _gist(checkpoint: Checkpoint) -> str:
+    if not steers(checkpoint):
+        return PROPOSED_GIST
     for name in ("decisions", "outcome", "rule", "request"):
         value = checkpoint.field(name)
         if value:
@@ -83,7 +96,7 @@ def _recent_patterns(
     rules = [
         c
         for c in sorted(checkpoints, key=lambda c: (c.date or "", c.line), reverse=True)
-        if c.type == "feedback" and c.field("rule")
+        if c.type == "feedback" and c.field("rule") and steers(c)
     ]
     for checkpoint in rules[:5]:
         lines.append(f"- rule: {' '.join(checkpoint.field('rule').split())[:GIST_CHARS]}")
