@@ -39,16 +39,20 @@ PROPOSED_GIST = "a proposed rule, not in force until the user accepts it"
 
 
 def steers(checkpoint: Checkpoint) -> bool:
-    """Whether a feedback checkpoint's guidance may stand in ROOT.md: only when its writer may
-    make a rule in force (the user, `disk/trust`). Another writer's feedback is a proposal:
-    ROOT.md, which every prompt carries, says one is waiting and repeats none of it."""
-    return checkpoint.type != "feedback" or may(writer_of(checkpoint), RULE_IN_FORCE)
+    """Whether a checkpoint's guidance (a feedback checkpoint, a `- rule:` field) may stand in
+    ROOT.md: only when its writer may make a rule in force (the user, `disk/trust`). Another
+    writer's feedback is a proposal: ROOT.md, which every prompt carries, says one is waiting
+    and repeats none of it."""
+    return may(writer_of(checkpoint), RULE_IN_FORCE)
 
 
 def _gist(checkpoint: Checkpoint) -> str:
-    if not steers(checkpoint):
+    steering = steers(checkpoint)
+    if checkpoint.type == "feedback" and not steering:
         return PROPOSED_GIST
     for name in ("decisions", "outcome", "rule", "request"):
+        if name == "rule" and not steering:
+            continue
         value = checkpoint.field(name)
         if value:
             break
