@@ -1,6 +1,7 @@
 /**
- * The "Memory" sidebar: Topics Index, context budget, recent checkpoints and recall search for
- * the memory beside the notebook in focus. One widget; all server calls go through ./request.
+ * The "Memory" sidebar: Topics Index, context budget, rules (and the rules others proposed, each
+ * with an Accept button), recent checkpoints and recall search for the memory beside the
+ * notebook in focus. One widget; all server calls go through ./request.
  */
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -12,11 +13,15 @@ import {
   INodeRef,
   IRecallResult,
   IRecent,
+  IRule,
+  IRules,
   ITopic,
   ITree,
+  acceptRule,
   fetchBudget,
   fetchNode,
   fetchRecent,
+  fetchRules,
   fetchTree,
   recall
 } from './request';
@@ -68,6 +73,16 @@ export function hitPath(hit: IHit): string {
 export function provenanceLine(provenance: string | null | undefined): string | null {
   const text = (provenance ?? '').trim();
   return text ? `from ${text}` : null;
+}
+
+/** A rule as one line: "before a deploy → never on Friday". */
+export function ruleLine(rule: Pick<IRule, 'trigger' | 'rule'>): string {
+  return `${rule.trigger} → ${rule.rule}`;
+}
+
+/** Who proposed a rule ("proposed by MCP"), from the same phrase provenance lines use. */
+export function proposedBy(rule: Pick<IRule, 'provenance' | 'writer'>): string {
+  return `proposed by ${(rule.provenance ?? '').trim() || rule.writer}`;
 }
 
 export interface IMemoryPanelOptions {
@@ -127,12 +142,14 @@ export class MemoryPanel extends Widget {
     this._topicsNode = el('div', 'jp-HipoMemory-topics');
     this._budgetNode = el('div', 'jp-HipoMemory-budget');
     this._recentNode = el('div', 'jp-HipoMemory-recent');
+    this._rulesNode = el('div', 'jp-HipoMemory-rules');
     this._previewNode = el('div', 'jp-HipoMemory-preview');
     for (const node of [
       this._resultsNode,
       this._previewNode,
       this._topicsNode,
       this._budgetNode,
+      this._rulesNode,
       this._recentNode
     ]) {
       this.node.appendChild(node);
@@ -194,12 +211,15 @@ export class MemoryPanel extends Widget {
         this._tree = tree;
         this._budget = null;
         this._recent = null;
+        this._rules = null;
         this._setState('empty');
         return;
       }
-      const [budget, recent] = await Promise.all([
+      const [budget, recent, rules] = await Promise.all([
         fetchBudget(path),
-        fetchRecent(path, RECENT_COUNT)
+        fetchRecent(path, RECENT_COUNT),
+        // an older server has no /rules: the section is left out, the rest still shows
+        Promise.resolve(fetchRules(path)).catch(() => null)
       ]);
       if (generation !== this._generation) {
         return;
@@ -207,6 +227,7 @@ export class MemoryPanel extends Widget {
       this._tree = tree;
       this._budget = budget;
       this._recent = recent;
+      this._rules = rules ?? null;
       this._error = '';
       this._setState('ready');
     } catch (error) {
@@ -263,6 +284,27 @@ export class MemoryPanel extends Widget {
     this._render();
   }
 
+  get rules(): IRules | null {
+    return this._rules;
+  }
+
+  /** Accept a proposed rule in the user's name, then show the rules as they now are. */
+  async accept(id: string): Promise<void> {
+    const path = this._path;
+    if (!path) {
+      return;
+    }
+    try {
+      await acceptRule(path, id);
+      this._rulesError = '';
+    } catch (error) {
+      this._rulesError = error instanceof Error ? error.message : String(error);
+      this._render();
+      return;
+    }
+    await this.refresh();
+  }
+
   /** Show one node (or raw log) in the preview; the preview can open it in an editor. */
   async openNode(file: string): Promise<void> {
     const path = this._path;
@@ -317,6 +359,7 @@ export class MemoryPanel extends Widget {
     this._renderPreview(ready);
     this._renderTopics(ready);
     this._renderBudget(ready ? this._budget : null);
+    this._renderRules(ready ? this._rules : null);
     this._renderRecent(ready ? this._recent : null);
   }
 
@@ -503,6 +546,62 @@ export class MemoryPanel extends Widget {
     }
   }
 
+  /** The rules in force, then the proposals, each with who proposed it and Accept. */
+  private _renderRules(rules: IRules | null): void {
+    const node = this._rulesNode;
+    node.hidden = rules === null;
+    if (rules === null) {
+      node.replaceChildren();
+      return;
+    }
+    const active = rules.rules.filter(rule => rule.active);
+    this._section(node, `Rules (${active.length})`);
+    if (!active.length && !rules.proposals.length) {
+      node.appendChild(
+        el('div', 'jp-HipoMemory-hint', 'No rules yet: %%remember <title> --trigger "…" --rule "…"')
+      );
+    }
+    const list = el('ul', 'jp-HipoMemory-ruleList');
+    for (const rule of active) {
+      const item = el('li', 'jp-HipoMemory-rule');
+      item.appendChild(this._nodeButton(ruleLine(rule), rule.file, null));
+      list.appendChild(item);
+    }
+    node.appendChild(list);
+    if (this._rulesError) {
+      node.appendChild(el('div', 'jp-HipoMemory-error', this._rulesError));
+    }
+    if (!rules.proposals.length) {
+      return;
+    }
+    node.appendChild(
+      el('h4', 'jp-HipoMemory-proposalsTitle', `Proposed, not in force (${rules.proposals.length})`)
+    );
+    const proposals = el('ul', 'jp-HipoMemory-proposals');
+    for (const proposal of rules.proposals) {
+      const item = el('li', 'jp-HipoMemory-proposal');
+      item.dataset.id = proposal.id ?? '';
+      item.appendChild(this._nodeButton(ruleLine(proposal), proposal.file, null));
+      const who = el('span', 'jp-HipoMemory-provenance', proposedBy(proposal));
+      who.title = `${proposedBy(proposal)} · ID ${proposal.id ?? ''}`;
+      item.appendChild(who);
+      const accept = el('button', 'jp-HipoMemory-accept jp-mod-styled', 'Accept');
+      accept.title = 'Make this rule yours: it goes into every prompt from now on';
+      if (proposal.id) {
+        const id = proposal.id;
+        accept.addEventListener('click', () => {
+          accept.disabled = true;
+          void this.accept(id);
+        });
+      } else {
+        accept.disabled = true;
+      }
+      item.appendChild(accept);
+      proposals.appendChild(item);
+    }
+    node.appendChild(proposals);
+  }
+
   private _renderRecent(recent: IRecent | null): void {
     const node = this._recentNode;
     node.hidden = recent === null;
@@ -544,6 +643,8 @@ export class MemoryPanel extends Widget {
   private _tree: ITree | null = null;
   private _budget: IBudget | null = null;
   private _recent: IRecent | null = null;
+  private _rules: IRules | null = null;
+  private _rulesError = '';
   private _result: IRecallResult | null = null;
   private _opened: string | null = null;
   private _preview: string | null = null;
@@ -559,5 +660,6 @@ export class MemoryPanel extends Widget {
   private _topicsNode: HTMLElement;
   private _budgetNode: HTMLElement;
   private _recentNode: HTMLElement;
+  private _rulesNode: HTMLElement;
   private _previewNode: HTMLElement;
 }
