@@ -75,6 +75,10 @@ RULES = (
     "create or insert under /memories/memory/ to append a checkpoint to a raw log (raw logs are "
     "never rewritten); compaction nodes and ROOT.md are rebuilt from the raw logs, never edited."
 )
+PROPOSED_NOTE = (
+    " A rule with a trigger written here is proposed to the user, not in force: it reaches "
+    "no prompt until they accept it (hipo rules accept ID)."
+)
 _HEADING = re.compile(r"^## ", re.MULTILINE)
 # Each command's fields and their types (`view_range` optional): the SDK builds a command from
 # the model's input without checking it, so `file_text: null` or `view_range: ["a", "b"]`
@@ -402,10 +406,11 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         if len(written) > MAX_LISTED:
             lines += f" and {len(written) - MAX_LISTED:,} more"
         where = "" if asked_line is None else f" (not at line {asked_line})"
+        proposed = sum(1 for c in written if c.type == "feedback" and c.field("trigger"))
         return (
             f"Appended {len(written)} checkpoint{'s' if len(written) > 1 else ''} to {log} at "
             f"line {lines}{where}: raw logs are append-only, so nothing in them was rewritten."
-        )
+        ) + (PROPOSED_NOTE if proposed else "")
 
 
 class AsyncHipoMemoryTool(BetaAsyncAbstractMemoryTool):
