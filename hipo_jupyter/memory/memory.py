@@ -314,11 +314,9 @@ class Memory:
         """SPARQL over `graph()`; a query it cannot read, SERVICE or LOAD, a query over
         `timeout` seconds or `max_rows` rows (default: the config's `sparql_timeout`,
         `sparql_max_rows`) raises a one-line SparqlError."""
-        return self._views.sparql(
-            query,
-            timeout=self.config.sparql_timeout if timeout is None else timeout,
-            max_rows=self.config.sparql_max_rows if max_rows is None else max_rows,
-        )
+        timeout = self.config.sparql_timeout if timeout is None else timeout
+        max_rows = self.config.sparql_max_rows if max_rows is None else max_rows
+        return self._views.sparql(query, timeout=timeout, max_rows=max_rows)
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
@@ -455,12 +453,10 @@ class Memory:
         stamps = self.store.raw_stamps()
 
         def recall(k: int) -> RecallResult:
-            request = RecallQuery.parse(
-                query, k=k, since=since, until=until, type=type, mode=mode or "auto"
-            )
-            return self._recall.ranked(
-                request, stamps, neighbours=True, snippets=False, both_lists=True
-            )
+            request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
+                                        mode=mode or "auto")  # fmt: skip
+            return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
+                                       both_lists=True)  # fmt: skip
 
         return context_pack.build(
             query,
@@ -476,15 +472,9 @@ class Memory:
         """`context` for a request already parsed: its budget (DEFAULT_BUDGET when it has
         none), dates, type and mode. What the CLI, the server and MCP call."""
         return self.context(
-            request.query,
-            budget=request.budget or DEFAULT_BUDGET,
-            layer1=layer1,
-            since=request.since,
-            until=request.until,
-            type=request.type,
-            mode=request.mode,
-            team=team,
-        )
+            request.query, budget=request.budget or DEFAULT_BUDGET, layer1=layer1, team=team,
+            since=request.since, until=request.until, type=request.type, mode=request.mode,
+        )  # fmt: skip
 
     # --- events (`events`) ---------------------------------------------------------------------
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
