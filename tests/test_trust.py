@@ -19,12 +19,14 @@ from claude_helpers import (  # noqa: F401
     TODAY,
     api_fixture,
     claude_shell_fixture,
+    new_shell,
     run,
     served_fixture,
 )
 from IPython.core.error import UsageError
 
 from hipo_jupyter import cli
+from hipo_jupyter.ipython import unload_ipython_extension
 from hipo_jupyter.memory import Hit, Memory, RecallResult
 from hipo_jupyter.memory.disk import (
     POWERS_LISTED,
@@ -333,6 +335,25 @@ def test_a_teammates_rule_reaches_a_prompt_only_as_fenced_data(memory_root: Path
     before, after = context.split(PAYLOAD, 1)
     assert before.count("<hipo-recalled-memory") == 1 and "</hipo-recalled-memory" in after
     assert memory.rules() == [] and PAYLOAD not in prompt_surfaces(memory)
+
+
+def test_load_ext_says_when_proposals_wait(
+    memory_root: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("HIPO_TODAY", TODAY)
+    monkeypatch.chdir(tmp_path)
+    memory = Memory(memory_root, today=lambda: PINNED)
+    memory.remember("Setup", HOSTILE, type="feedback", via=VIA_MCP)
+    memory.close()
+    shell = new_shell()
+    shell.run_cell(f"%config Hipo.root = {str(memory_root)!r}")
+    shell.run_cell("%load_ext hipo")
+    try:
+        out = capsys.readouterr().out
+        assert f"memory at {memory_root}" in out
+        assert "1 proposed rule (not in force) wait for you: %hipo rules" in out
+    finally:
+        unload_ipython_extension(shell)
 
 
 # --- the magic ----------------------------------------------------------------------------------

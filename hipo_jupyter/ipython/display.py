@@ -93,8 +93,10 @@ def startup_text(
     layer1: Layer1 | None,
     topics: int,
     error: str | None = None,
+    proposals: int = 0,
 ) -> str:
-    """The one screen `%load_ext hipo` shows: where, what was compacted, Layer 1, topics."""
+    """The one screen `%load_ext hipo` shows: where, what was compacted, Layer 1, topics, and
+    the rules others proposed that wait for the user."""
     lines = [f"hipo: memory at {root}"]
     if error:
         lines.append(f"  could not start: {error}")
@@ -105,6 +107,11 @@ def startup_text(
     if layer1 is not None:
         lines.append("  " + render.layer1_line(layer1))
     lines.append(f"  topics: {topics}")
+    if proposals:
+        lines.append(
+            f"  {proposals} proposed rule{'s' if proposals > 1 else ''} (not in force) "
+            "wait for you: %hipo rules"
+        )
     return "\n".join(lines)
 
 
