@@ -75,7 +75,8 @@ class Rule:
     def proposal_text(self) -> str:
         """A proposal's line: `- [ID] trigger -> rule (proposed by MCP) -> pointer`."""
         who = f"proposed by {self.provenance}" if self.provenance else f"proposed by {self.writer}"
-        return f"- [{self.id}] {self.trigger} -> {self.rule} ({who}) -> {self.pointer}"
+        named = self.id or "no ID: write it yourself to make it a rule"
+        return f"- [{named}] {self.trigger} -> {self.rule} ({who}) -> {self.pointer}"
 
 
 def trigger_key(trigger: str) -> str:
