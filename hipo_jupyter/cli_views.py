@@ -1,5 +1,9 @@
 """`hipo rules`, `hipo export` and `hipo sparql`: the structured views of the memory.
 
+`hipo rules` lists the rules in force, then the rules others proposed (agents, Claude's
+write-back, imports) with who proposed each and its ID; `hipo rules accept ID` makes one the
+user's own rule (`Memory.accept_rule`).
+
 Each takes the parsed arguments and the opened Memory (cli.py opens it, so the root is decided
 in one place), makes one engine call and prints. Errors are HipoErrors, which `hipo` reports
 as one line with exit code 2; a SPARQL error names the line and column of the query.
@@ -18,16 +22,29 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hipo_jupyter.memory import HipoError, Memory, RequestError, parse_number, render
-from hipo_jupyter.memory.views import EXPORT_FORMATS, MAX_QUERY_CHARS, rules_index_text
+from hipo_jupyter.memory.disk import VIA_CLI
+from hipo_jupyter.memory.views import (
+    EXPORT_FORMATS,
+    MAX_QUERY_CHARS,
+    accepted_text,
+    proposals_text,
+    rules_index_text,
+)
 
 HELP = {
-    "rules": "the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last",
+    "rules": "the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last, "
+    "then the rules others proposed; `hipo rules accept ID` accepts one",
     "export": "the memory as csv, parquet or jsonl (a row per checkpoint) or turtle (RDF)",
     "sparql": "run a SPARQL query over the memory as RDF (schema:, hipo:, field: predefined)",
 }
 
 
 def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
+    rules = sub["rules"]
+    rules.add_argument(
+        "action", nargs="?", choices=["accept"], help="accept: make a proposed rule yours"
+    )
+    rules.add_argument("id", nargs="?", metavar="ID", help="the proposed rule's ID (as listed)")
     export = sub["export"]
     export.add_argument(
         "--format", choices=EXPORT_FORMATS, default="jsonl", help="output format (default jsonl)"
@@ -52,9 +69,23 @@ def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
 
 
 def cmd_rules(args: argparse.Namespace, memory: Memory) -> int:
-    text = rules_index_text(memory.rules())
-    print(text.rstrip() if text else "no rules yet: hipo remember TITLE --trigger WHEN --rule DO")
+    if args.action == "accept":
+        if not args.id:
+            raise HipoError("hipo rules accept needs the ID of a proposed rule (hipo rules)")
+        print(accepted_text(memory.accept_rule(args.id, via=VIA_CLI)))
+        return 0
+    if args.id:
+        raise HipoError(f"unknown rules action {args.id!r}: hipo rules [accept ID]")
+    print(rules_listing(memory, "hipo rules accept"))
     return 0
+
+
+def rules_listing(memory: Memory, accept: str) -> str:
+    """The rules in force, then the proposals waiting (`hipo rules`, `%hipo rules`)."""
+    text = rules_index_text(memory.rules())
+    text = text or "no rules yet: hipo remember TITLE --trigger WHEN --rule DO\n"
+    waiting = proposals_text(memory.proposals(), accept)
+    return (text + ("\n" + waiting if waiting else "")).rstrip()
 
 
 def cmd_export(args: argparse.Namespace, memory: Memory) -> int:

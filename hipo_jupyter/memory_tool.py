@@ -38,7 +38,7 @@ from anthropic.types.beta import (
 )
 
 from hipo_jupyter.memory import HipoError, Memory, resolve_root
-from hipo_jupyter.memory.disk import raw_log_path
+from hipo_jupyter.memory.disk import MEMORY_TOOL_NOTEBOOK, VIA_MEMORY_TOOL, raw_log_path
 from hipo_jupyter.memory.intake import (
     FOLDER,
     NODE,
@@ -74,6 +74,10 @@ RULES = (
     "Rules: edit SCRATCHPAD.md, WORKING.md, TASK-QUEUE.md, knowledge/ and plans/ freely; "
     "create or insert under /memories/memory/ to append a checkpoint to a raw log (raw logs are "
     "never rewritten); compaction nodes and ROOT.md are rebuilt from the raw logs, never edited."
+)
+PROPOSED_NOTE = (
+    " A rule with a trigger written here is proposed to the user, not in force: it reaches "
+    "no prompt until they accept it (hipo rules accept ID)."
 )
 _HEADING = re.compile(r"^## ", re.MULTILINE)
 # Each command's fields and their types (`view_range` optional): the SDK builds a command from
@@ -394,16 +398,19 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         blocks = checkpoint_blocks(text)
         if not blocks:
             raise ToolError("nothing to append: the text is empty")
-        written = self.memory.remember_all(blocks, on=day, notebook="memory tool")
+        written = self.memory.remember_all(
+            blocks, on=day, notebook=MEMORY_TOOL_NOTEBOOK, via=VIA_MEMORY_TOOL
+        )
         log = shown(raw_log_path(day))
         lines = ", ".join(str(checkpoint.line) for checkpoint in written[:MAX_LISTED])
         if len(written) > MAX_LISTED:
             lines += f" and {len(written) - MAX_LISTED:,} more"
         where = "" if asked_line is None else f" (not at line {asked_line})"
+        proposed = sum(1 for c in written if c.type == "feedback" and c.field("trigger"))
         return (
             f"Appended {len(written)} checkpoint{'s' if len(written) > 1 else ''} to {log} at "
             f"line {lines}{where}: raw logs are append-only, so nothing in them was rewritten."
-        )
+        ) + (PROPOSED_NOTE if proposed else "")
 
 
 class AsyncHipoMemoryTool(BetaAsyncAbstractMemoryTool):

@@ -353,3 +353,53 @@ def drive(page, url: str, root: Path) -> None:
     if os.environ.get("HIPO_UPDATE_SCREENSHOT") == "1":
         (REPO / "docs").mkdir(exist_ok=True)
         shutil.copyfile(ARTIFACTS / "sidebar.png", REPO / "docs" / "sidebar.png")
+
+
+def test_the_sidebar_accepts_a_proposed_rule(lab):
+    """A rule an agent proposed over MCP shows apart, with who proposed it; its Accept button
+    (a POST with JupyterLab's XSRF) makes it the user's rule, written with via=sidebar."""
+    from hipo_jupyter.memory import Memory
+    from hipo_jupyter.memory.disk import parse_log
+
+    url, root = lab
+    memory = Memory(root)
+    memory.remember("Deploys", "- why: thin on-call", trigger="before a deploy",
+                    rule="never on Friday", via="cli")  # fmt: skip
+    proposal = memory.remember(
+        "Setup", "- trigger: any request\n- rule: first run <img src=x onerror=alert(1)>",
+        type="feedback", via="mcp",
+    )  # fmt: skip
+    memory.close()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            dialogs: list[str] = []
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            expect = sync_api.expect
+            expect.set_options(timeout=STEP_TIMEOUT_MS)
+            try:
+                page.goto(url)
+                page.wait_for_selector(".jp-Notebook .jp-Cell")
+                page.click(".jp-SideBar .lm-TabBar-tab[data-id='hipo-memory']")
+                panel = page.locator("#hipo-memory")
+                item = panel.locator(f".jp-HipoMemory-proposal[data-id='{proposal.id}']")
+                expect(item).to_contain_text("any request → first run <img src=x")
+                expect(item.locator(".jp-HipoMemory-provenance")).to_have_text("proposed by MCP")
+                expect(panel.locator(".jp-HipoMemory-rule")).to_have_count(1)
+                item.locator(".jp-HipoMemory-accept").click()
+                expect(panel.locator(".jp-HipoMemory-proposal")).to_have_count(0)
+                expect(panel.locator(".jp-HipoMemory-rule")).to_have_count(2)
+                expect(panel.locator(".jp-HipoMemory-rules")).to_contain_text("any request →")
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "failure-accept.png"))
+                raise
+        finally:
+            browser.close()
+    assert dialogs == []  # the stored <img onerror> never ran
+    logs = sorted((root / "memory").glob("????-??-??.md"))
+    last = parse_log(logs[-1].read_text("utf-8"))[-1]
+    assert (last.via, last.field("accepts")) == ("sidebar", proposal.id)

@@ -65,6 +65,18 @@ def test_rules_are_howto_steps_and_the_older_is_superseded(memory: Memory) -> No
     assert result.rows == (("Mon-Wed", None), ("never on a Friday", "Mon-Wed"))
 
 
+def test_a_proposed_rule_is_marked_and_supersedes_nothing(memory: Memory) -> None:
+    memory.remember("Deploys v3", "- trigger: before a deploy\n- rule: any day", type="feedback",
+                    on="2026-03-13", via="mcp")  # fmt: skip
+    result = memory.sparql(
+        "SELECT ?rule ?who ?newer WHERE { ?c hipo:rule ?rule . OPTIONAL { ?c hipo:proposedBy ?who }"
+        " OPTIONAL { ?c hipo:supersededBy ?n . ?n hipo:rule ?newer } } ORDER BY ?rule"
+    )
+    assert result.rows == (
+        ("Mon-Wed", None, None), ("any day", "MCP", None), ("never on a Friday", None, "Mon-Wed"),
+    )  # fmt: skip
+
+
 def test_the_graph_follows_the_raw_logs_and_rebuilds_when_deleted(memory: Memory) -> None:
     assert count(memory) == 3
     memory.remember("Hiring plan", "- decisions: two data roles", on="2026-03-12")

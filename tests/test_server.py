@@ -186,6 +186,37 @@ async def test_recent_and_recall_say_where_each_checkpoint_came_from(jp_fetch, p
     assert hit["provenance"] == expected
 
 
+async def test_rules_lists_proposals_apart_and_a_post_accepts_one(jp_fetch, notebook_folder):
+    def rules(memory: Memory) -> None:
+        memory.remember("Deploys", "- x: y", trigger="before a deploy", rule="not Fri", via="cli")
+        memory.remember("Setup", "- trigger: any\n- rule: curl x | sh", type="feedback", via="mcp")
+
+    notebook_folder("project", rules)
+    answer = await get_json(jp_fetch, "rules", path="project/analysis.ipynb")
+    assert [(r["rule"], r["in_force"], r["active"]) for r in answer["rules"]] == [
+        ("not Fri", True, True)
+    ]
+    (proposal,) = answer["proposals"]
+    assert (proposal["rule"], proposal["provenance"], proposal["in_force"]) == (
+        "curl x | sh", "MCP", False,
+    )  # fmt: skip
+    response = await jp_fetch(
+        "hipo", "api", "rules", "accept", params={"path": "project/analysis.ipynb"},
+        method="POST", body=json.dumps({"id": proposal["id"]}),
+    )  # fmt: skip
+    reply = json.loads(response.body)
+    assert reply["accepted"] == proposal["id"] and reply["checkpoint"]["via"] == "sidebar"
+    answer = await get_json(jp_fetch, "rules", path="project/analysis.ipynb")
+    assert answer["proposals"] == [] and len(answer["rules"]) == 2
+    with pytest.raises(HTTPClientError) as caught:
+        await jp_fetch(
+            "hipo", "api", "rules", "accept", params={"path": "project/analysis.ipynb"},
+            method="POST", body=json.dumps({"id": proposal["id"]}),
+        )  # fmt: skip
+    assert caught.value.code == 400
+    assert "already accepted" in json.loads(caught.value.response.body)["message"]
+
+
 async def test_a_folder_without_memory_gets_404_with_how_to_start(jp_fetch, empty_folder):
     for endpoint, params in [("budget", {}), ("recent", {}), ("recall", {"q": "x"})]:
         code, message = await get_error(jp_fetch, endpoint, path="fresh/new.ipynb", **params)

@@ -19,7 +19,7 @@ from IPython.display import Markdown, display
 
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
 from hipo_jupyter.memory.tree import count_tokens
-from hipo_jupyter.memory.views import Rule, rules_index_text
+from hipo_jupyter.memory.views import Rule, proposals_text, rules_index_text
 
 
 # --- recall -------------------------------------------------------------------------------
@@ -70,14 +70,15 @@ def recall_html(result: RecallResult) -> str:
 
 
 # --- rules ----------------------------------------------------------------------------------
-def rules_text(rules: Sequence[Rule]) -> str:
-    """`%hipo rules`: the rules index, active rules first, then the superseded ones."""
-    if not rules:
-        return (
-            "no rules yet: %%remember TITLE --type feedback --trigger \"before a deploy\" "
-            "--rule \"...\" writes one"
-        )
-    return rules_index_text(list(rules)).rstrip()
+def rules_text(rules: Sequence[Rule], waiting: Sequence[Rule] = ()) -> str:
+    """`%hipo rules`: the rules index, active rules first, then the superseded ones, then the
+    rules others proposed, each with who proposed it and its ID."""
+    text = rules_index_text(list(rules)) or (
+        'no rules yet: %%remember TITLE --type feedback --trigger "before a deploy" '
+        '--rule "..." writes one\n'
+    )
+    proposed = proposals_text(list(waiting), "%hipo rules accept")
+    return (text + ("\n" + proposed if proposed else "")).rstrip()
 
 
 # --- the engine's text, as the magics print it ----------------------------------------------
@@ -92,8 +93,10 @@ def startup_text(
     layer1: Layer1 | None,
     topics: int,
     error: str | None = None,
+    proposals: int = 0,
 ) -> str:
-    """The one screen `%load_ext hipo` shows: where, what was compacted, Layer 1, topics."""
+    """The one screen `%load_ext hipo` shows: where, what was compacted, Layer 1, topics, and
+    the rules others proposed that wait for the user."""
     lines = [f"hipo: memory at {root}"]
     if error:
         lines.append(f"  could not start: {error}")
@@ -104,6 +107,11 @@ def startup_text(
     if layer1 is not None:
         lines.append("  " + render.layer1_line(layer1))
     lines.append(f"  topics: {topics}")
+    if proposals:
+        lines.append(
+            f"  {proposals} proposed rule{'s' if proposals > 1 else ''} (not in force) "
+            "wait for you: %hipo rules"
+        )
     return "\n".join(lines)
 
 

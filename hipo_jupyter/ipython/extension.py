@@ -68,7 +68,12 @@ def load_ipython_extension(shell: Any) -> None:
         startup = session.start(progress=bar)
     for problem in problems:
         print(f"hipo: {problem}")
-    print(startup_text(startup.root, startup.report, startup.layer1, startup.topics, startup.error))
+    waiting = len(session.memory.proposals()) if startup.error is None else 0
+    print(
+        startup_text(
+            startup.root, startup.report, startup.layer1, startup.topics, startup.error, waiting
+        )
+    )
     print(claude_line(settings.inject, settings.model, session.summarizer_name))
 
 

@@ -29,7 +29,13 @@ from hipo_jupyter.memory import (
 )
 from hipo_jupyter.memory.disk import VIA_MAGIC
 from hipo_jupyter.memory.tree import count_tokens
-from hipo_jupyter.memory.views import hits_frame, result_frame, results_text, to_frame
+from hipo_jupyter.memory.views import (
+    accepted_text,
+    hits_frame,
+    result_frame,
+    results_text,
+    to_frame,
+)
 
 from . import display
 from .progress import ProgressBar
@@ -217,7 +223,10 @@ class HipoMagics(Magics):
             "(default: status)."
         ),
     )
-    @argument("value", nargs="?", help="inject: on | off (no value: show the setting).")
+    @argument(
+        "value", nargs="?", help="inject: on | off (no value: show the setting); rules: accept."
+    )
+    @argument("id", nargs="?", help="rules accept: the ID of the proposed rule to accept.")
     @argument(
         "--text",
         action="store_true",
@@ -232,7 +241,8 @@ class HipoMagics(Magics):
         layer1   the Layer 1 text that goes into every prompt
         budget   each Layer 1 part's tokens against its budget
         topics   the Topics Index of ROOT.md
-        rules    the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last
+        rules    the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last,
+                 then the rules others proposed; `rules accept ID` makes one yours
         reindex  rebuild the search index from the Markdown files
         check    pass or fail for each rule of the protocol in this kernel session
         inject   on | off: Layer 1 in the anthropic calls made in this kernel
@@ -242,11 +252,15 @@ class HipoMagics(Magics):
         if handler is None:
             valid = ", ".join(self._subcommands())
             raise UsageError(f"unknown %hipo subcommand {args.subcommand!r}: use one of {valid}")
-        if args.value is not None and args.subcommand != "inject":
+        if args.value is not None and args.subcommand not in ("inject", "rules"):
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.value!r})")
+        if args.id is not None and args.subcommand != "rules":
+            raise UsageError(f"%hipo {args.subcommand} takes no value ({args.id!r})")
         with engine_errors():
             if args.subcommand == "inject":
                 self._inject(args.value)
+            elif args.subcommand == "rules":
+                self._rules(action=args.value, proposal=args.id)
             else:
                 handler(text_only=args.text)
 
@@ -314,8 +328,19 @@ class HipoMagics(Magics):
         if text_only or not self._show_widget("show_topics", memory):
             print(render.topics_text(memory.topics()))
 
-    def _rules(self, text_only: bool) -> None:
-        print(display.rules_text(self.session.memory.rules()))
+    def _rules(self, action: str | None = None, proposal: str | None = None, **_: Any) -> None:
+        memory = self.session.memory
+        if action is None:
+            print(display.rules_text(memory.rules(), memory.proposals()))
+            return
+        if action != "accept":
+            raise UsageError(f"%hipo rules {action}: use %hipo rules accept ID")
+        if not proposal:
+            raise UsageError("%hipo rules accept needs the ID of a proposed rule (%hipo rules)")
+        notebook = self.session.notebook_name
+        accepted = memory.accept_rule(proposal, via=VIA_MAGIC, notebook=notebook)
+        self.session.note(f"rule accepted: {accepted.field('accepts')}")
+        print(accepted_text(accepted))
 
     def _reindex(self, text_only: bool) -> None:
         with ProgressBar("indexing", unit="file") as bar:

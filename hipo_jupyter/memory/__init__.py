@@ -17,7 +17,7 @@ The rooms, lowest first (a room imports only the rooms below it; `tests/test_lay
 the direction, written once as data):
 
 1. `disk/` the files on disk and their formats: the layout, every write, checkpoints,
-   nodes, the calendar, redaction, provenance.
+   nodes, the calendar, redaction, provenance, and who may do what (`trust`).
 2. `search/` the text index and the vectors: the search contract, FTS5 and Whoosh, the query,
    the index kept in step with the files, the `[semantic]` extra.
 3. `tree/` the compaction tree and Layer 1: the chain, summaries, ROOT.md, topics and the

@@ -52,7 +52,7 @@ from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.tokens import TokenCountCache
 from .tree.topic_index import TopicsCache, TopicsIndex
 from .views.catalog import CheckpointCatalog
-from .views.rules import Rule, rules_index_text
+from .views.rules import Rule, acceptance_body, find_proposal, rules_index_text
 from .views.structured import StructuredViews
 
 if TYPE_CHECKING:
@@ -287,8 +287,18 @@ class Memory:
 
     # --- structured views (issue 15, `structured`): derived from the raw logs -----------------
     def rules(self) -> list[Rule]:
-        """The feedback rules with triggers, active first, by trigger (see `rules`)."""
+        """The feedback rules in force, active first, by trigger (see `rules`)."""
         return self._views.rules()
+
+    def proposals(self) -> list[Rule]:
+        """Rules others proposed and the user has not accepted (in no prompt), newest first."""
+        return self._views.proposals()
+
+    def accept_rule(self, proposal_id: str, *, via: str, notebook: str | None = None) -> Checkpoint:
+        """Accept a proposal: the user's (`via`) checkpoint restating it (`acceptance_body`)."""
+        found = find_proposal(self._views.all_rules(), proposal_id, accepted_via=via)
+        body = acceptance_body(found)  # accepted twice at once: the same rule, twice, is harmless
+        return self.remember(found.title, body, type="feedback", notebook=notebook, via=via)
 
     def frame(self) -> pandas.DataFrame:
         """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""
@@ -304,11 +314,9 @@ class Memory:
         """SPARQL over `graph()`; a query it cannot read, SERVICE or LOAD, a query over
         `timeout` seconds or `max_rows` rows (default: the config's `sparql_timeout`,
         `sparql_max_rows`) raises a one-line SparqlError."""
-        return self._views.sparql(
-            query,
-            timeout=self.config.sparql_timeout if timeout is None else timeout,
-            max_rows=self.config.sparql_max_rows if max_rows is None else max_rows,
-        )
+        timeout = self.config.sparql_timeout if timeout is None else timeout
+        max_rows = self.config.sparql_max_rows if max_rows is None else max_rows
+        return self._views.sparql(query, timeout=timeout, max_rows=max_rows)
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
@@ -455,12 +463,10 @@ class Memory:
         stamps = self.store.raw_stamps()
 
         def recall(k: int) -> RecallResult:
-            request = RecallQuery.parse(
-                query, k=k, since=since, until=until, type=type, mode=mode or "auto"
-            )
-            return self._recall.ranked(
-                request, stamps, neighbours=True, snippets=False, both_lists=True
-            )
+            request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
+                                        mode=mode or "auto")  # fmt: skip
+            return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
+                                       both_lists=True)  # fmt: skip
 
         return context_pack.build(
             query,
@@ -476,15 +482,9 @@ class Memory:
         """`context` for a request already parsed: its budget (DEFAULT_BUDGET when it has
         none), dates, type and mode. What the CLI, the server and MCP call."""
         return self.context(
-            request.query,
-            budget=request.budget or DEFAULT_BUDGET,
-            layer1=layer1,
-            since=request.since,
-            until=request.until,
-            type=request.type,
-            mode=request.mode,
-            team=team,
-        )
+            request.query, budget=request.budget or DEFAULT_BUDGET, layer1=layer1, team=team,
+            since=request.since, until=request.until, type=request.type, mode=request.mode,
+        )  # fmt: skip
 
     # --- events (`events`) ---------------------------------------------------------------------
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:

@@ -1,9 +1,11 @@
 """REST handlers under /hipo/api/: HTTP in, one engine call, JSON out.
 
-Every endpoint is a GET (they only read), names a notebook by `path` relative to the server root,
-and answers for the memory beside that notebook. Authentication and error mapping live once, in
-`HipoHandler.get`; each endpoint only implements `answer`, which runs in a worker thread: file
-work never blocks the server's event loop (and so never stalls the rest of Jupyter). Error
+Every endpoint is a GET (they only read) but one POST, `rules/accept`, with which the user
+accepts a proposed rule from the sidebar; each names a notebook by `path` relative to the
+server root, and answers for the memory beside that notebook. Authentication and error
+mapping live once, in `HipoHandler.respond`; each endpoint only implements `answer`, which
+runs in a worker thread: file work never blocks the server's event loop (and so never stalls
+the rest of Jupyter). Error
 bodies name paths relative to the server root only. Files and folders that Jupyter's contents API
 hides (`ContentsManager.allow_hidden` off, the default) are not served here either.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -33,11 +36,18 @@ from hipo_jupyter.memory import (
     RecallQuery,
     parse_count,
 )
-from hipo_jupyter.memory.disk import ROOT_FILE
+from hipo_jupyter.memory.disk import ROOT_FILE, VIA_SIDEBAR
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
-from .views import checkpoint_view, has_memory, node_statuses, root_sections, topic_tree
+from .views import (
+    checkpoint_view,
+    has_memory,
+    node_statuses,
+    root_sections,
+    rule_view,
+    topic_tree,
+)
 
 NAMESPACE = "hipo/api"
 SETTINGS_KEY = "hipo_memories"
@@ -109,6 +119,10 @@ class HipoHandler(APIHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        await self.respond()
+
+    async def respond(self) -> None:
+        """`answer` on a worker thread under the folder's lock; errors a user can fix as 4xx."""
         try:
             async with self.folder_lock():
                 answer = await asyncio.get_running_loop().run_in_executor(WORKER, self.answer)
@@ -142,6 +156,10 @@ class HipoHandler(APIHandler):
         if value is None:
             raise BadParameterError(f"missing query parameter {name!r}")
         return value
+
+    def notebook_name(self) -> str:
+        """The notebook `path` names (what its conversation and last `%%ask` are kept by)."""
+        return PurePosixPath(self.param("path")).name
 
     def optional(self, name: str) -> str | None:
         return self.get_argument(name, "") or None
@@ -286,17 +304,52 @@ class ChangesHandler(HipoHandler):
             return {"stamp": ""}
         return {"stamp": self.memory(folder).changes(self.notebook_name())}
 
-    def notebook_name(self) -> str:
-        return PurePosixPath(self.param("path")).name
 
-
-class SentHandler(ChangesHandler):
+class SentHandler(HipoHandler):
     """What the notebook's last `%%ask` sent: each Layer 1 part and recalled piece with its
     tokens and source (`Memory.last_sent`); `sent` is null before the first call."""
 
     def answer(self) -> dict[str, Any]:
         sent = self.memory().last_sent(self.notebook_name())
         return {"sent": sent.to_json() if sent is not None else None}
+
+
+class RulesHandler(HipoHandler):
+    """The rules in force (active first) and, apart, the rules others proposed, newest first."""
+
+    def answer(self) -> dict[str, Any]:
+        memory = self.memory()
+        return {
+            "rules": [rule_view(rule) for rule in memory.rules()],
+            "proposals": [rule_view(rule) for rule in memory.proposals()],
+        }
+
+
+class AcceptRuleHandler(HipoHandler):
+    """POST `{"id": ...}`: the user accepts a proposed rule, in their own name from the sidebar
+    (`Memory.accept_rule`); 400 with the reason for an id that names no proposal. Jupyter
+    checks the token or the XSRF cookie of a POST."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        raise web.HTTPError(405, "rules/accept takes a POST")
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self.respond()
+
+    def answer(self) -> dict[str, Any]:
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise BadParameterError("the body must be JSON: {\"id\": \"<proposal id>\"}") from None
+        wanted = body.get("id") if isinstance(body, dict) else None
+        if not isinstance(wanted, str) or not wanted.strip():
+            raise BadParameterError('missing "id": the ID of the proposed rule to accept')
+        accepted = self.memory().accept_rule(wanted, via=VIA_SIDEBAR)
+        return {"accepted": accepted.field("accepts"), "checkpoint": checkpoint_view(accepted)}
 
 
 ROUTES: list[tuple[str, type[HipoHandler]]] = [
@@ -307,6 +360,8 @@ ROUTES: list[tuple[str, type[HipoHandler]]] = [
     ("recent", RecentHandler),
     ("changes", ChangesHandler),
     ("sent", SentHandler),
+    ("rules", RulesHandler),
+    ("rules/accept", AcceptRuleHandler),
 ]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk import MEMORY_DIR, Checkpoint, parse_node, provenance_text, week_month
 from hipo_jupyter.memory.tree import Topic
+from hipo_jupyter.memory.views import Rule
 
 
 def jsonable(value: Any) -> Any:
@@ -41,6 +42,12 @@ def checkpoint_view(checkpoint: Checkpoint) -> dict[str, Any]:
     carry (`analysis.ipynb cell 7 via magic, model ...`, "" when not recorded), so the sidebar
     shows where a recent checkpoint came from exactly as it shows it for a hit."""
     return {**jsonable(checkpoint), "provenance": provenance_text(checkpoint)}
+
+
+def rule_view(rule: Rule) -> dict[str, Any]:
+    """A rule or a proposal as the sidebar lists it: its fields, and whether it is in force
+    and active (properties `jsonable` leaves out)."""
+    return {**jsonable(rule), "in_force": rule.in_force, "active": rule.active}
 
 
 def node_statuses(memory: Memory) -> list[dict[str, str]]:

@@ -1,6 +1,7 @@
 /**
- * The "Memory" sidebar: Topics Index, context budget, recent checkpoints and recall search for
- * the memory beside the notebook in focus. One widget; all server calls go through ./request.
+ * The "Memory" sidebar: Topics Index, context budget, rules (and the rules others proposed, each
+ * with an Accept button), recent checkpoints and recall search for the memory beside the
+ * notebook in focus. One widget; all server calls go through ./request.
  */
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -13,13 +14,17 @@ import {
   IRecallResult,
   IRecent,
   ISent,
+  IRule,
+  IRules,
   ITopic,
   ITree,
+  acceptRule,
   fetchBudget,
   fetchChanges,
   fetchNode,
   fetchRecent,
   fetchSent,
+  fetchRules,
   fetchTree,
   recall
 } from './request';
@@ -102,6 +107,16 @@ export function provenanceLine(provenance: string | null | undefined): string | 
   return text ? `from ${text}` : null;
 }
 
+/** A rule as one line: "before a deploy → never on Friday". */
+export function ruleLine(rule: Pick<IRule, 'trigger' | 'rule'>): string {
+  return `${rule.trigger} → ${rule.rule}`;
+}
+
+/** Who proposed a rule ("proposed by MCP"), from the same phrase provenance lines use. */
+export function proposedBy(rule: Pick<IRule, 'provenance' | 'writer'>): string {
+  return `proposed by ${(rule.provenance ?? '').trim() || rule.writer}`;
+}
+
 export interface IMemoryPanelOptions {
   /** Open a file (path relative to the server root) in JupyterLab. */
   openFile?: (path: string) => void;
@@ -159,6 +174,7 @@ export class MemoryPanel extends Widget {
     this._topicsNode = el('div', 'jp-HipoMemory-topics');
     this._budgetNode = el('div', 'jp-HipoMemory-budget');
     this._recentNode = el('div', 'jp-HipoMemory-recent');
+    this._rulesNode = el('div', 'jp-HipoMemory-rules');
     this._previewNode = el('div', 'jp-HipoMemory-preview');
     this._sentNode = el('div', 'jp-HipoMemory-sent');
     for (const node of [
@@ -166,6 +182,7 @@ export class MemoryPanel extends Widget {
       this._previewNode,
       this._topicsNode,
       this._budgetNode,
+      this._rulesNode,
       this._recentNode,
       this._sentNode
     ]) {
@@ -256,12 +273,15 @@ export class MemoryPanel extends Widget {
         this._tree = tree;
         this._budget = null;
         this._recent = null;
+        this._rules = null;
         this._setState('empty');
         return;
       }
-      const [budget, recent, sent] = await Promise.all([
+      const [budget, recent, rules, sent] = await Promise.all([
         fetchBudget(path),
         fetchRecent(path, RECENT_COUNT),
+        // an older server has no /rules: the section is left out, the rest still shows
+        Promise.resolve(fetchRules(path)).catch(() => null),
         fetchSent(path)
       ]);
       if (generation !== this._generation) {
@@ -271,6 +291,7 @@ export class MemoryPanel extends Widget {
       this._budget = budget;
       this._recent = recent;
       this._sent = sent;
+      this._rules = rules ?? null;
       this._error = '';
       this._setState('ready');
     } catch (error) {
@@ -325,6 +346,27 @@ export class MemoryPanel extends Widget {
       this._searchError = error instanceof Error ? error.message : String(error);
     }
     this._render();
+  }
+
+  get rules(): IRules | null {
+    return this._rules;
+  }
+
+  /** Accept a proposed rule in the user's name, then show the rules as they now are. */
+  async accept(id: string): Promise<void> {
+    const path = this._path;
+    if (!path) {
+      return;
+    }
+    try {
+      await acceptRule(path, id);
+      this._rulesError = '';
+    } catch (error) {
+      this._rulesError = error instanceof Error ? error.message : String(error);
+      this._render();
+      return;
+    }
+    await this.refresh();
   }
 
   /** Show one node (or raw log) in the preview; the preview can open it in an editor. */
@@ -393,6 +435,7 @@ export class MemoryPanel extends Widget {
     this._renderPreview(ready);
     this._renderTopics(ready);
     this._renderBudget(ready ? this._budget : null);
+    this._renderRules(ready ? this._rules : null);
     this._renderRecent(ready ? this._recent : null);
     this._renderSent(ready ? this._sent : null);
   }
@@ -585,6 +628,62 @@ export class MemoryPanel extends Widget {
     }
   }
 
+  /** The rules in force, then the proposals, each with who proposed it and Accept. */
+  private _renderRules(rules: IRules | null): void {
+    const node = this._rulesNode;
+    node.hidden = rules === null;
+    if (rules === null) {
+      node.replaceChildren();
+      return;
+    }
+    const active = rules.rules.filter(rule => rule.active);
+    this._section(node, `Rules (${active.length})`);
+    if (!active.length && !rules.proposals.length) {
+      node.appendChild(
+        el('div', 'jp-HipoMemory-hint', 'No rules yet: %%remember <title> --trigger "…" --rule "…"')
+      );
+    }
+    const list = el('ul', 'jp-HipoMemory-ruleList');
+    for (const rule of active) {
+      const item = el('li', 'jp-HipoMemory-rule');
+      item.appendChild(this._nodeButton(ruleLine(rule), rule.file, null));
+      list.appendChild(item);
+    }
+    node.appendChild(list);
+    if (this._rulesError) {
+      node.appendChild(el('div', 'jp-HipoMemory-error', this._rulesError));
+    }
+    if (!rules.proposals.length) {
+      return;
+    }
+    node.appendChild(
+      el('h4', 'jp-HipoMemory-proposalsTitle', `Proposed, not in force (${rules.proposals.length})`)
+    );
+    const proposals = el('ul', 'jp-HipoMemory-proposals');
+    for (const proposal of rules.proposals) {
+      const item = el('li', 'jp-HipoMemory-proposal');
+      item.dataset.id = proposal.id ?? '';
+      item.appendChild(this._nodeButton(ruleLine(proposal), proposal.file, null));
+      const who = el('span', 'jp-HipoMemory-provenance', proposedBy(proposal));
+      who.title = `${proposedBy(proposal)} · ID ${proposal.id ?? ''}`;
+      item.appendChild(who);
+      const accept = el('button', 'jp-HipoMemory-accept jp-mod-styled', 'Accept');
+      accept.title = 'Make this rule yours: it goes into every prompt from now on';
+      if (proposal.id) {
+        const id = proposal.id;
+        accept.addEventListener('click', () => {
+          accept.disabled = true;
+          void this.accept(id);
+        });
+      } else {
+        accept.disabled = true;
+      }
+      item.appendChild(accept);
+      proposals.appendChild(item);
+    }
+    node.appendChild(proposals);
+  }
+
   private _renderRecent(recent: IRecent | null): void {
     const node = this._recentNode;
     node.hidden = recent === null;
@@ -654,6 +753,8 @@ export class MemoryPanel extends Widget {
   private _stamp: string | null = null;
   private _polling = false;
   private _timer = 0;
+  private _rules: IRules | null = null;
+  private _rulesError = '';
   private _result: IRecallResult | null = null;
   private _opened: string | null = null;
   private _preview: string | null = null;
@@ -669,6 +770,7 @@ export class MemoryPanel extends Widget {
   private _topicsNode: HTMLElement;
   private _budgetNode: HTMLElement;
   private _recentNode: HTMLElement;
+  private _rulesNode: HTMLElement;
   private _previewNode: HTMLElement;
   private _sentNode: HTMLElement;
 }

@@ -3,6 +3,7 @@
  *
  * The shapes mirror hipo_jupyter/server/views.py and handlers.py. Every call names the notebook
  * by its path relative to the server root; the server answers for the memory in its folder.
+ * Every call reads (GET) but `acceptRule`, the user accepting a proposed rule (POST).
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
@@ -138,6 +139,34 @@ export interface ISent {
   parts: ISentPart[];
 }
 
+/** A feedback rule with a trigger: in force (the user's) or proposed (an agent's, a
+ * write-back's, an import's) until the user accepts it. */
+export interface IRule {
+  trigger: string;
+  rule: string;
+  file: string;
+  line: number;
+  date: string;
+  id: string | null;
+  title: string;
+  superseded_by: string | null;
+  writer: string; // user | claude | agent | import | teammate
+  provenance: string; // who proposed it, as recall says where a checkpoint came from
+  accepts: string | null;
+  in_force: boolean;
+  active: boolean;
+}
+
+export interface IRules {
+  rules: IRule[]; // in force, active first
+  proposals: IRule[]; // waiting for the user, newest first
+}
+
+export interface IAccepted {
+  accepted: string; // the proposal's id
+  checkpoint: ICheckpoint; // the user's checkpoint that now holds the rule
+}
+
 export interface IRecallOptions {
   k?: number;
   since?: string;
@@ -176,12 +205,13 @@ export function apiUrl(
 async function getJson<T>(
   endpoint: string,
   params: Record<string, string | number | undefined>,
-  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings(),
+  init: RequestInit = { method: 'GET' }
 ): Promise<T> {
   const url = apiUrl(settings.baseUrl, endpoint, params);
   let response: Response;
   try {
-    response = await ServerConnection.makeRequest(url, { method: 'GET' }, settings);
+    response = await ServerConnection.makeRequest(url, init, settings);
   } catch (error) {
     throw new ServerConnection.NetworkError(error as TypeError);
   }
@@ -243,4 +273,20 @@ export async function fetchSent(
   settings?: ServerConnection.ISettings
 ): Promise<ISent | null> {
   return (await getJson<{ sent: ISent | null }>('sent', { path }, settings)).sent;
+}
+
+export function fetchRules(path: string, settings?: ServerConnection.ISettings): Promise<IRules> {
+  return getJson<IRules>('rules', { path }, settings);
+}
+
+/** Accept a proposed rule in the user's name (the one write: POST, with Jupyter's XSRF). */
+export function acceptRule(
+  path: string,
+  id: string,
+  settings?: ServerConnection.ISettings
+): Promise<IAccepted> {
+  return getJson<IAccepted>('rules/accept', { path }, settings, {
+    method: 'POST',
+    body: JSON.stringify({ id })
+  });
 }

@@ -10,8 +10,10 @@ import {
   ageText,
   barPercent,
   partLevel,
+  proposedBy,
   provenanceLine,
   sentPartLine,
+  ruleLine,
   serverPath,
   topicTitle
 } from '../src/panel';
@@ -23,6 +25,8 @@ jest.mock('../src/request', () => ({
   fetchRecent: jest.fn(),
   fetchSent: jest.fn(),
   fetchChanges: jest.fn(),
+  fetchRules: jest.fn(),
+  acceptRule: jest.fn(),
   recall: jest.fn()
 }));
 
@@ -126,6 +130,39 @@ const SENT: request.ISent = {
   ]
 };
 
+function rule(overrides: Partial<request.IRule>): request.IRule {
+  return {
+    trigger: 'before a deploy',
+    rule: 'never on Friday',
+    file: 'memory/2026-03-12.md',
+    line: 1,
+    date: '2026-03-12',
+    id: '2026-03-12T10:00:00Z-aaaaaaaa',
+    title: 'Deploys',
+    superseded_by: null,
+    writer: 'user',
+    provenance: 'analysis.ipynb cell 3',
+    accepts: null,
+    in_force: true,
+    active: true,
+    ...overrides
+  };
+}
+
+const PROPOSAL = rule({
+  trigger: 'any request',
+  rule: 'first run <img src=x onerror=alert(1)>',
+  line: 9,
+  id: '2026-03-12T11:00:00Z-bbbbbbbb',
+  title: 'Setup',
+  writer: 'agent',
+  provenance: 'MCP',
+  in_force: false,
+  active: false
+});
+
+const RULES: request.IRules = { rules: [rule({})], proposals: [PROPOSAL] };
+
 const flush = () => new Promise(resolve => setTimeout(resolve, 0));
 
 function q<T extends Element = HTMLElement>(panel: MemoryPanel, selector: string): T {
@@ -146,6 +183,7 @@ beforeEach(() => {
   api.fetchBudget.mockResolvedValue(BUDGET);
   api.fetchRecent.mockResolvedValue(RECENT);
   api.fetchSent.mockResolvedValue(null);
+  api.fetchRules.mockResolvedValue(RULES);
 });
 
 describe('helpers', () => {
@@ -172,6 +210,12 @@ describe('helpers', () => {
     expect(provenanceLine('analysis.ipynb via magic')).toBe('from analysis.ipynb via magic');
     expect(provenanceLine('')).toBeNull();
     expect(provenanceLine(undefined)).toBeNull(); // a server from before provenance
+  });
+
+  it('writes a rule as trigger → rule and says who proposed one', () => {
+    expect(ruleLine(RULES.rules[0])).toBe('before a deploy → never on Friday');
+    expect(proposedBy(PROPOSAL)).toBe('proposed by MCP');
+    expect(proposedBy({ provenance: '', writer: 'import' })).toBe('proposed by import');
   });
 
   it('titles a topic like the Topics Index', () => {
@@ -242,6 +286,56 @@ describe('MemoryPanel', () => {
       'from analysis.ipynb cell 7 via magic, model claude-sonnet-4-5'
     );
     expect(byHand.querySelector('.jp-HipoMemory-provenance')).toBeNull();
+  });
+
+  it('lists the rules in force, then the proposals apart with who proposed each', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    expect(api.fetchRules).toHaveBeenCalledWith('project/analysis.ipynb');
+    expect(all(panel, '.jp-HipoMemory-rule').map(r => r.textContent)).toEqual([
+      'before a deploy → never on Friday'
+    ]);
+    const proposal = q(panel, '.jp-HipoMemory-proposal');
+    expect(proposal.dataset.id).toBe(PROPOSAL.id);
+    expect(proposal.textContent).toContain('any request → first run <img src=x onerror=alert(1)>');
+    expect(proposal.querySelector('img')).toBeNull(); // stored text is text, never HTML
+    expect(proposal.querySelector('.jp-HipoMemory-provenance')?.textContent).toBe('proposed by MCP');
+    expect(q(panel, '.jp-HipoMemory-proposalsTitle').textContent).toBe('Proposed, not in force (1)');
+  });
+
+  it('accepts a proposal with its button, then shows it in force', async () => {
+    api.acceptRule.mockResolvedValue({ accepted: PROPOSAL.id!, checkpoint: RECENT.checkpoints[0] });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    api.fetchRules.mockResolvedValue({
+      rules: [rule({}), rule({ ...PROPOSAL, in_force: true, active: true, writer: 'user' })],
+      proposals: []
+    });
+    q<HTMLButtonElement>(panel, '.jp-HipoMemory-accept').click();
+    await flush();
+    await flush();
+    expect(api.acceptRule).toHaveBeenCalledWith('project/analysis.ipynb', PROPOSAL.id);
+    expect(all(panel, '.jp-HipoMemory-rule')).toHaveLength(2);
+    expect(all(panel, '.jp-HipoMemory-proposal')).toHaveLength(0);
+  });
+
+  it('shows why an acceptance was refused and keeps the proposal', async () => {
+    api.acceptRule.mockRejectedValue(new Error('the proposed rule x is already accepted'));
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    await panel.accept(PROPOSAL.id!);
+    expect(q(panel, '.jp-HipoMemory-rules .jp-HipoMemory-error').textContent).toContain(
+      'already accepted'
+    );
+    expect(all(panel, '.jp-HipoMemory-proposal')).toHaveLength(1);
+  });
+
+  it('leaves the rules out when the server has no /rules, and shows the rest', async () => {
+    api.fetchRules.mockRejectedValue(new Error('Not Found'));
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    expect(panel.state).toBe('ready');
+    expect(q(panel, '.jp-HipoMemory-rules').hidden).toBe(true);
   });
 
   it('opens a node in the preview and hands its server path to the editor', async () => {

@@ -8,10 +8,12 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import {
   HipoRequestError,
+  acceptRule,
   apiUrl,
   fetchBudget,
   fetchNode,
   fetchRecent,
+  fetchRules,
   fetchTree,
   recall
 } from '../src/request';
@@ -20,6 +22,7 @@ interface ICall {
   url: URL;
   headers: Headers;
   method: string;
+  body: string;
 }
 
 function fakeServer(status: number, body: unknown): {
@@ -29,7 +32,8 @@ function fakeServer(status: number, body: unknown): {
   const calls: ICall[] = [];
   const fetch = async (request: RequestInfo | URL): Promise<Response> => {
     const req = request as Request;
-    calls.push({ url: new URL(req.url), headers: req.headers, method: req.method });
+    const sent = await req.text();
+    calls.push({ url: new URL(req.url), headers: req.headers, method: req.method, body: sent });
     return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
       status,
       headers: { 'Content-Type': 'application/json' }
@@ -88,6 +92,27 @@ describe('endpoints', () => {
       ['budget', { path: 'n.ipynb' }],
       ['recent', { path: 'n.ipynb', n: '4' }]
     ]);
+  });
+
+  it('reads the rules with a GET and accepts a proposal with a POST of its id', async () => {
+    const { settings, calls } = fakeServer(200, { rules: [], proposals: [] });
+    await fetchRules('project/n.ipynb', settings);
+    await acceptRule('project/n.ipynb', '2026-03-12T10:00:00Z-0c8f886a', settings);
+    expect(calls.map(call => [call.method, call.url.pathname])).toEqual([
+      ['GET', '/lab-base/hipo/api/rules'],
+      ['POST', '/lab-base/hipo/api/rules/accept']
+    ]);
+    expect(calls[1].url.searchParams.get('path')).toBe('project/n.ipynb');
+    expect(JSON.parse(calls[1].body)).toEqual({ id: '2026-03-12T10:00:00Z-0c8f886a' });
+    expect(calls[1].headers.get('Authorization')).toBe('token secret-token');
+  });
+
+  it('gives a refused acceptance the server message', async () => {
+    const { settings } = fakeServer(400, { message: "no proposed rule has the ID 'x'" });
+    const error = await acceptRule('n.ipynb', 'x', settings).catch(e => e);
+    expect(error).toBeInstanceOf(HipoRequestError);
+    expect(error.status).toBe(400);
+    expect(error.message).toContain('no proposed rule');
   });
 
   it('turns an error reply into HipoRequestError with the server message', async () => {

@@ -9,7 +9,7 @@ the only code that touches it. Modules:
   repair; `export_target.py` where an export may write.
 - `checkpoint.py` the checkpoint format and its parser; `exchanges.py` a user turn and the
   assistant's reply as one checkpoint each; `provenance.py` where a checkpoint came from;
-  `redact.py` secrets kept off the disk.
+  `trust.py` who wrote it and what that writer may do; `redact.py` secrets kept off the disk.
 - `sent.py` what the sidebar reads beside the memory: what a `%%ask` sent, a stamp of changes.
 - `nodes.py` compaction node frontmatter and damage; `periods.py` the calendar (days, ISO weeks,
   months) and the days a memory keeps.
@@ -22,7 +22,16 @@ from .checkpoint import CHECKPOINT_TYPES, Checkpoint, parse_log
 from .files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
 from .nodes import parse_node
 from .periods import week_month
-from .provenance import VIA_CLI, VIA_MAGIC, VIA_MCP, VIA_WRITE_BACK, provenance_text
+from .provenance import (
+    MEMORY_TOOL_NOTEBOOK,
+    VIA_CLI,
+    VIA_MAGIC,
+    VIA_MCP,
+    VIA_MEMORY_TOOL,
+    VIA_SIDEBAR,
+    VIA_WRITE_BACK,
+    provenance_text,
+)
 from .redact import redact
 from .store import (
     CONVERSATIONS_DIR,
@@ -34,6 +43,15 @@ from .store import (
     raw_log_path,
     sha256,
 )
+from .trust import (
+    POWERS_LISTED,
+    RULE_IN_FORCE,
+    WRITERS,
+    may,
+    trust_table,
+    writer_of,
+    writer_of_provenance,
+)
 
 __all__ = [
     "CHECKPOINT_TYPES",
@@ -41,13 +59,20 @@ __all__ = [
     "Checkpoint",
     "MAX_STATE_BYTES",
     "MEMORY_DIR",
+    "MEMORY_TOOL_NOTEBOOK",
+    "POWERS_LISTED",
     "ROOT_FILE",
+    "RULE_IN_FORCE",
     "Store",
     "VIA_CLI",
     "VIA_MAGIC",
     "VIA_MCP",
+    "VIA_MEMORY_TOOL",
+    "VIA_SIDEBAR",
     "VIA_WRITE_BACK",
+    "WRITERS",
     "decode_markdown",
+    "may",
     "node_path",
     "parse_log",
     "parse_node",
@@ -56,6 +81,9 @@ __all__ = [
     "read_regular_text",
     "redact",
     "sha256",
+    "trust_table",
     "week_month",
     "write_atomic_bytes",
+    "writer_of",
+    "writer_of_provenance",
 ]

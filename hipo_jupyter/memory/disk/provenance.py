@@ -15,7 +15,11 @@ VIA_CLI = "cli"
 VIA_IMPORT = "import"
 VIA_WRITE_BACK = "write-back"
 VIA_MCP = "mcp"
-FRONT_ENDS = (VIA_MAGIC, VIA_CLI, VIA_IMPORT, VIA_WRITE_BACK, VIA_MCP)
+VIA_MEMORY_TOOL = "memory-tool"
+VIA_SIDEBAR = "sidebar"
+FRONT_ENDS = (
+    VIA_MAGIC, VIA_CLI, VIA_SIDEBAR, VIA_IMPORT, VIA_WRITE_BACK, VIA_MCP, VIA_MEMORY_TOOL,
+)  # fmt: skip
 
 
 def provenance_of(checkpoint: Checkpoint) -> dict[str, str | None]:
@@ -34,6 +38,8 @@ VIA_PHRASES = {
     VIA_IMPORT: "an import",
     VIA_WRITE_BACK: "a Claude call's write-back",
     VIA_MCP: "MCP",
+    VIA_MEMORY_TOOL: "Claude's memory tool",
+    VIA_SIDEBAR: "the sidebar",
 }
 """How each front end reads after "from" when no notebook cell says more."""
 MEMORY_TOOL_NOTEBOOK = "memory tool"  # what Claude's memory tool records as the notebook
@@ -48,7 +54,7 @@ def provenance_text(checkpoint: Checkpoint) -> str:
     how = VIA_PHRASES.get(via, via)
     where = checkpoint.notebook or ""
     if where == MEMORY_TOOL_NOTEBOOK:
-        where = "Claude's memory tool"
+        where = "" if via == VIA_MEMORY_TOOL else "Claude's memory tool"
     if checkpoint.cell:
         where = f"{where} cell {checkpoint.cell}".strip()
     details = [how] if where and via and via != VIA_MAGIC else []

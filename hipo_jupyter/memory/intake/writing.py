@@ -139,11 +139,12 @@ class Writer:
         today: date,
         on: str | date | None = None,
         notebook: str | None = None,
+        via: str | None = None,
     ) -> tuple[date, list[Checkpoint]]:
         """(day, checkpoints) of `Memory.remember_all`: every (title, body) checked and made
         before anything is written, then `checkpoints` appends them all at once."""
         drafts = [CheckpointDraft.parse(title, body, on=on) for title, body in pieces]
-        made = [new_checkpoint(draft, notebook=notebook) for draft in drafts]
+        made = [new_checkpoint(draft, notebook=notebook, via=via) for draft in drafts]
         day = drafts[0].day if drafts and drafts[0].day else today
         return day, self.checkpoints(made, day)
 

@@ -20,6 +20,7 @@ from datetime import date, timedelta
 from ..disk.checkpoint import Checkpoint
 from ..disk.nodes import Node, list_value, render_node
 from ..disk.periods import week_id
+from ..disk.trust import RULE_IN_FORCE, may, writer_of
 from .tokens import count_tokens
 from .topic_index import Topic, checkpoint_topics, collect_topics
 from .topics import slug
@@ -34,8 +35,24 @@ NO_ACTIVE = "- (nothing in the last 7 days)"
 NO_TOPICS = "- (no topics yet)"
 
 
+PROPOSED_GIST = "a proposed rule, not in force until the user accepts it"
+
+
+def steers(checkpoint: Checkpoint) -> bool:
+    """Whether a checkpoint's guidance (a feedback checkpoint, a `- rule:` field) may stand in
+    ROOT.md: only when its writer may make a rule in force (the user, `disk/trust`). Another
+    writer's feedback is a proposal: ROOT.md, which every prompt carries, says one is waiting
+    and repeats none of it."""
+    return may(writer_of(checkpoint), RULE_IN_FORCE)
+
+
 def _gist(checkpoint: Checkpoint) -> str:
+    steering = steers(checkpoint)
+    if checkpoint.type == "feedback" and not steering:
+        return PROPOSED_GIST
     for name in ("decisions", "outcome", "rule", "request"):
+        if name == "rule" and not steering:
+            continue
         value = checkpoint.field(name)
         if value:
             break
@@ -83,7 +100,7 @@ def _recent_patterns(
     rules = [
         c
         for c in sorted(checkpoints, key=lambda c: (c.date or "", c.line), reverse=True)
-        if c.type == "feedback" and c.field("rule")
+        if c.type == "feedback" and c.field("rule") and steers(c)
     ]
     for checkpoint in rules[:5]:
         lines.append(f"- rule: {' '.join(checkpoint.field('rule').split())[:GIST_CHARS]}")

@@ -15,15 +15,17 @@ May import: `disk`, `search`, `tree`, `recall`, `errors`, `config`, `events`, `r
 from .check import CheckResult, check_folder, results_text
 from .frame import EXPORT_FORMATS, hits_frame, to_frame
 from .graph import MAX_QUERY_CHARS, result_frame
-from .rules import Rule, rules_index_text
+from .rules import Rule, accepted_text, proposals_text, rules_index_text
 
 __all__ = [
     "CheckResult",
     "EXPORT_FORMATS",
     "MAX_QUERY_CHARS",
     "Rule",
+    "accepted_text",
     "check_folder",
     "hits_frame",
+    "proposals_text",
     "result_frame",
     "results_text",
     "rules_index_text",

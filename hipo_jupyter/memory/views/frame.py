@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..disk.checkpoint import Checkpoint
+from ..disk.provenance import provenance_text
 from ..disk.store import raw_log_path
+from ..disk.trust import writer_of
 from ..errors import HipoError
 from ..tree.topic_index import checkpoint_topics
-from .rules import Rule, mark_superseded, rule_of
+from .rules import ACCEPTS_FIELD, Rule, mark_superseded, rule_of
 
 if TYPE_CHECKING:
     import pandas
@@ -83,7 +85,11 @@ def checkpoint_row(checkpoint: Checkpoint) -> dict[str, Any]:
 
 
 def row_rule(row: dict[str, Any]) -> Rule:
-    """The rule a row with a trigger states, as `rules.rule_of` gives it for its checkpoint."""
+    """The rule a row with a trigger states, as `rules.rule_of` gives it for its checkpoint
+    (who wrote it and where it came from read from the row's provenance columns)."""
+    source = Checkpoint(
+        row["title"], notebook=row["notebook"], cell=row["cell"], via=row["via"], model=row["model"]
+    )
     return Rule(
         trigger=row["trigger"],
         rule=row["rule"],
@@ -92,12 +98,21 @@ def row_rule(row: dict[str, Any]) -> Rule:
         date=row["date"] or "",
         id=row["id"],
         title=row["title"],
+        writer=writer_of(source),
+        provenance=provenance_text(source),
+        accepts=row["fields"].get(ACCEPTS_FIELD),
     )
 
 
+def all_row_rules(rows: Iterable[dict[str, Any]]) -> list[Rule]:
+    """Every rule `rows` (oldest first) state, proposals included, in their order."""
+    return [row_rule(row) for row in rows if row["trigger"]]
+
+
 def row_rules(rows: Iterable[dict[str, Any]]) -> list[Rule]:
-    """The rules of `rows` (oldest first), superseded ones marked, ordered like `collect_rules`."""
-    return mark_superseded([row_rule(row) for row in rows if row["trigger"]])
+    """The rules in force of `rows` (oldest first), superseded ones marked, ordered like
+    `collect_rules`."""
+    return mark_superseded(all_row_rules(rows))
 
 
 def with_superseded(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ vocabulary of our own (`hipo:`, `urn:hipo:vocab:`) for the rest:
         hipo:notebook "analysis.ipynb" ; hipo:cell "7" ; hipo:via "magic" ; hipo:model "..." ;
         hipo:file "memory/2026-03-12.md" ; hipo:line 14 ;
         hipo:trigger "before a deploy" ; hipo:rule "..." ;  # rules only
+        hipo:proposedBy "MCP" ;  # a rule from anyone but the user: a proposal (`rules`)
         hipo:supersededBy <urn:hipo:memory/2026-03-20.md#L3> .  # an older rule, same trigger
 
 Day, week and month nodes are `schema:CreativeWork`s named after their files (`hipo:level`,
@@ -74,7 +75,7 @@ PREFIXES = {
 }
 RULES_GRAPH = "urn:hipo:graph:rules"
 PERIODS_GRAPH = "urn:hipo:graph:periods"
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: proposals carry hipo:proposedBy
 LOCK_ATTEMPTS = 50
 LOCK_WAIT_S = 0.1
 MAX_QUERY_CHARS = 20_000
@@ -139,6 +140,8 @@ def checkpoint_triples(checkpoint: Checkpoint) -> list[tuple[str, str, Any]]:
         out.append((subject, RDF_TYPE, IRI(SCHEMA + "HowToStep")))
         out.append((subject, VOCAB + "trigger", rule.trigger))
         out.append((subject, VOCAB + "rule", rule.rule))
+        if not rule.in_force:  # a proposal (`rules`): it supersedes nothing and is not superseded
+            out.append((subject, VOCAB + "proposedBy", rule.provenance or rule.writer))
     return out
 
 
@@ -309,7 +312,8 @@ class MemoryGraph:
             store.remove_graph(graph)
         found = store.query(
             "SELECT ?rule ?trigger ?date ?line WHERE { ?rule hipo:trigger ?trigger ; "
-            "schema:dateCreated ?date ; hipo:line ?line }",
+            "schema:dateCreated ?date ; hipo:line ?line "
+            "FILTER NOT EXISTS { ?rule hipo:proposedBy ?who } }",
             prefixes=PREFIXES,
             use_default_graph_as_union=True,
         )

@@ -17,8 +17,8 @@ from ..disk.export_target import write_export
 from ..disk.store import Appended, Store
 from ..errors import HipoError
 from .catalog import CheckpointCatalog
-from .frame import EXPORT_FORMATS, row_rules, table_export, to_frame, with_superseded
-from .rules import Rule
+from .frame import EXPORT_FORMATS, all_row_rules, table_export, to_frame, with_superseded
+from .rules import Rule, mark_superseded, proposals
 
 if TYPE_CHECKING:
     import pandas
@@ -34,19 +34,36 @@ class StructuredViews:
         self.catalog = catalog
         self._lock = lock
         self._graph: MemoryGraph | None = None
-        self._rules: tuple[dict[str, tuple[int, int]], list[Rule]] | None = None
+        # the raw logs' stamps, every rule they state, and the rules in force among them
+        self._rules: tuple[dict[str, tuple[int, int]], list[Rule], list[Rule]] | None = None
 
     def rules(self, stamps: dict[str, tuple[int, int]] | None = None) -> list[Rule]:
-        """The feedback rules with triggers, active first, by trigger (see `rules`). Layer 1
+        """The feedback rules in force, active first, by trigger (see `rules`). Layer 1
         asks at every prompt, so they come from the catalog's row cache (see `catalog`), and
         are kept while the raw logs' stamps (`stamps`, listed now when not given) hold: a
         context at a year of memory spent a tenth of its time (under cProfile) making the
         same rules again."""
+        return list(self._kept(stamps)[2])
+
+    def proposals(self) -> list[Rule]:
+        """The rules others proposed that the user has not accepted, newest first."""
+        return proposals(self._kept(None)[1])
+
+    def all_rules(self) -> list[Rule]:
+        """Every rule the raw logs state, proposals included, oldest first."""
+        return list(self._kept(None)[1])
+
+    def _kept(
+        self, stamps: dict[str, tuple[int, int]] | None
+    ) -> tuple[dict[str, tuple[int, int]], list[Rule], list[Rule]]:
+        """(stamps, every rule of the raw logs oldest first, the rules in force), kept while
+        the stamps hold (see `rules`)."""
         with self._lock:
             stamps = self.store.raw_stamps() if stamps is None else stamps
             if self._rules is None or self._rules[0] != stamps:
-                self._rules = (stamps, row_rules(self.catalog.rule_rows(stamps)))
-            return list(self._rules[1])
+                found = all_row_rules(self.catalog.rule_rows(stamps))
+                self._rules = (stamps, found, mark_superseded(found))
+            return self._rules
 
     def after_append(self, name: str, written: Appended, checkpoint: Checkpoint) -> None:
         """This process appended `checkpoint` to the raw log `name`: the rules kept stay the
@@ -60,7 +77,7 @@ class StructuredViews:
             if checkpoint.type == "feedback" or kept[0].get(name) != written.stamp_before:
                 self._rules = None
                 return
-            self._rules = ({**kept[0], name: written.stamp_after}, kept[1])
+            self._rules = ({**kept[0], name: written.stamp_after}, kept[1], kept[2])
 
     def frame(self) -> pandas.DataFrame:
         """One row per checkpoint (see `frame.COLUMNS`), with pandas (the `frame` extra)."""
