@@ -8,7 +8,8 @@ ran, would mark `window.__pwned` and call the attacker; the image would be fetch
 The test runs the cell, then saves the notebook and reloads the page: a notebook the user saved
 is trusted, so JupyterLab renders its outputs without sanitizing them, and the saved output
 itself must be inert. Neither time does a script run or a request reach the attacker, and the
-payloads are on screen as text.
+payloads are on screen as text; so are they in the "Memory" sidebar, which shows the
+write-back of the reply (recent checkpoints, the raw log's preview, a search hit).
 """
 
 from __future__ import annotations
@@ -248,6 +249,20 @@ def test_a_reply_with_html_payloads_stays_inert_when_run_and_reopened(lab):
                 page.reload()  # the saved, trusted notebook opens again with its outputs
                 page.wait_for_selector(".jp-Notebook .jp-Cell")
                 assert_inert(page, seen, leaked, "after reopening the saved notebook")
+
+                # The write-back keeps the reply's gist: the sidebar shows it as text, in the
+                # recent checkpoints, the preview of the raw log and a search hit.
+                page.click(".jp-SideBar .lm-TabBar-tab[data-id='hipo-memory']")
+                panel = page.locator("#hipo-memory")
+                panel.locator(".jp-HipoMemory-checkpoint .jp-HipoMemory-node").first.click()
+                preview = panel.locator(".jp-HipoMemory-previewText")
+                sync_api.expect(preview).to_contain_text("<img src=x onerror=")
+                panel.locator(".jp-HipoMemory-searchInput").fill("plan")
+                panel.locator(".jp-HipoMemory-searchInput").press("Enter")
+                sync_api.expect(panel.locator(".jp-HipoMemory-hit").first).to_be_visible()
+                time.sleep(SETTLE_SECONDS)
+                assert panel.locator("img, script, iframe, svg").count() == 0
+                assert page.evaluate(PWNED) is None and seen == [] and leaked == []
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / "reply-failure.png"))
                 raise

@@ -96,3 +96,49 @@ def test_the_bundle_keeps_the_text_as_it_came() -> None:
     bundle = reply_bundle("<b>hi</b>")
     assert bundle["text/plain"] == "<b>hi</b>" and "text/markdown" not in bundle
     assert "&lt;b&gt;hi&lt;/b&gt;" in bundle["text/html"]
+
+
+# --- every other HTML made from stored text: widgets and `_repr_html_` -------------------------
+HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+MARKUP_TAGS = {"div", "table", "caption", "thead", "tbody", "tr", "th", "td", "b", "i", "em",
+               "br", "small", "code", "pre"}  # fmt: skip
+
+
+def widget_html(widget) -> list[str]:
+    """The value of every HTML widget under `widget`."""
+    import ipywidgets
+
+    found = [widget.value] if isinstance(widget, ipywidgets.HTML) else []
+    for child in getattr(widget, "children", ()):
+        found.extend(widget_html(child))
+    return found
+
+
+def test_stored_html_is_text_in_widgets_and_recall_tables(memory_root, fixed_today) -> None:
+    """A note whose title, tags, body and file hold markup (hand-written into the raw log,
+    as an import or a teammate could) shows as text in the Topics Index widget, its search
+    hits, an opened node and the recall table: only the views' own tags."""
+    from hipo_jupyter.ipython.display import RecallView
+    from hipo_jupyter.memory import Memory
+    from hipo_jupyter.widgets import TopicIndex
+
+    memory = Memory(memory_root, today=lambda: fixed_today)
+    try:
+        memory.remember("Zebra census", "- outcome: counted", tags=["zebra"])
+        log = memory_root / "memory" / f"{fixed_today.isoformat()}.md"
+        with log.open("a") as out:
+            out.write(f"\n## Zebra {HOSTILE} #zebra\n- outcome: zebra {HOSTILE}\n")
+        memory.reindex()
+        index = TopicIndex(memory)
+        index.search("zebra")
+        index.open_node(log.relative_to(memory_root).as_posix())
+        shown = widget_html(index) + [RecallView.of(memory.recall("zebra"))._repr_html_()]
+        shown.append(index._repr_mimebundle_()["text/html"])
+        index.close()
+    finally:
+        memory.close()
+    assert any("&lt;script&gt;" in markup for markup in shown)
+    for markup in shown:
+        for tag, attrs in elements(markup):
+            assert tag in MARKUP_TAGS, (tag, markup)
+            assert not any(name.startswith("on") for name in attrs), (tag, attrs)
