@@ -67,6 +67,7 @@ from .requests import (
     parse_number,
     pop_quoted_option,
     require_title,
+    storable,
 )
 from .roots import resolve_root
 from .search.embed import Embedder, MiniLMEmbedder, SemanticUnavailable
@@ -120,4 +121,5 @@ __all__ = [
     "require_title",
     "resolve_root",
     "resolve_team_url",
+    "storable",
 ]
