@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from claude_helpers import api_fixture, claude_shell_fixture, run, served_fixture  # noqa: F401
+from IPython.lib.pretty import pretty
 
 from hipo_jupyter.terminal import json_text, visible
 
@@ -197,3 +199,22 @@ def test_visible_is_the_escape_checkpoints_write_on_disk() -> None:
     assert visible(f"a{CLEAR}b\x9b\tc\n") == "a\\x1b[2Jb\\x9b\tc\n"
     assert json.loads(json_text({"t": HOSTILE})) == {"t": HOSTILE}
     assert not re.search("[\x00-\x1f\x7f-\x9f]", json_text({"t": HOSTILE}))
+
+
+def test_terminal_ipython_shows_a_reply_and_a_recall_escaped(
+    api, claude_shell, capsys, memory_root: Path
+) -> None:
+    """Terminal IPython obeys what it prints too: a streamed `%%ask` reply and `%recall`'s
+    text show their escapes."""
+    api.replies = [f"Sure. {CLEAR}{CLIPBOARD} done {C1_CSI}"]
+    run(claude_shell, "%%ask\nWhat now?")
+    out = capsys.readouterr().out
+    assert "Sure." in out and "\\x1b[2J" in out and "\\x9b31m" in out
+    assert not re.search("[\x1b\x07\x9b]", out)
+    with (memory_root / "memory" / f"{TODAY}.md").open("a", encoding="utf-8") as log:
+        log.write(f"\n## Zebra census #zebra\n- outcome: zebra {HOSTILE}\n")
+    run(claude_shell, "%hipo reindex")
+    capsys.readouterr()
+    result = run(claude_shell, "%recall zebra").result
+    shown = pretty(result) + str(result)  # what the terminal's display hook prints, and print
+    assert "\\x1b[2J" in shown and not re.search("[\x1b\x07\x9b]", shown)

@@ -23,6 +23,7 @@ from IPython.display import display
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
 from hipo_jupyter.memory.tree import count_tokens
 from hipo_jupyter.memory.views import Rule, rules_index_text
+from hipo_jupyter.terminal import visible
 
 
 # --- recall -------------------------------------------------------------------------------
@@ -35,10 +36,10 @@ class RecallView(RecallResult):
         return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
 
     def __str__(self) -> str:
-        return render.recall_text(self)
+        return visible(render.recall_text(self))
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(render.recall_text(self))
+        printer.text(visible(render.recall_text(self)))  # a terminal IPython obeys escapes
 
     def _repr_html_(self) -> str:
         return recall_html(self)
@@ -246,8 +247,8 @@ class ReplyView:
 
     def add(self, chunk: str) -> None:
         self.text += chunk
-        if not self._in_kernel:
-            sys.stdout.write(chunk)
+        if not self._in_kernel:  # a terminal: its escapes shown, not obeyed
+            sys.stdout.write(visible(chunk))
             sys.stdout.flush()
             return
         now = time.monotonic()
