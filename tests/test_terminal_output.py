@@ -218,3 +218,30 @@ def test_terminal_ipython_shows_a_reply_and_a_recall_escaped(
     result = run(claude_shell, "%recall zebra").result
     shown = pretty(result) + str(result)  # what the terminal's display hook prints, and print
     assert "\\x1b[2J" in shown and not re.search("[\x1b\x07\x9b]", shown)
+
+
+# --- spreadsheets: `hipo export --format csv` holds no live formula --------------------------
+FORMULAS = ['=HYPERLINK("http://127.0.0.1:9/?d="&A1,"open")', "+1+cmd|' /C calc'!A0",
+            "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0"]  # fmt: skip
+
+
+def test_csv_export_writes_formulas_as_text(memory_root: Path, tmp_path: Path) -> None:
+    import csv
+
+    assert run_hipo(memory_root, "init").returncode == 0
+    with (memory_root / "memory" / f"{TODAY}.md").open("a", encoding="utf-8") as log:
+        for formula in FORMULAS:
+            log.write(f"\n## {formula} [feedback]\n- why: =1+1\n- trigger: @now\n- rule: +do it\n")
+    out = tmp_path / "memory.csv"
+    done = run_hipo(memory_root, "export", "--format", "csv", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(out.open(encoding="utf-8", newline="")))
+    assert [row["title"] for row in rows] == ["'" + formula for formula in FORMULAS]
+    assert {row["trigger"] for row in rows} == {"'@now"} and {row["rule"] for row in rows} == {
+        "'+do it"
+    }
+    for row in rows:
+        for name, cell in row.items():
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (name, cell)
+    piped = run_hipo(memory_root, "export", "--format", "csv").stdout.decode()
+    assert piped == out.read_text(encoding="utf-8")  # stdout holds the same text
