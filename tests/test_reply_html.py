@@ -142,3 +142,25 @@ def test_stored_html_is_text_in_widgets_and_recall_tables(memory_root, fixed_tod
         for tag, attrs in elements(markup):
             assert tag in MARKUP_TAGS, (tag, markup)
             assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+
+
+def test_the_sidebar_source_never_builds_html_from_text() -> None:
+    """The sidebar writes stored text with `textContent` only (its `el` helper); no HTML sink
+    is in its source, so a later change that adds one fails here before it ships.
+    tests/test_browser_reply.py shows hostile write-backs as text in the real sidebar."""
+    import re
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parent.parent / "labextension" / "src"
+    sinks = re.compile(
+        r"innerHTML|outerHTML|insertAdjacentHTML|dangerouslySetInnerHTML|document\.write|"
+        r"createContextualFragment|DOMParser|\.srcdoc|renderMarkdown|RenderedHTML|"
+        r"\.href\s*=|\.src\s*=|window\.open"
+    )
+    found = [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in sorted(source.glob("*.ts*"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if sinks.search(line)
+    ]
+    assert found == []
