@@ -19,7 +19,12 @@ from typing import Any, TextIO
 
 from hipo_jupyter import terminal
 from hipo_jupyter.memory import HipoError, Memory, RequestError, parse_number, render
-from hipo_jupyter.memory.views import EXPORT_FORMATS, MAX_QUERY_CHARS, rules_index_text
+from hipo_jupyter.memory.views import (
+    EXPORT_FORMATS,
+    MAX_QUERY_CHARS,
+    inert_cell,
+    rules_index_text,
+)
 
 HELP = {
     "rules": "the feedback rules by trigger (trigger -> rule -> checkpoint), superseded last",
@@ -113,8 +118,8 @@ def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
         print("\n".join(result.triples))
     else:
         print("\t".join(result.variables))
-        for row in result.rows:
-            print("\t".join("" if value is None else str(value) for value in row))
+        for row in result.rows:  # tab-separated: a spreadsheet may open it, so no formulas
+            print("\t".join("" if value is None else inert_cell(str(value)) for value in row))
     return 0
 
 

@@ -245,3 +245,7 @@ def test_csv_export_writes_formulas_as_text(memory_root: Path, tmp_path: Path) -
             assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (name, cell)
     piped = run_hipo(memory_root, "export", "--format", "csv").stdout.decode()
     assert piped == out.read_text(encoding="utf-8")  # stdout holds the same text
+    # `hipo sparql` prints tab-separated values, which a spreadsheet opens as well
+    query = "SELECT ?t WHERE { ?c a hipo:Checkpoint ; schema:name ?t }"
+    tsv = run_hipo(memory_root, "sparql", query).stdout.decode().splitlines()
+    assert sorted(tsv[1:]) == sorted("'" + formula for formula in FORMULAS)
