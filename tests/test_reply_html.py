@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from hipo_jupyter.ipython.display import INERT_TAGS, LINK_SCHEMES, inert_html, reply_bundle
+from hipo_jupyter.ipython.display import LINK_SCHEMES, inert_html, inert_tags, reply_bundle
 
 ATTACKER = "http://127.0.0.1:9/"
 PAYLOADS = [
@@ -69,7 +69,7 @@ def elements(markup: str) -> list[tuple[str, dict[str, str | None]]]:
 def test_no_payload_survives_as_live_html(payload: str) -> None:
     markup = inert_html(f"Answer first.\n\n{payload}\n\n**bold** and a [link](https://example.com)")
     for tag, attrs in elements(markup):
-        assert tag in INERT_TAGS and tag not in LOADING_TAGS, (tag, markup)
+        assert tag in inert_tags() and tag not in LOADING_TAGS, (tag, markup)
         assert not any(name.startswith("on") for name in attrs), (tag, attrs)
         assert set(attrs) <= {"href", "rel", "title", "align", "start"}, (tag, attrs)
         href = attrs.get("href")

@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import mistune
-import nh3
 from IPython.display import display
 
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
@@ -182,25 +180,33 @@ def conversation_text(conversation: Any, path: str, window: int) -> str:
 
 
 # --- a model's words, as inert HTML --------------------------------------------------------
-# What the reply's HTML may hold after cleaning: text formatting, lists, tables, code, links.
-# No <img>, <area> or <map>: nothing is fetched unless the person clicks a link.
-INERT_TAGS = frozenset(nh3.ALLOWED_TAGS) - {"img", "area", "map"}
+# What the reply's HTML may hold after cleaning: nh3's text formatting, lists, tables, code
+# and links, without <img>, <area> and <map>: nothing is fetched unless the person clicks.
+NOT_INERT_TAGS = frozenset({"img", "area", "map"})
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener noreferrer nofollow"
 
 
-class _InertRenderer(mistune.HTMLRenderer):
-    """Markdown to HTML where raw HTML is text (`escape=True`) and an image is a link."""
+@lru_cache(maxsize=1)
+def inert_tags() -> frozenset[str]:
+    import nh3
 
-    def image(self, text: str, url: str, title: str | None = None) -> str:
-        label = html.escape(mistune.util.striptags(text) or url)
-        return f'<a href="{self.safe_url(url)}">[image: {label}]</a>'
+    return frozenset(nh3.ALLOWED_TAGS) - NOT_INERT_TAGS
 
 
 @lru_cache(maxsize=1)
 def _markdown() -> Any:
+    """mistune's Markdown to HTML where raw HTML is text (`escape=True`) and an image is a
+    link; made on the first reply (mistune is imported then, not at `%load_ext`)."""
+    import mistune
+
+    class InertRenderer(mistune.HTMLRenderer):
+        def image(self, text: str, url: str, title: str | None = None) -> str:
+            label = html.escape(mistune.util.striptags(text) or url)
+            return f'<a href="{self.safe_url(url)}">[image: {label}]</a>'
+
     return mistune.create_markdown(
-        renderer=_InertRenderer(escape=True), plugins=["strikethrough", "table"]
+        renderer=InertRenderer(escape=True), plugins=["strikethrough", "table"]
     )
 
 
@@ -217,10 +223,12 @@ def inert_html(markdown: str) -> str:
     attribute, frame, form or image survives, and links (http, https, mailto only, with
     rel="noopener noreferrer nofollow") load nothing until clicked. The HTML is inert in the
     saved file itself, so it stays inert whoever opens it, trusted or not."""
+    import nh3
+
     rendered = str(_markdown()(markdown))
     return nh3.clean(
         rendered,
-        tags=set(INERT_TAGS),
+        tags=set(inert_tags()),
         url_schemes=set(LINK_SCHEMES),
         link_rel=LINK_REL,
         strip_comments=True,
