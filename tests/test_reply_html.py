@@ -92,10 +92,10 @@ def test_code_keeps_its_angle_brackets_readable() -> None:
     assert "if a &lt; b:" in markup and "print('&lt;b&gt;')" in markup
 
 
-def test_the_bundle_keeps_the_text_as_it_came() -> None:
-    bundle = reply_bundle("<b>hi</b>")
-    assert bundle["text/plain"] == "<b>hi</b>" and "text/markdown" not in bundle
-    assert "&lt;b&gt;hi&lt;/b&gt;" in bundle["text/html"]
+def test_the_bundle_keeps_the_text_with_its_escapes_visible() -> None:
+    bundle = reply_bundle("<b>hi</b> \x1b[2J\x9b")
+    assert bundle["text/plain"] == "<b>hi</b> \\x1b[2J\\x9b" and "text/markdown" not in bundle
+    assert "&lt;b&gt;hi&lt;/b&gt;" in bundle["text/html"] and "\x1b" not in bundle["text/html"]
 
 
 # --- every other HTML made from stored text: widgets and `_repr_html_` -------------------------

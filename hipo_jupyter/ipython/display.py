@@ -236,9 +236,11 @@ def inert_html(markdown: str) -> str:
 
 
 def reply_bundle(text: str) -> dict[str, str]:
-    """A reply as a notebook keeps it: the inert HTML above, and the text as it came (a
-    terminal, nbconvert to text, or a reader without HTML shows that)."""
-    return {"text/html": f"<div class='hipo-reply'>{inert_html(text)}</div>", "text/plain": text}
+    """A reply as a notebook keeps it: the inert HTML above, and the text (`jupyter console`,
+    nbconvert to text or a reader without HTML shows that, often in a terminal); in both, its
+    control characters are visible escapes, as everywhere hipo shows stored text."""
+    shown = visible(text)
+    return {"text/html": f"<div class='hipo-reply'>{inert_html(shown)}</div>", "text/plain": shown}
 
 
 class ReplyView:
