@@ -22,7 +22,9 @@ none of them; one `Memory` object is the way in):
   `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude
   calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);
   `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
-  conversation's zones); `demo.py`; `entry.py` (the `hipo` script's entry point).
+  conversation's zones); `demo.py`; `entry.py` (the `hipo` script's entry point);
+  `terminal.py` (what a terminal is shown: control characters of stored text made visible,
+  the one stream the `hipo` command prints through).
 - backends loaded only when asked for: `team/` (the team's memory on PostgreSQL);
   `team_link.py` the team backend the front ends hand to `Memory` (`team_backend`), psycopg
   loaded on first use; `team_url.py` its URL with the password masked, for `hipo status`

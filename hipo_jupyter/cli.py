@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -51,7 +50,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from hipo_jupyter import cli_views
+from hipo_jupyter import cli_views, terminal
 from hipo_jupyter.cli_parser import UsageError, build_parser
 from hipo_jupyter.demo import (
     TODAY_ENV,
@@ -141,7 +140,8 @@ class ProgressBar:
     """The engine's `progress(done, total, label)` shown as a tqdm bar on stderr, only on a TTY."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
+        # tqdm's own \r must reach the terminal; the label is escaped here instead
+        self.stream = terminal.unfiltered(stream if stream is not None else sys.stderr)
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self._bar: Any = None
 
@@ -153,7 +153,7 @@ class ProgressBar:
 
             self._bar = tqdm(total=total, file=self.stream, leave=False, dynamic_ncols=True)
         self._bar.total = total
-        self._bar.set_description(label, refresh=False)
+        self._bar.set_description(terminal.visible(label), refresh=False)
         self._bar.n = done
         self._bar.refresh()
 
@@ -230,7 +230,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     if args.json:
-        print(json.dumps(answer.to_json(), indent=2, ensure_ascii=False))
+        print(terminal.json_text(answer.to_json(), indent=2))
     else:
         print(answer.text if args.context else render.recall_text(answer, paths=args.paths))
     return 0
@@ -281,7 +281,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         memory.close()
     if args.json:
         team = {"team_url": team_url} if team_url else {}  # as the text: only when there is one
-        print(json.dumps({**status.to_json(), **team}, indent=2, ensure_ascii=False))
+        print(terminal.json_text({**status.to_json(), **team}, indent=2))
     else:
         print(render.status_text(status))
         if team_url:
@@ -454,7 +454,14 @@ def quiet_library_logs() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; return the exit code (0 ok, 2 bad input or a memory error)."""
+    """Run one command; return the exit code (0 ok, 2 bad input or a memory error). Everything
+    it prints, errors included, goes through `terminal.TerminalText` (control characters of
+    stored text shown as visible escapes)."""
+    with terminal.standard_streams_shown_as_text():
+        return run_command(argv)
+
+
+def run_command(argv: Sequence[str] | None) -> int:
     quiet_library_logs()
     parser = build_parser()
     try:

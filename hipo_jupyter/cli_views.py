@@ -15,18 +15,20 @@ as one line with exit code 2; a SPARQL error names the line and column of the qu
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import sys
 from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
+from hipo_jupyter import terminal
 from hipo_jupyter.memory import HipoError, Memory, RequestError, parse_number, render
 from hipo_jupyter.memory.disk import VIA_CLI
 from hipo_jupyter.memory.views import (
     EXPORT_FORMATS,
     MAX_QUERY_CHARS,
     accepted_text,
+    inert_cell,
     proposals_text,
     rules_index_text,
 )
@@ -91,9 +93,16 @@ def rules_listing(memory: Memory, accept: str) -> str:
 def cmd_export(args: argparse.Namespace, memory: Memory) -> int:
     """Export to stdout (no -o, or `-o -`) or to a target `export_target` checks."""
     if args.output is None or str(args.output) == "-":
-        if args.format == "parquet" and args.output is None:
-            raise HipoError("parquet is binary: give a file with -o FILE.parquet (or -o -)")
-        memory.export(args.format, sys.stdout.buffer)
+        on_screen = sys.stdout.isatty()
+        if args.format == "parquet" and (args.output is None or on_screen):
+            where = "a terminal" if on_screen else "stdout"
+            raise HipoError(f"parquet is binary, not for {where}: give a file with -o FILE.parquet")
+        if on_screen:  # shown, not stored: through the terminal's sanitizer, as every output
+            shown = io.BytesIO()
+            memory.export(args.format, shown)
+            sys.stdout.write(shown.getvalue().decode("utf-8"))
+        else:  # data for a pipe or a file: exactly the bytes
+            memory.export(args.format, sys.stdout.buffer)
         sys.stdout.flush()
         return 0
     count = memory.export(args.format, args.output)
@@ -129,15 +138,15 @@ def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
     query = read_query(sys.stdin) if args.query == "-" else args.query
     result = memory.sparql(query, timeout=args.timeout, max_rows=args.max_rows)
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        print(terminal.json_text(result.to_json()))
     elif result.boolean is not None:
         print("true" if result.boolean else "false")
     elif result.triples:
         print("\n".join(result.triples))
     else:
         print("\t".join(result.variables))
-        for row in result.rows:
-            print("\t".join("" if value is None else str(value) for value in row))
+        for row in result.rows:  # tab-separated: a spreadsheet may open it, so no formulas
+            print("\t".join("" if value is None else inert_cell(str(value)) for value in row))
     return 0
 
 

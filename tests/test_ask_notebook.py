@@ -51,17 +51,20 @@ def test_runs_without_errors(executed) -> None:
     assert errors == []
 
 
-def test_ask_streams_markdown_with_a_usage_line(executed) -> None:
+def test_ask_streams_the_reply_with_a_usage_line(executed) -> None:
     _, notebook, api = executed
     first, second = [
         cell
         for cell in notebook.cells
         if cell.cell_type == "code" and cell.source.startswith("%%ask")
     ]
-    markdown = [o for o in first.outputs if "text/markdown" in o.get("data", {})]
-    assert markdown and markdown[-1].data["text/markdown"] == FakeMessagesAPI.default_reply(
-        1, api.message_requests()[0]
-    )
+    # The reply is kept as inert HTML and as text, never as Markdown a front end would render
+    # with its HTML live (tests/test_reply_html.py, tests/test_browser.py)
+    shown = [o for o in first.outputs if "text/html" in o.get("data", {})]
+    reply = FakeMessagesAPI.default_reply(1, api.message_requests()[0])
+    assert shown and shown[-1].data["text/plain"] == reply
+    assert reply.split(":")[0] in shown[-1].data["text/html"]
+    assert not any("text/markdown" in o.get("data", {}) for o in first.outputs)
     usage = re.search(
         r"tokens: input \d+ · output \d+ · cache read (\d+) · cache write (\d+)", output_text(first)
     )

