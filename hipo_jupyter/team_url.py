@@ -39,9 +39,11 @@ KEY_PASSWORD = re.compile(r"((?:^|(?<=\s))password\s*=\s*)('(?:[^'\\]|\\.)*'?|(?
 # A URL's password as its author may have meant it, spaces included: to the first `@` and to
 # the last (what no message may contain, even of a URL that does not parse).
 _LOOSE_USERINFO = (re.compile(r"://[^:/@\s]*:([^@]*)@"), re.compile(r"://[^:/@\s]*:(.*)@"))
-# The plain forms shown without psycopg: no space, quote or backslash anywhere.
-_PLAIN_URI = re.compile(r"postgres(?:ql)?://[^\s'\"\\]*")
-_PLAIN_PAIR = re.compile(r"[a-z_]+=[^\s'\"\\]*")
+# The plain forms shown without psycopg: no space, quote or backslash anywhere, and only keys
+# of libpq's commonest parameters (a misspelt `passwrd=` would be shown whole).
+_PLAIN_URI = re.compile(r"postgres(?:ql)?://[^\s'\"\\?]*(?:\?[^\s'\"\\]*)?")
+_PLAIN_KEYS = "host|hostaddr|port|dbname|user|password|sslmode|connect_timeout|application_name"
+_PLAIN_PAIR = re.compile(rf"(?:{_PLAIN_KEYS})=[^\s'\"\\&=]*")
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,9 @@ def _plain(url: str) -> bool:
         if not _PLAIN_URI.fullmatch(url):
             return False
         authority = re.split(r"[/?#]", url.split("://", 1)[1], maxsplit=1)[0]
-        return url.count("@") == authority.count("@") <= 1
+        query = url.partition("?")[2]
+        pairs_known = not query or all(_PLAIN_PAIR.fullmatch(p) for p in query.split("&"))
+        return url.count("@") == authority.count("@") <= 1 and "#" not in url and pairs_known
     return all(_PLAIN_PAIR.fullmatch(pair) for pair in url.split())
 
 
@@ -133,13 +137,17 @@ def secrets_of(url: str) -> list[str]:
 
 
 def scrub(text: str, url: str) -> str:
-    """`text` on one line, each password of `url` in it as `***`. A password shorter than 6
-    characters is masked only where it stands alone (not inside a longer word), so the password
-    `a` does not turn every `a` of the message into `***`."""
+    """`text` on one line, each password of `url` in it as `***`. A short password is masked
+    where a message could hold it as such, not wherever its letters occur: one of 4 or 5
+    characters where it stands alone (not inside a longer word), one of 1 to 3 where it stands
+    quoted, as libpq and the server quote values; so the password `a` does not turn every `a`
+    of the message into `***`."""
     line = " ".join(str(text).split())
     for secret in secrets_of(url):
         if len(secret) >= 6:
             line = line.replace(secret, MASK)
+        elif len(secret) >= 4:
+            line = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", MASK, line)
         else:
-            line = re.sub(rf"(?<![\w]){re.escape(secret)}(?![\w])", MASK, line)
+            line = re.sub(rf"(['\"]){re.escape(secret)}\1", rf"\1{MASK}\1", line)
     return line

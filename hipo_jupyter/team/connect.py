@@ -20,7 +20,7 @@ import re
 
 import psycopg
 
-from hipo_jupyter.team_url import NOT_SHOWN, read_url, scrub
+from hipo_jupyter.team_url import read_url, scrub
 
 __all__ = ["CONNECT_TIMEOUT_S", "cause", "describe", "libpq_reason", "probe", "scrub"]
 
@@ -50,11 +50,11 @@ def libpq_reason(text: str) -> str:
 
 
 def describe(url: str) -> str:
-    """`host:port/dbname` of a URL, for messages: never the user's password; NOT_SHOWN for a
+    """`host:port/dbname` of a URL, for messages: never the user's password, and nothing of a
     URL that cannot be read for certain (`team_url.read_url`)."""
     parts = read_url(url).parts
     if parts is None:
-        return NOT_SHOWN
+        return "(URL not shown)"
     host = parts.get("host") or "localhost"
     port = f":{parts['port']}" if parts.get("port") else ""
     return f"{host}{port}/{parts.get('dbname') or ''}"

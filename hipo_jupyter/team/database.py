@@ -36,6 +36,13 @@ class TeamUnavailable(HipoError):
     http_status = 503  # the server answers 503: the memory is fine, the team database is not
 
 
+class TeamUrlUnusable(HipoError):
+    """The team URL cannot be read for certain (team_url.read_url): never handed to the driver,
+    and not retried by the background sync, since waiting does not mend it."""
+
+    http_status = 503  # as for a database that is down: the server's setting, not the request
+
+
 class _TableGone(TeamUnavailable):
     """The team table vanished under a running process (DROP TABLE): migrate, try again."""
 
@@ -223,7 +230,7 @@ class TeamDatabase:
         naming the cause (never the password). A table dropped under a running process is
         noticed (UndefinedTable) and the migrations run again on the next use."""
         if self._unusable:
-            raise TeamUnavailable(
+            raise TeamUrlUnusable(
                 f"the team database {self.where}: its URL does not parse "
                 f"({scrub(libpq_reason(self._unusable), self.url)})"
             )
