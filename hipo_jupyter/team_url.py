@@ -18,11 +18,13 @@ forms, where no quote, escape or stray `@` can hide where the password ends, is 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 NOT_SHOWN = "(not shown: the team URL does not parse)"
+NOT_READ = "(not shown: only the team extra can read this URL: pip install 'hipo-jupyter[team]')"
 UNCLEAR = "(not shown: the team URL's password cannot be told apart)"
 # Why such a URL is not used (libpq would take part of the password for another parameter).
 UNCLEAR_WHY = "its password cannot be told apart from the rest (percent-encode @ and / in it)"
@@ -85,13 +87,14 @@ def _masked_parts(parts: dict[str, str]) -> dict[str, str]:
     return {**parts, "password": MASK} if parts.get("password") else parts
 
 
+@functools.lru_cache(maxsize=64)  # each message and each use reads the same few URLs
 def read_url(url: str) -> Reading:
     """The URL read by libpq and checked against its own text (module docstring)."""
     url = url.strip()
     shown = _masked_text(url)
     parts = _libpq(url)
     if parts is None:  # no psycopg: the plain forms only
-        return Reading(None, shown if _plain(url) else NOT_SHOWN, "the team extra is missing")
+        return Reading(None, shown if _plain(url) else NOT_READ, "the team extra is missing")
     if isinstance(parts, str):
         return Reading(None, NOT_SHOWN, parts)
     if _libpq(shown) != _masked_parts(parts):  # the text hid the password somewhere else
