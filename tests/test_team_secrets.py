@@ -171,6 +171,14 @@ def test_a_url_is_shown_with_its_password_masked_or_not_at_all(form):
         assert shown in (NOT_SHOWN, UNCLEAR) and reading.problem
 
 
+def test_a_config_never_shows_its_team_url():
+    """A MemoryConfig in a cell, a log line or a traceback's locals: its repr has no URL."""
+    from hipo_jupyter.memory import MemoryConfig
+
+    for url in forms(5432).values():
+        assert TAIL not in repr(MemoryConfig(team_url=url))
+
+
 def test_the_masking_never_mangles_the_rest_of_a_message():
     message = "the team database at a host: password authentication failed for user a"
     for url in (
