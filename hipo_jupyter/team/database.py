@@ -145,7 +145,10 @@ CREATE TEMP TABLE team_incoming (
 """
 # The owner of what a push writes and deletes: the server's own `current_user` (the role the
 # connection logged in as), never a name the client sends, and the folder's id (a parameter).
-_ROLE = "current_user::text"
+# COLLATE "default": `current_user` is a `name`, whose text keeps the C collation, and a
+# comparison of two collations matches no index, so the owner's role was a filter over all of
+# the folder's rows instead of a condition of 0007's index.
+_ROLE = 'current_user::text COLLATE "default"'
 # Whether any row still waits to be claimed (migration 0007): an index probe of `folder_id`.
 _LEGACY = "SELECT EXISTS (SELECT 1 FROM team_checkpoints WHERE folder_id = '')"
 # Legacy rows this push sends again, under their own (author, root), made this owner's: the
