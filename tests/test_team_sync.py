@@ -226,13 +226,13 @@ def test_the_stale_row_delete_looks_incoming_ids_up_by_index(team_url):
         with (
             conn.cursor() as cursor,
             cursor.copy(
-                "COPY team_checkpoints (id, author, root, notebook, day, type, title, body, "
-                "source_file, source_line, content_hash) FROM STDIN"
+                "COPY team_checkpoints (id, author, root, folder_id, notebook, day, type, title, "
+                "body, source_file, source_line, content_hash) FROM STDIN"
             ) as copy,
         ):
             for n in range(2000):
-                row = (f"r{n}", "ana", "/r", "nb", DAY, "project", "t", "b", "memory/x.md", n, "h")
-                copy.write_row(row)
+                row = (f"r{n}", "ana", "/r", "f1", "nb", DAY, "project", "t", "b", "memory/x.md")
+                copy.write_row((*row, n, "h"))
         conn.commit()
         with conn.transaction(force_rollback=True), conn.cursor() as cursor:
             cursor.execute(database._INCOMING)
@@ -240,7 +240,7 @@ def test_the_stale_row_delete_looks_incoming_ids_up_by_index(team_url):
                 for n in range(2000):
                     copy.write_row((f"r{n}",))
             cursor.execute(database._INCOMING_INDEX)
-            args = ("ana", "/r", ["memory/x.md"])
+            args = {"folder": "f1", "files": ["memory/x.md"]}
             plan = "\n".join(r[0] for r in cursor.execute("EXPLAIN " + database._STALE, args))
     assert not ("Nested Loop" in plan and "Seq Scan on team_incoming" in plan), plan
 
@@ -290,19 +290,24 @@ def psycopg_connect(url: str):
     return psycopg.connect(url, autocommit=True)
 
 
-def test_the_owner_count_reads_the_source_index_alone(team_url):
-    """A sync's count of its own rows is an index-only scan of (root, author, source_file);
-    the (root, author) index it once had, which every written row also maintained, is gone."""
+def test_the_owner_count_reads_the_folder_index_alone(team_url):
+    """A sync's count of its own rows is an index-only scan of (folder_id, owner_role,
+    source_file); the (root, author) indexes it once had, which every written row also
+    maintained and nothing reads since rows belong to (role, folder), are gone."""
     import psycopg
+
+    from hipo_jupyter.team import database
 
     with psycopg.connect(team_url) as conn:
         migrate(conn)
         indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
         conn.execute("SET enable_seqscan = off")
-        sql = "EXPLAIN SELECT count(*) FROM team_checkpoints WHERE root = %s AND author = %s"
-        plan = "\n".join(r[0] for r in conn.execute(sql, ("/r", "ana")))
-    assert "team_checkpoints_owner" not in indexes
-    assert "Index Only Scan using team_checkpoints_source" in plan, plan
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + database._OWNED, ("f1",)))
+    assert not {"team_checkpoints_owner", "team_checkpoints_source"} & indexes
+    assert "Index Only Scan using team_checkpoints_folder" in plan, plan
+    # the role is a condition of the index, not a filter of every row of the folder
+    # (`current_user` is a `name`: compared in its C collation it matched no index)
+    assert "Filter" not in plan and "owner_role" in plan, plan
 
 
 def test_the_state_file_is_written_after_the_first_push_then_at_most_every_few_seconds(

@@ -257,6 +257,22 @@ class Hipo(Configurable):
     def _team_url_from_env(self) -> str:
         return resolve_team_url()
 
+    @classmethod
+    def class_get_trait_help(cls, trait, inst=None, helptext=None):  # type: ignore[no-untyped-def]
+        """`%config Hipo` shows each setting's current value: the team URL's without its
+        password (team_url.mask_url), never as typed (issue 34)."""
+        text = super().class_get_trait_help(trait, inst, helptext)
+        if trait.name == "team_url" and inst is not None and inst.team_url:
+            from hipo_jupyter.team_url import mask_url
+
+            shown = f"Current: {mask_url(inst.team_url)!r}"
+            lines = [
+                line[: line.index("Current:")] + shown if "Current:" in line else line
+                for line in text.splitlines()
+            ]
+            text = "\n".join(line for line in lines if inst.team_url not in line)
+        return text
+
     team_exclude = List(
         Unicode(),
         default_value=list(_DEFAULTS.team_exclude),

@@ -55,7 +55,7 @@ class MemoryConfig:
     min_similarity: float = 0.3
     # Team memory (issue 16, `hipo_jupyter/team/`): a PostgreSQL URL; "" keeps everything local.
     # `team_exclude` names checkpoint types or tags ("#tag" for a tag only) never sent.
-    team_url: str = ""
+    team_url: str = field(default="", repr=False)  # it may hold a password: never in a repr
     team_exclude: tuple[str, ...] = ("user",)
     team_author: str = ""  # "" : $HIPO_AUTHOR, $JUPYTERHUB_USER, else the login name
     # A SPARQL query's time limit (seconds) and row cap: a query past either is stopped with

@@ -1,5 +1,10 @@
-"""Reaching the team database: URLs shown without their password, failures in one line with
-their real cause, and psycopg_pool's own warnings kept off stderr, cells and server logs.
+"""Reaching the team database: failures in one line with their real cause and never a piece of
+the password, and psycopg_pool's own warnings kept off stderr, cells and server logs.
+
+Messages name the database as `host:port/dbname` (`describe`), read from the URL by libpq, and
+never hold the URL itself. A URL libpq cannot parse is not used at all (`team_url.read_url`);
+its parse error keeps libpq's words and drops every piece of the URL they quote
+(`libpq_reason`). Whatever else a driver or server says goes through `scrub`.
 
 psycopg_pool retries a failed connection in the background and logs each attempt with the raw
 conninfo (password included), then the caller sees only "no connection within 5s". So the
@@ -14,10 +19,10 @@ import logging
 import re
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 
-from hipo_jupyter.team_url import KEY_PASSWORD, URL_PASSWORD
-from hipo_jupyter.team_url import mask_url as _mask_text
+from hipo_jupyter.team_url import read_url, scrub
+
+__all__ = ["CONNECT_TIMEOUT_S", "cause", "describe", "libpq_reason", "probe", "scrub"]
 
 CONNECT_TIMEOUT_S = 5  # a server that does not answer is reported after this, not waited for
 
@@ -28,53 +33,36 @@ for _name in ("psycopg.pool", "psycopg_pool"):
     _logger.propagate = False
     _logger.setLevel(logging.CRITICAL + 1)
 
-
-def secrets_of(url: str) -> list[str]:
-    """The password(s) a URL carries, parsed or not: what no message may ever contain."""
-    found = [m.group(2) for m in URL_PASSWORD.finditer(url)]
-    found += [m.group(2).strip("'") for m in KEY_PASSWORD.finditer(url)]
-    try:
-        password = conninfo_to_dict(url).get("password")
-    except psycopg.Error:
-        password = None
-    if password:
-        found.append(str(password))
-    return sorted({s for s in found if s}, key=len, reverse=True)
+# The names of libpq's connection parameters: the one kind of quoted word its parse errors may
+# show (`invalid integer value "..." for connection option "port"`). Every other quoted word
+# is a piece of the URL, perhaps of its password (`missing "=" after "SECRET"`).
+_KEYWORDS = frozenset(
+    option.keyword.decode() for option in psycopg.pq.Conninfo.get_defaults() if option.keyword
+) - {"password"}
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
-def mask_url(url: str) -> str:
-    """`url` with its password shown as `***` (user, host, port and database kept)."""
-    masked = _mask_text(url)
-    for secret in secrets_of(url):
-        masked = masked.replace(secret, "***")
-    return masked
-
-
-def scrub(text: str, url: str) -> str:
-    """`text` (an error message) on one line, without any password `url` carries."""
-    line = " ".join(str(text).split())
-    for secret in secrets_of(url):
-        line = line.replace(secret, "***")
-    return line[:300]
+def libpq_reason(text: str) -> str:
+    """libpq's words for a URL it cannot use, on one line, each quoted piece of the URL as
+    `"..."` (a parameter's name kept): fail closed, whatever part of the URL it quotes."""
+    line = " ".join(str(text).split()).removeprefix("connection is bad: ")
+    return _QUOTED.sub(lambda m: m.group(0) if m.group(1) in _KEYWORDS else '"..."', line)[:300]
 
 
 def describe(url: str) -> str:
-    """`host:port/dbname` of a URL, for messages: never the user's password."""
-    if any("@" in m.group(2) for m in URL_PASSWORD.finditer(url)):
-        return mask_url(url)  # `user:pa@ss@host`: libpq would take part of the password as host
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.Error:
-        return mask_url(url)
+    """`host:port/dbname` of a URL, for messages: never the user's password, and nothing of a
+    URL that cannot be read for certain (`team_url.read_url`)."""
+    parts = read_url(url).parts
+    if parts is None:
+        return "(URL not shown)"
     host = parts.get("host") or "localhost"
     port = f":{parts['port']}" if parts.get("port") else ""
     return f"{host}{port}/{parts.get('dbname') or ''}"
 
 
 def _address(url: str) -> str:
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.Error:
+    parts = read_url(url).parts
+    if parts is None:
         return "the team database"
     return f"{parts.get('host') or 'localhost'}:{parts.get('port') or 5432}"
 
@@ -90,7 +78,7 @@ def cause(error: BaseException, url: str) -> str:
     if "connection refused" in lowered:
         return f"no server at {_address(url)} (connection refused)"
     if "resolve host" in lowered or "could not translate host" in lowered:
-        return f"no such host in {mask_url(url)}"
+        return f"no such host at {_address(url)}"
     if "timeout" in lowered or "timed out" in lowered:
         return f"no answer within {CONNECT_TIMEOUT_S} s from {_address(url)}"
     if (
@@ -98,9 +86,8 @@ def cause(error: BaseException, url: str) -> str:
         or "connection info" in lowered
         or ("connection option" in lowered)
     ):
-        reason = scrub(text.removeprefix("connection is bad: "), url)
-        return f"its URL does not parse ({reason})"
-    return scrub(text, url)
+        return f"its URL does not parse ({scrub(libpq_reason(text), url)})"
+    return scrub(text, url)[:300]
 
 
 def probe(url: str) -> None:

@@ -19,8 +19,9 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hipo_jupyter.memory import HipoError
+from hipo_jupyter.team_url import read_url
 
-from .connect import CONNECT_TIMEOUT_S, cause, describe, mask_url, probe
+from .connect import CONNECT_TIMEOUT_S, cause, describe, libpq_reason, probe, scrub
 from .ranking import Filters, has_rum, ranked_rows
 from .schema import clean_name, enable_rum, migrate
 
@@ -33,6 +34,13 @@ class TeamUnavailable(HipoError):
     """The team database cannot be reached or refused the work: one line for the user."""
 
     http_status = 503  # the server answers 503: the memory is fine, the team database is not
+
+
+class TeamUrlUnusable(HipoError):
+    """The team URL cannot be read for certain (team_url.read_url): never handed to the driver,
+    and not retried by the background sync, since waiting does not mend it."""
+
+    http_status = 503  # as for a database that is down: the server's setting, not the request
 
 
 class _TableGone(TeamUnavailable):
@@ -135,21 +143,38 @@ CREATE TEMP TABLE team_incoming (
     content_hash text
 ) ON COMMIT DROP
 """
-# Rows whose id another (author, root) already holds: refused, never overwritten.
-_REFUSED = """
+# The owner of what a push writes and deletes: the server's own `current_user` (the role the
+# connection logged in as), never a name the client sends, and the folder's id (a parameter).
+# COLLATE "default": `current_user` is a `name`, whose text keeps the C collation, and a
+# comparison of two collations matches no index, so the owner's role was a filter over all of
+# the folder's rows instead of a condition of 0007's index.
+_ROLE = 'current_user::text COLLATE "default"'
+# Whether any row still waits to be claimed (migration 0007): an index probe of `folder_id`.
+_LEGACY = "SELECT EXISTS (SELECT 1 FROM team_checkpoints WHERE folder_id = '')"
+# Legacy rows this push sends again, under their own (author, root), made this owner's: the
+# ownership they had before 0007, handed over once, only for the ids this folder's logs hold.
+_CLAIM = f"""
+UPDATE team_checkpoints AS t SET owner_role = {_ROLE}, folder_id = %(folder)s
+FROM team_incoming AS i
+WHERE t.id = i.id AND t.folder_id = '' AND t.owner_role IN ('', {_ROLE})
+  AND t.author = i.author AND t.root = i.root
+"""
+# Rows whose id another owner (role, folder) already holds: refused, never overwritten.
+_REFUSED = f"""
 SELECT count(*) FROM team_incoming AS i JOIN team_checkpoints AS t ON t.id = i.id
-WHERE t.author <> i.author OR t.root <> i.root
+WHERE t.owner_role <> {_ROLE} OR t.folder_id <> %(folder)s
 """
 _MERGE = f"""
-INSERT INTO team_checkpoints ({_INSERTED})
-SELECT DISTINCT ON (id) {_INSERTED} FROM team_incoming ORDER BY id
+INSERT INTO team_checkpoints ({_INSERTED}, owner_role, folder_id)
+SELECT DISTINCT ON (id) {_INSERTED}, {_ROLE}, %(folder)s FROM team_incoming ORDER BY id
 ON CONFLICT (id) DO UPDATE SET
     notebook = excluded.notebook, day = excluded.day,
     type = excluded.type, title = excluded.title, body = excluded.body, tags = excluded.tags,
     host = excluded.host, source_file = excluded.source_file,
     source_line = excluded.source_line, cell = excluded.cell,
     content_hash = excluded.content_hash, synced_at = now()
-WHERE team_checkpoints.author = excluded.author AND team_checkpoints.root = excluded.root
+WHERE team_checkpoints.owner_role = excluded.owner_role
+  AND team_checkpoints.folder_id = excluded.folder_id
   AND team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash
 """
 # The incoming ids, indexed once the COPY is done: the stale-row delete below looks each of
@@ -158,13 +183,16 @@ WHERE team_checkpoints.author = excluded.author AND team_checkpoints.root = excl
 # quadratic 270-470 ms for every batch of 2,000 rows (half the time of a full sync).
 _INCOMING_INDEX = "CREATE INDEX ON team_incoming (id)"
 # The owner's rows of these logs that the logs no longer hold (edited out, now excluded);
-# the (root, author, source_file) index of migration 0004 finds them without reading the
-# owner's other rows.
-_STALE = """
+# the (folder_id, owner_role, source_file) index of migration 0007 finds them without reading
+# the owner's other rows. Only the owner's: another folder's rows are never deleted, whatever
+# author and root it claims.
+_STALE = f"""
 DELETE FROM team_checkpoints AS t
-WHERE t.author = %s AND t.root = %s AND t.source_file = ANY(%s)
+WHERE t.folder_id = %(folder)s AND t.owner_role = {_ROLE} AND t.source_file = ANY(%(files)s)
   AND NOT EXISTS (SELECT 1 FROM team_incoming AS i WHERE i.id = t.id)
 """
+# How many rows the owner holds: an index-only count of 0007's index.
+_OWNED = f"SELECT count(*) FROM team_checkpoints WHERE folder_id = %s AND owner_role = {_ROLE}"
 
 _COLUMNS = (
     "id, author, notebook, day, type, title, body, tags, source_file, source_line, content_hash,"
@@ -174,12 +202,14 @@ _COLUMNS = (
 
 @dataclass(frozen=True)
 class PushResult:
-    """What one push did: rows written (new or changed), refused (another owner's id), and
-    removed (this owner's rows its log no longer holds)."""
+    """What one push did: rows written (new or changed), refused (another owner's id),
+    removed (this owner's rows its log no longer holds) and claimed (rows of before migration
+    0007 this owner's logs sent again, now its own)."""
 
     written: int
     refused: int
     removed: int = 0
+    claimed: int = 0
 
 
 class TeamDatabase:
@@ -190,7 +220,10 @@ class TeamDatabase:
             raise TeamUnavailable("no team URL: set Hipo.team_url, $HIPO_TEAM or --team-url")
         self.url = url.strip()
         self.where = describe(self.url)
-        self.masked = mask_url(self.url)
+        # A URL libpq cannot parse, or whose password it would read differently from its text,
+        # is never handed to the driver: no error of the driver can then quote a piece of it.
+        reading = read_url(self.url)
+        self._unusable = "" if reading.readable else reading.problem
         self._migrated = False
         self._rum: bool | None = None  # whether the rum index is there, looked up once
 
@@ -199,6 +232,11 @@ class TeamDatabase:
         """A pooled connection, the schema up to date; failures as one-line TeamUnavailable
         naming the cause (never the password). A table dropped under a running process is
         noticed (UndefinedTable) and the migrations run again on the next use."""
+        if self._unusable:
+            raise TeamUrlUnusable(
+                f"the team database {self.where}: its URL does not parse "
+                f"({scrub(libpq_reason(self._unusable), self.url)})"
+            )
         try:
             with _pool(self.url).connection() as conn:
                 if not self._migrated:
@@ -228,20 +266,20 @@ class TeamDatabase:
                 return work(conn)
 
     def push(
-        self,
-        rows: Sequence[TeamRow],
-        *,
-        logs: tuple[str, str, Sequence[str]] | None = None,
+        self, rows: Sequence[TeamRow], *, folder: str, files: Sequence[str] = ()
     ) -> PushResult:
-        """Merge `rows` in one transaction (all or none) by COPY into a temporary table.
+        """Merge `rows` in one transaction (all or none) by COPY into a temporary table, as
+        rows of the owner (this connection's role, `folder`).
 
         Idempotent by checkpoint id: a row already there with the same content is not written
-        again. A row belongs to the (author, root) that first wrote it: another one's row with
-        that id is refused and counted, never overwritten. With `logs` = (author, root,
-        source files), that owner's rows of those logs which `rows` no longer hold are
-        removed."""
-        if not rows and not (logs and logs[2]):
+        again. A row belongs to the owner that first wrote it: another owner's row with that
+        id is refused and counted, never overwritten, whatever author and root it names. The
+        owner's rows of the logs `files` which `rows` no longer hold are removed; no other
+        owner's row is ever removed. Rows of before migration 0007 that `rows` send again
+        under their own author and root are claimed first (`_CLAIM`)."""
+        if not rows and not files:
             return PushResult(0, 0)
+        params = {"folder": folder, "files": list(files)}
 
         def work(conn: Any) -> PushResult:
             with conn.transaction(), conn.cursor() as cursor:
@@ -250,14 +288,18 @@ class TeamDatabase:
                     for row in rows:
                         copy.write_row(_values(row))
                 cursor.execute(_INCOMING_INDEX)
-                refused = int(cursor.execute(_REFUSED).fetchone()[0])
-                cursor.execute(_MERGE)
+                claimed = 0
+                if rows and cursor.execute(_LEGACY).fetchone()[0]:
+                    cursor.execute(_CLAIM, params)
+                    claimed = max(cursor.rowcount, 0)
+                refused = int(cursor.execute(_REFUSED, params).fetchone()[0])
+                cursor.execute(_MERGE, params)
                 written = max(cursor.rowcount, 0)
                 removed = 0
-                if logs and logs[2]:
-                    cursor.execute(_STALE, (logs[0], logs[1], list(logs[2])))
+                if files:
+                    cursor.execute(_STALE, params)
                     removed = max(cursor.rowcount, 0)
-            return PushResult(written, refused, removed)
+            return PushResult(written, refused, removed, claimed)
 
         return self._retrying(work)
 
@@ -266,11 +308,10 @@ class TeamDatabase:
         self._rum = self._retrying(enable_rum)
         return self._rum
 
-    def owned(self, author: str, root: str) -> int:
-        """How many rows (author, root) holds: a sync's cheap check that nobody truncated,
-        dropped or deleted them (an index-only count of migration 0004's index)."""
-        sql = "SELECT count(*) FROM team_checkpoints WHERE root = %s AND author = %s"
-        return self._retrying(lambda conn: int(conn.execute(sql, (root, author)).fetchone()[0]))
+    def owned(self, folder: str) -> int:
+        """How many rows the owner (this connection's role, `folder`) holds: a sync's cheap
+        check that nobody truncated, dropped or deleted them (an index-only count)."""
+        return self._retrying(lambda conn: int(conn.execute(_OWNED, (folder,)).fetchone()[0]))
 
     def search(
         self,

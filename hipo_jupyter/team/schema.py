@@ -3,7 +3,9 @@
 One table holds the team's raw checkpoints, one row per checkpoint id:
 
 - `team_checkpoints`: `id` (the checkpoint's own stable id, the primary key: a re-sync or two
-  machines syncing the same log at once meet on it and add nothing), `author`, `notebook`, `day`,
+  machines syncing the same log at once meet on it and add nothing), its owner (`owner_role`,
+  the database role that wrote it, and `folder_id`, the memory folder it came from: only they
+  may change or delete it, migration 0007), `author`, `notebook`, `day`,
   `type`, `title`, `body`, `tags` (comma-joined), provenance (`host`, `root`, `source_file`,
   `source_line`, `cell`), `content_hash` (an edited checkpoint is updated, an unchanged one not
   written again) and `synced_at`; `search`, a generated `tsvector` (title weighted A, tags B,
@@ -94,6 +96,36 @@ MIGRATIONS: list[tuple[str, str]] = [
         # both (5% of a full sync's time in the database).
         "0006_drop_owner_index",
         "DROP INDEX IF EXISTS team_checkpoints_owner;",
+    ),
+    (
+        # A teammate is an identity (issue 34): a row belongs to the database role that wrote
+        # it (`owner_role`, the server's `current_user`, never a value the client claims) and
+        # the memory folder it came from (`folder_id`, the folder's random id, team/identity.py).
+        # Author and root stay as what they always were to readers, a name and a path shown
+        # with each hit, and decide nothing: every jovyan at /home/jovyan/work is one author
+        # and one root, and HIPO_AUTHOR names anyone.
+        #
+        # Rows written before this migration have neither. PostgreSQL keeps no record of the
+        # role that inserted a row, and no folder had an id, so they get `owner_role` '' and
+        # `folder_id` '' (legacy): the first sync that sends a legacy row's id under the row's
+        # own (author, root) claims it for its role and folder (`database._CLAIM`), which is
+        # the ownership those rows had until now, handed over once, row by row: a folder
+        # claims only the rows its own logs hold, so two jovyan containers each claim their
+        # own and neither deletes the other's. A legacy row that no log sends again stays,
+        # found by search and deleted by no sync. A client of before this migration still
+        # writes legacy rows (its role, the column's default, and folder ''): the same claim
+        # hands them over. The (folder_id, owner_role, source_file) index answers a sync's
+        # count of its own rows and its stale-row delete, as 0004's index did for (root,
+        # author), which nothing reads any more and every write maintained: dropped.
+        "0007_owner_identity",
+        """
+        ALTER TABLE team_checkpoints ADD COLUMN owner_role text NOT NULL DEFAULT '';
+        ALTER TABLE team_checkpoints ADD COLUMN folder_id text NOT NULL DEFAULT '';
+        ALTER TABLE team_checkpoints ALTER COLUMN owner_role SET DEFAULT current_user;
+        CREATE INDEX team_checkpoints_folder
+            ON team_checkpoints (folder_id, owner_role, source_file);
+        DROP INDEX IF EXISTS team_checkpoints_source;
+        """,
     ),
 ]
 

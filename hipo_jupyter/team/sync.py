@@ -40,6 +40,7 @@ from hipo_jupyter.memory import HipoError, MemoryConfig, ParseError
 from hipo_jupyter.memory.disk import Store, sha256
 
 from .database import TeamDatabase, TeamRow, TeamUnavailable
+from .identity import folder_id
 from .rows import author_name, rows_of_log
 
 log = logging.getLogger(__name__)
@@ -65,8 +66,9 @@ class SyncReport:
     rows: int  # rows pushed
     written: int  # rows the database did not hold yet, or held with other content
     excluded: int  # checkpoints kept local by team_exclude
-    refused: int = 0  # rows whose id another author or root already holds (never overwritten)
-    removed: int = 0  # this root's rows its logs no longer hold
+    refused: int = 0  # rows whose id another owner (role, folder) holds (never overwritten)
+    removed: int = 0  # this folder's rows its logs no longer hold
+    claimed: int = 0  # rows of before migration 0007 this folder's logs sent, now its own
     resent: bool = False  # the database lacked rows this root had sent: every log sent again
 
 
@@ -92,6 +94,7 @@ class TeamSync:
         target = json.dumps([database.where, self.author, self.exclude])
         self.target = hashlib.sha256(target.encode()).hexdigest()[:16]
         self._state_written = -math.inf  # time.monotonic() of the last state write
+        self._folder_id = ""  # the folder's identity (team/identity.py), read by each sync
 
     # --- files -------------------------------------------------------------------------------
     @property
@@ -194,22 +197,22 @@ class TeamSync:
         """Push the raw logs of `days` (all when None) that changed since they were last sent.
         `full` re-sends every log (the database still writes only what it lacks).
 
-        The database is the truth about itself: each sync first counts this root's rows there
+        The database is the truth about itself: each sync first counts this folder's rows there
         (which also proves the connection, so a sync that cannot connect fails) and, when the
         count is not what the last sync left (a truncated, dropped or pruned table), sends
         every log again."""
         with self._locked():
             sent = {} if full else self._sent()
-            root = str(self.store.root)
+            self._folder_id = folder_id(self.store)  # made on the folder's first sync
             expected = self._owned_expected()
             resent = False
-            if sent and self.database.owned(self.author, root) != expected:
+            if sent and self.database.owned(self._folder_id) != expected:
                 sent, days, resent = {}, None, True
             elif not sent:
-                self.database.owned(self.author, root)  # connects: an error is never "0 sent"
+                self.database.owned(self._folder_id)  # connects: an error is never "0 sent"
             wanted = self.store.raw_days() if days is None else sorted(set(days))
             counts = dict.fromkeys(("files", "sent_files", "rows", "written", "excluded"), 0)
-            counts.update(refused=0, removed=0)
+            counts.update(refused=0, removed=0, claimed=0)
             batch = _Batch()
             self._state_written = -math.inf  # the first push writes it
             with _Pipeline(lambda b: self._push(b, sent, counts)) as pipeline:
@@ -219,7 +222,7 @@ class TeamSync:
                         pipeline.submit(batch)
                         batch = _Batch()
                 pipeline.submit(batch)
-            owned = self.database.owned(self.author, root)
+            owned = self.database.owned(self._folder_id)
             self._write_json(STATE_FILE, {"target": self.target, "files": sent, "owned": owned})
             counts["excluded"] = max(counts["excluded"], 0)
             return SyncReport(**counts, resent=resent)
@@ -256,10 +259,11 @@ class TeamSync:
         if not batch.logs:
             return
         files = tuple(batch.logs)
-        result = self.database.push(batch.rows, logs=(self.author, str(self.store.root), files))
+        result = self.database.push(batch.rows, folder=self._folder_id, files=files)
         counts["written"] += result.written
         counts["refused"] += result.refused
         counts["removed"] += result.removed
+        counts["claimed"] += result.claimed
         counts["rows"] += len(batch.rows)
         counts["sent_files"] += len(files)
         sent.update(batch.logs)
@@ -301,8 +305,8 @@ class _Pipeline:
 def refusal(count: int) -> str:
     """The one line saying that rows were refused, for the CLI and the background worker."""
     return (
-        f"refused {count} checkpoint(s): their ids belong to another author or notebook "
-        "in the team database, whose rows are never overwritten"
+        f"refused {count} checkpoint(s): their ids belong to another teammate's folder "
+        "(database role and folder id) in the team database, whose rows are never overwritten"
     )
 
 
