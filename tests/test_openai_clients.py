@@ -442,3 +442,27 @@ def test_the_network_watch_sees_what_leaves(openai_url: str) -> None:
         _audit("socket.connect", (None, ("203.0.113.5", 443)))
         _audit("socket.getaddrinfo", ("api.openai.com", 443, 0, 0, 0))
     assert outside == ["connect ('203.0.113.5', 443)", "lookup 'api.openai.com'"]
+
+
+# --- the rest of what %%ask's calls carry: lines written since, recalled memory ---------------
+def test_fresh_lines_and_recalled_memory_follow_the_callers_own_text(
+    shell: RaisingShell, openai_api: FakeOpenAIAPI
+) -> None:
+    shell.user_ns["QUESTION"] = QUESTION
+    shell.run_cell("%config Hipo.auto_recall_sdk = True")
+    cell = (
+        "import openai\n"
+        "client = openai.OpenAI(base_url=URL, api_key='k', max_retries=0)\n"
+        "client.chat.completions.create(model='gpt-test', messages=[\n"
+        "    {'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': QUESTION}])\n"
+        "client.responses.create(model='gpt-test', instructions='Be brief.', input=QUESTION)\n"
+    )
+    run(shell, cell)  # its write-back adds a line to ROOT.md: the next calls carry it fresh
+    run(shell, cell)
+    first_chat, first_responses, chat, responses = openai_api.requests
+    for text in (system_text(chat), responses["instructions"]):
+        assert text.count(OPEN) == 1 and text.startswith(OPEN)
+        own = text.index("\n\nBe brief.")
+        assert own < text.index(llm.FRESH_OPEN) < text.index(f"<{llm.RECALL_TAG}")
+        assert "starter tier" in text[text.index(f"<{llm.RECALL_TAG}") :]  # recalled, fenced
+    assert llm.FRESH_OPEN not in system_text(first_chat) + first_responses["instructions"]

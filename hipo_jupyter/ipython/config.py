@@ -317,8 +317,10 @@ class Hipo(Configurable):
         help=(
             "Which SDKs' calls in the kernel get Layer 1 and the write-back: 'anthropic' "
             "(messages), 'openai' (chat.completions and responses, so also Ollama, vLLM and "
-            "llama.cpp servers), 'litellm' (completion, acompletion). An SDK is patched only "
-            "once the notebook imports it; calls through one left out pass untouched."
+            "llama.cpp servers), 'litellm' (litellm.completion, acompletion; a `from litellm "
+            "import completion` made before %load_ext keeps the bare function). An SDK is "
+            "patched only once the notebook imports it; calls through one left out pass "
+            "untouched."
         ),
     ).tag(config=True)
 
