@@ -113,48 +113,27 @@ _ANTHROPIC_METHODS = (("create", RECORD), ("stream", RECORD), ("parse", RECORD))
 # openai's .stream() helpers call `create(stream=True)` (sync: when the manager is entered),
 # so `create` records them; `stream` only injects, for the SDK versions that post directly.
 _OPENAI_METHODS = (("create", RECORD), ("parse", RECORD), ("stream", DEFER))
-_CHAT_MODULE = "openai.resources.chat.completions.completions"
-_RESPONSES_MODULE = "openai.resources.responses.responses"
+_OPENAI_RESOURCES = (
+    ("openai.resources.chat.completions.completions", "Completions", "chat.completions", CHAT),
+    ("openai.resources.responses.responses", "Responses", "responses", RESPONSES),
+)
 PATCH_POINTS: tuple[PatchPoint, ...] = (
-    PatchPoint(
-        "anthropic",
-        "anthropic.resources.messages.messages",
-        "Messages",
-        "messages",
-        (*_ANTHROPIC_METHODS, ("count_tokens", INJECT)),
-        MESSAGES,
+    *(
+        PatchPoint(
+            "anthropic",
+            f"anthropic.resources.{beta}messages.messages",
+            f"{sync}Messages",
+            f"{beta}messages",
+            (*_ANTHROPIC_METHODS, ("count_tokens", INJECT)),
+            MESSAGES,
+        )
+        for beta in ("", "beta.")
+        for sync in ("", "Async")
     ),
-    PatchPoint(
-        "anthropic",
-        "anthropic.resources.messages.messages",
-        "AsyncMessages",
-        "messages",
-        (*_ANTHROPIC_METHODS, ("count_tokens", INJECT)),
-        MESSAGES,
-    ),
-    PatchPoint(
-        "anthropic",
-        "anthropic.resources.beta.messages.messages",
-        "Messages",
-        "beta.messages",
-        (*_ANTHROPIC_METHODS, ("count_tokens", INJECT)),
-        MESSAGES,
-    ),
-    PatchPoint(
-        "anthropic",
-        "anthropic.resources.beta.messages.messages",
-        "AsyncMessages",
-        "beta.messages",
-        (*_ANTHROPIC_METHODS, ("count_tokens", INJECT)),
-        MESSAGES,
-    ),
-    PatchPoint("openai", _CHAT_MODULE, "Completions", "chat.completions", _OPENAI_METHODS, CHAT),
-    PatchPoint(
-        "openai", _CHAT_MODULE, "AsyncCompletions", "chat.completions", _OPENAI_METHODS, CHAT
-    ),
-    PatchPoint("openai", _RESPONSES_MODULE, "Responses", "responses", _OPENAI_METHODS, RESPONSES),
-    PatchPoint(
-        "openai", _RESPONSES_MODULE, "AsyncResponses", "responses", _OPENAI_METHODS, RESPONSES
+    *(
+        PatchPoint("openai", module, f"{sync}{owner}", label, _OPENAI_METHODS, shape)
+        for module, owner, label, shape in _OPENAI_RESOURCES
+        for sync in ("", "Async")
     ),
     # `litellm.completion`, as user code calls it (or imports it after hipo loaded)
     PatchPoint(
@@ -217,11 +196,11 @@ class Injector:
         if self._patched or self._hook:
             return
         waiting = set()
-        for point in PATCH_POINTS:
-            if point.module in sys.modules:
-                self._patch_module(point.module)
+        for module in dict.fromkeys(point.module for point in PATCH_POINTS):
+            if module in sys.modules:
+                self._patch_module(module)
             else:
-                waiting.add(point.module)
+                waiting.add(module)
         if "litellm" not in sys.modules and LITELLM_OFFLINE[0] not in os.environ:
             os.environ[LITELLM_OFFLINE[0]] = LITELLM_OFFLINE[1]  # no download at its import
             self._set_environment.append(LITELLM_OFFLINE[0])
