@@ -466,3 +466,33 @@ def test_fresh_lines_and_recalled_memory_follow_the_callers_own_text(
         assert own < text.index(llm.FRESH_OPEN) < text.index(f"<{llm.RECALL_TAG}")
         assert "starter tier" in text[text.index(f"<{llm.RECALL_TAG}") :]  # recalled, fenced
     assert llm.FRESH_OPEN not in system_text(first_chat) + first_responses["instructions"]
+
+
+def test_a_developer_message_with_parts_and_tool_results(
+    shell: RaisingShell, openai_api: FakeOpenAIAPI, memory_root: Path
+) -> None:
+    """Layer 1 opens the caller's developer message as a part of its own; a call that hands
+    tool results back is written back with them; parse() counts like create()."""
+    run(
+        shell,
+        "import openai\n"
+        "client = openai.OpenAI(base_url=URL, api_key='k', max_retries=0)\n"
+        "use = {'id': 'call_1', 'type': 'function',\n"
+        "       'function': {'name': 'price', 'arguments': '{}'}}\n"
+        "ask = [{'role': 'developer', 'content': [{'type': 'text', 'text': 'Be brief.'}]},\n"
+        "       {'role': 'user', 'content': [{'type': 'text', 'text': 'Price of the starter?'}]},\n"
+        "       {'role': 'assistant', 'content': None, 'tool_calls': [use]},\n"
+        "       {'role': 'tool', 'tool_call_id': 'call_1', 'content': 'starter costs 9 EUR'}]\n"
+        "client.chat.completions.parse(model='gpt-test', messages=ask)\n",
+    )
+    (body,) = openai_api.requests
+    first, *rest = body["messages"]
+    assert first["role"] == "developer" and layer1_count(body) == 1
+    assert first["content"][0]["text"].startswith(OPEN)
+    assert first["content"][1:] == [{"type": "text", "text": "Be brief."}]
+    assert [m["role"] for m in rest] == ["user", "assistant", "tool"]
+    (call,) = current(shell).writeback.cells[-1].calls
+    assert call.method == "chat.completions.parse" and call.prompt == "Price of the starter?"
+    assert call.tool_results == ["starter costs 9 EUR"]
+    (checkpoint,) = written_back(memory_root)
+    assert "- analysis: starter costs 9 EUR" in checkpoint
