@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from claude_helpers import RaisingShell, new_shell, run, serve
+from claude_helpers import (  # noqa: F401  (fixtures: api, served, claude_shell)
+    FakeMessagesAPI,
+    RaisingShell,
+    api_fixture,
+    claude_shell_fixture,
+    new_shell,
+    run,
+    serve,
+    served_fixture,
+)
 from openai_helpers import FakeOpenAIAPI, network_watch
 
 from hipo_jupyter import llm
@@ -84,7 +94,7 @@ def shell(
 def written_back(memory_root: Path) -> list[str]:
     """The write-back checkpoints of today's raw log (title line and body)."""
     log = (memory_root / "memory" / f"{TODAY}.md").read_text("utf-8")
-    return [part for part in log.split("\n## ")[1:] if "via=write-back" in part.split("\n")[1]]
+    return [part for part in re.split(r"(?m)^## ", log)[1:] if "via=write-back" in part]
 
 
 CHAT_CELL = """
@@ -496,3 +506,21 @@ def test_a_developer_message_with_parts_and_tool_results(
     assert call.tool_results == ["starter costs 9 EUR"]
     (checkpoint,) = written_back(memory_root)
     assert "- analysis: starter costs 9 EUR" in checkpoint
+
+
+def test_ask_is_written_back_whichever_clients_are_chosen(
+    claude_shell: RaisingShell, api: FakeMessagesAPI, memory_root: Path
+) -> None:
+    """%%ask is hipo's own call: leaving anthropic out of the list stops injection into the
+    user's anthropic calls, not %%ask's Layer 1 or its write-back."""
+    claude_shell.run_cell("%config Hipo.inject_clients = ['openai']")
+    run(claude_shell, "%%ask\nWhat did we decide on pricing?")
+    run(
+        claude_shell,
+        "import anthropic\nanthropic.Anthropic().messages.create(model='claude-sonnet-5-5',\n"
+        "    max_tokens=10, messages=[{'role': 'user', 'content': 'hi'}])\n",
+    )
+    asked, own = api.message_requests()
+    assert layer1_count(asked) == 1 and layer1_count(own) == 0
+    (checkpoint,) = written_back(memory_root)
+    assert checkpoint.startswith("LLM: What did we decide on pricing?")

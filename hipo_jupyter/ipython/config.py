@@ -320,7 +320,7 @@ class Hipo(Configurable):
             "llama.cpp servers), 'litellm' (litellm.completion, acompletion; a `from litellm "
             "import completion` made before %load_ext keeps the bare function). An SDK is "
             "patched only once the notebook imports it; calls through one left out pass "
-            "untouched."
+            "untouched (%%ask's own calls keep Layer 1 and their write-back either way)."
         ),
     ).tag(config=True)
 

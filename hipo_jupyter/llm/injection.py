@@ -321,14 +321,14 @@ class Injector:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if not injector.installed or _NESTED.get():
                 return original(*args, **kwargs)
-            if not injector.wants(point.client):  # and what it calls underneath: no memory
-                token = _NESTED.set(True)
+            mode = _MODE.get()
+            args, kwargs = shape.arguments(original, args, kwargs)
+            if not (mode or injector.wants(point.client) or _hipos_own(shape, kwargs)):
+                token = _NESTED.set(True)  # a client left out: so are the calls it makes
                 try:
                     return original(*args, **kwargs)
                 finally:
                     _NESTED.reset(token)
-            mode = _MODE.get()
-            args, kwargs = shape.arguments(original, args, kwargs)
             if not mode:
                 kwargs = injector._injected(shape, kwargs)
             if role == DEFER:
@@ -364,6 +364,12 @@ class Injector:
         wrapper.__hipo_original__ = original  # type: ignore[attr-defined]
         wrapper.__hipo_injector__ = injector  # type: ignore[attr-defined]
         return wrapper
+
+
+def _hipos_own(shape: Any, kwargs: dict[str, Any]) -> bool:
+    """A call that carries Layer 1 already (%%ask's, or a conversation hipo sent before) is
+    recorded for the write-back even through a client `Hipo.inject_clients` leaves out."""
+    return shape.applies(kwargs) and shape.carries(kwargs)
 
 
 async def _record_when_done(awaitable: Any, call: LLMCall, injector: Injector) -> Any:
