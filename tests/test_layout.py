@@ -27,7 +27,16 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hipo_jupyter"
 ENGINE = "hipo_jupyter.memory"
-FRONT_END_LIBRARIES = ("IPython", "ipykernel", "jupyter", "anthropic", "ipywidgets", "tornado")
+FRONT_END_LIBRARIES = (
+    "IPython",
+    "ipykernel",
+    "jupyter",
+    "anthropic",
+    "openai",
+    "litellm",
+    "ipywidgets",
+    "tornado",
+)
 ENGINE_MAY_USE = (ENGINE,)  # the team backend is handed in by the front ends, never imported
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80

@@ -42,6 +42,8 @@ SUMMARIZERS = ("auto", "extractive", "claude")
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_CONTEXT_WINDOW = 200_000
+# The SDKs Layer 1 can go into (hipo_jupyter.llm.CLIENTS; tests/test_openai_clients.py checks).
+INJECT_CLIENTS = ("anthropic", "openai", "litellm")
 
 
 class Hipo(Configurable):
@@ -131,8 +133,8 @@ class Hipo(Configurable):
     auto_recall_sdk = Bool(
         False,
         help=(
-            "Recall memory for the last user message of every anthropic SDK call made in the "
-            "kernel, as %%ask does (a fenced system block after Layer 1). Off by default: "
+            "Recall memory for the last user message of every SDK call made in the kernel "
+            "(Hipo.inject_clients), as %%ask does (fenced, after Layer 1). Off by default: "
             "those calls are the user's own code."
         ),
     ).tag(config=True)
@@ -320,8 +322,21 @@ class Hipo(Configurable):
     inject = Bool(
         True,
         help=(
-            "Prepend Layer 1 to the system prompt of every anthropic SDK call made in the "
-            "kernel (messages.create / stream / parse, sync and async). %hipo inject on|off."
+            "Prepend Layer 1 to the system prompt of every LLM SDK call made in the kernel "
+            "(the SDKs of Hipo.inject_clients; sync, async, streamed). %hipo inject on|off."
+        ),
+    ).tag(config=True)
+
+    inject_clients = List(
+        Enum(INJECT_CLIENTS),
+        default_value=list(INJECT_CLIENTS),
+        help=(
+            "Which SDKs' calls in the kernel get Layer 1 and the write-back: 'anthropic' "
+            "(messages), 'openai' (chat.completions and responses, so also Ollama, vLLM and "
+            "llama.cpp servers), 'litellm' (litellm.completion, acompletion; a `from litellm "
+            "import completion` made before %load_ext keeps the bare function). An SDK is "
+            "patched only once the notebook imports it; calls through one left out pass "
+            "untouched (%%ask's own calls keep Layer 1 and their write-back either way)."
         ),
     ).tag(config=True)
 

@@ -3,10 +3,11 @@
 Load adds to the shell: the `Hipo` settings to `shell.configurables` (for `%config`), the magics
 (%%remember, %recall, %hipo, and %%ask), the `%recall` completer, an input transformer that lets
 a `%recall` query end in "?" (`questions`), two cell hooks (pre_run_cell,
-post_run_cell: the write-back of LLM calls), the Layer 1 injection into the anthropic SDK's
-message classes, and the session (`current()`). Unload removes all of these, in reverse order,
-restores the SDK's methods and closes the Memory. A second load first unloads, so
-`%reload_ext hipo` and a repeated `load_ipython_extension` never register anything twice.
+post_run_cell: the write-back of LLM calls), the Layer 1 injection into the LLM SDKs' request
+methods (anthropic, openai, litellm: `Hipo.inject_clients`), and the session (`current()`).
+Unload removes all of these, in reverse order, restores the SDKs' methods and closes the Memory.
+A second load first unloads, so `%reload_ext hipo` and a repeated `load_ipython_extension` never
+register anything twice.
 
 IPython has a `%recall` of its own (re-run a history line): ours shadows it while loaded, and
 unload puts it back.
@@ -60,6 +61,7 @@ def load_ipython_extension(shell: Any) -> None:
         on_call=writeback.record,
         on_cache_plan=session.cache_note,
         recall=session.sdk_recall,
+        clients=lambda: settings.inject_clients,
     )
     registration.injector.install()
     set_current(session)

@@ -245,7 +245,7 @@ class HipoMagics(Magics):
                  then the rules others proposed; `rules accept ID` makes one yours
         reindex  rebuild the search index from the Markdown files
         check    pass or fail for each rule of the protocol in this kernel session
-        inject   on | off: Layer 1 in the anthropic calls made in this kernel
+        inject   on | off: Layer 1 in the LLM calls made in this kernel (Hipo.inject_clients)
         """
         args = parse_line(self.hipo, line)
         handler = self._subcommands().get(args.subcommand)
@@ -288,7 +288,8 @@ class HipoMagics(Magics):
             settings.inject = value.lower() == "on"
             self.session.note(f"inject {value.lower()}")
         state = "on: Layer 1 goes" if settings.inject else "off: Layer 1 does not go"
-        print(f"injection {state} into the anthropic calls made in this kernel")
+        clients = ", ".join(settings.inject_clients) or "no SDK: Hipo.inject_clients is empty"
+        print(f"injection {state} into the LLM calls made in this kernel ({clients})")
 
     def _status(self, text_only: bool) -> None:
         print(render.status_text(self.session.memory.status()))

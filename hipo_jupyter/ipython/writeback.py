@@ -1,6 +1,6 @@
 """Writing back what the notebook's LLM calls did, and checking the protocol was kept.
 
-The injector reports every anthropic call made in the kernel (`record`); the cell hooks group
+The injector reports every LLM SDK call made in the kernel (`record`); the cell hooks group
 them by cell. At the end of a cell that made calls and wrote no checkpoint itself, a checkpoint
 is written (request: the gist of the prompt; outcome: the gist of the reply; references: the
 notebook and cell). Proactive dumps: after 20 calls without a checkpoint one is written on the
@@ -95,7 +95,8 @@ class WriteBack:
     def record(self, call: LLMCall) -> None:
         """An LLM call returned (called by the injector, from any thread)."""
         with self._lock:
-            self.last_call = call  # its usage (cache read and write) is shown by %hipo budget
+            if call.client == "anthropic":  # its cache reads and writes: %hipo budget
+                self.last_call = call
             self.current.calls.append(call)
             self.calls += 1
             self.since_checkpoint += 1

@@ -1,12 +1,14 @@
-"""Claude calls with memory: the prompt blocks, Layer 1 injection, and the Claude summarizers.
+"""LLM calls with memory: the prompt blocks, Layer 1 injection, and the Claude summarizers.
 
 One job a module: `prompt` (the blocks and %%ask's request), `injection` (Layer 1 in the user's
-own SDK calls, and the import hook that patches the SDK when it arrives), `client` (the client
-and its errors as one line), `summarizer` (Claude writing summaries), `layer1_pin` (Layer 1
-split so the prompt cache survives checkpoints written mid-session).
+own SDK calls; `sdk_hooks` patches an SDK when it arrives), `messages_shape` (where Layer 1
+goes in the anthropic SDK's requests), `openai_shapes` (in OpenAI-format requests: openai's
+chat.completions and responses, litellm's completion), `client` (the client and its errors as
+one line), `summarizer` (Claude writing summaries), `layer1_pin` (Layer 1 split so the prompt
+cache survives checkpoints written mid-session).
 
-Everything that knows the anthropic SDK lives here; the engine (`hipo_jupyter.memory`) never
-imports it and the IPython front end only calls these functions.
+Everything that knows the LLM SDKs (anthropic, openai, litellm) lives here; the engine
+(`hipo_jupyter.memory`) never imports them and the IPython front end only calls these functions.
 
 The prompt of a call made with hipo loaded, in order, stable parts first:
 1. Layer 1 as one system block. It opens with `LAYER1_OPEN`: that marker is how injection
@@ -22,27 +24,29 @@ Prompt-cache breakpoints end 1 and 2 where their prefix reaches the model's mini
 length, within the API's four (`hipo_jupyter.caching`); 3 to 5 change from call to call, after
 them.
 
-Injection patches the SDK's resource classes (`Messages`, `AsyncMessages` and their beta twins:
-create, stream, parse, count_tokens) at class level, so every client in the kernel, made before
-or after loading, gets Layer 1 prepended to `system`, with the user's own system text kept after
-it. The wrappers never mutate the caller's arguments, inject at most once per call (a call that
-already carries the block, or a nested call, passes through) and are removed on uninstall.
+Injection patches the SDKs' request methods at class level (anthropic's `Messages`,
+`AsyncMessages` and their beta twins: create, stream, parse, count_tokens; openai's chat
+`Completions` and `Responses`, sync and async: create, parse, stream) and litellm's
+`completion` / `acompletion`, so every client in the kernel, made before or after loading, gets
+Layer 1 first in its system prompt, with the user's own system text kept after it (for OpenAI
+formats the same fenced text, as the system message or `instructions`: `openai_shapes`). The
+wrappers never mutate the caller's arguments, inject at most once per call (a call that already
+carries the block, or a nested call, passes through) and are removed on uninstall.
 """
 
 from hipo_jupyter.memory.recall import RECALL_PREAMBLE, RECALL_TAG, escape_fence, fence_quoted
 
 from .client import ClaudeUnavailable, credentials_in_env, error_line, has_credentials, make_client
 from .injection import (
+    CLIENTS,
+    PATCH_POINTS,
     Injector,
     LLMCall,
-    carries_layer1,
-    inject_layer1,
-    inject_layer1_and_plan,
     internal_call,
-    reply_text,
     without_memory,
 )
 from .layer1_pin import FRESH_PREAMBLE, Layer1Pin, PromptLayer1
+from .messages_shape import carries_layer1, inject_layer1, inject_layer1_and_plan, reply_text
 from .prompt import (
     CONVERSATION_TAG,
     DEFAULT_CONTEXT_WINDOW,
@@ -73,6 +77,8 @@ from .summarizer import (
 )
 
 __all__ = [
+    "CLIENTS",
+    "PATCH_POINTS",
     "FRESH_CLOSE",
     "FRESH_OPEN",
     "FRESH_PREAMBLE",

@@ -12,7 +12,8 @@ from hipo_jupyter.memory.recall import escape_fence, quote_attribute, wrap
 from hipo_jupyter.memory.tree import Source, identifiers
 
 from .client import ClaudeUnavailable, error_line, make_client
-from .injection import internal_call, reply_text
+from .injection import internal_call
+from .messages_shape import reply_text
 from .prompt import DEFAULT_MODEL
 
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
