@@ -183,6 +183,16 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def compact_after_write(memory: Memory) -> None:
+    """`hipo remember` is a session of its own: like `hipo import`, it leaves the tree in step
+    with what it wrote, so `hipo check` right after it passes. The checkpoint is safe in its
+    log whatever happens here (a failed pass is one line on stderr; `hipo compact` says more)."""
+    try:
+        memory.compact()
+    except (HipoError, OSError) as error:
+        print(f"hipo: checkpoint written; the compaction after it failed: {error}", file=sys.stderr)
+
+
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
     title = args.title if args.title is not None else " ".join(args.title_words)
@@ -201,9 +211,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     try:
         checkpoint = memory.write_checkpoint(draft, via=VIA_CLI)
+        if not checkpoint.repeated:
+            compact_after_write(memory)
     finally:
         memory.close()
-    print(f"{raw_log_path(checkpoint.date)}  {checkpoint.id}")
+    written = f"{raw_log_path(checkpoint.date)}  {checkpoint.id}"
+    print(render.checkpoint_line(checkpoint) if checkpoint.repeated else written)  # not twice
     return 0
 
 

@@ -143,7 +143,9 @@ def test_remember_and_recall_cross_between_mcp_and_the_hipo_command(memory_root:
             text, error = await call(client, "recall", query="starter", since=TODAY, k=1)
             assert not error and "Competitor pricing" in text
             text, error = await call(client, "recall", query="starter", until="2026-03-11")
-            assert not error and text == "No memory of 'starter'."
+            # no checkpoint of the 12th (`hipo remember` compacted: the week's and month's
+            # nodes start before it)
+            assert not error and f"{TODAY} [project]" not in text, text
 
     anyio.run(scenario)
     titles = [c.title for c in checkpoints_on_disk(memory_root)]

@@ -126,7 +126,7 @@ class AskMagics(Magics):
         """This notebook's conversation, loaded from disk the first time (a restarted kernel
         continues it); `new` sets the saved one aside and starts afresh."""
         with engine_errors():
-            path = conversation_path(self.session.memory.root, self.session.notebook_name)
+            path = conversation_path(self.session.memory.root, self.session.conversation_name)
         if new:
             archive(path)
             self._conversation, self._path = Conversation(), path

@@ -182,15 +182,20 @@ class Memory:
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
         """Layer 1 shows what was just written (`root_update`: ROOT.md's Active Context and
-        Topics Index in place), then listeners and the team hear of it."""
+        Topics Index in place), then listeners and the team hear of it. A checkpoint found
+        already there (`repeated`) changed nothing: listeners hear of it (it covers the cell),
+        ROOT.md and the team are left alone."""
         if not written:
             return written
-        with self._lock:
-            refresh_root_after_write(
-                self.store, written[-1], self._topics, self.today, self.config.root_budget
-            )
+        fresh = [checkpoint for checkpoint in written if not checkpoint.repeated]
+        if fresh:
+            with self._lock:
+                refresh_root_after_write(
+                    self.store, fresh[-1], self._topics, self.today, self.config.root_budget
+                )
         self._notify("remember")
-        self._team.after_write(day)
+        if fresh:
+            self._team.after_write(day)
         return written
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
