@@ -329,9 +329,10 @@ class Memory:
         """Every compaction node, newest period first within each level (frontmatter only)."""
         return list_nodes(self.store)
 
-    def recent_checkpoints(self, n: int = 10) -> list[Checkpoint]:
-        """The `n` latest checkpoints, newest first."""
-        return latest_checkpoints(self.store, n)
+    def recent_checkpoints(self, n: int = 10, *, grouped: bool = False) -> list[Checkpoint]:
+        """The `n` latest checkpoints, newest first; `grouped` (the sidebar): the user's own,
+        and the Claude calls' write-backs among them as one entry, last."""
+        return latest_checkpoints(self.store, n, grouped=grouped)
 
     def status(self) -> Status:
         """The numbers `hipo status` and the sidebar show."""

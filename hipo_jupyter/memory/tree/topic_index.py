@@ -28,6 +28,7 @@ from ..disk.checkpoint import Checkpoint
 from ..disk.files import MAX_STATE_BYTES
 from ..disk.layout import stamp_key
 from ..disk.periods import week_id, week_month
+from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.store import Appended, Store
 from ..errors import HipoError
 from .topics import slug
@@ -96,6 +97,11 @@ class TopicsIndex:
 
 
 def checkpoint_topics(checkpoint: Checkpoint) -> list[str]:
+    """A checkpoint's topics: its #tags, else its title's slug. A Claude call's write-back has
+    none: it is the agent's task log, and a topic of its own would push the user's topics
+    down the index (it is still found by search, and grouped in the Active Context)."""
+    if checkpoint.via == VIA_WRITE_BACK:
+        return []
     return list(checkpoint.tags) or [slug(checkpoint.title, max_words=3) or "untitled"]
 
 

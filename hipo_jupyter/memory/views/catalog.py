@@ -33,7 +33,7 @@ from .frame import checkpoint_row, csv_lines, flat_rows, row_rules
 
 ROWS_FILE = "catalog.sqlite"
 FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
-ROWS_VERSION = 3  # bump when the table or checkpoint_row changes: every log is parsed again
+ROWS_VERSION = 4  # bump when the table or checkpoint_row changes: every log is parsed again
 ROWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs (
     name TEXT PRIMARY KEY,     -- raw log, YYYY-MM-DD.md
