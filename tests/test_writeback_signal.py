@@ -18,6 +18,7 @@ from claude_helpers import (  # noqa: F401
     served_fixture,
 )
 
+from hipo_jupyter import llm
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk import VIA_MAGIC, VIA_WRITE_BACK
 
@@ -67,6 +68,34 @@ def test_a_write_back_is_titled_by_its_task_and_keeps_the_fields(
     assert fields["request"] == "Which tier are we cutting?"
     assert fields["decisions"] == "We should cut the starter tier by 15%."
     assert fields["outcome"].startswith("We should cut the starter tier by 15%. Revenue dips")
+
+
+def test_claude_writes_the_fields_when_it_is_the_summarizer(
+    claude_shell, api: FakeMessagesAPI, memory_root: Path
+) -> None:
+    run(claude_shell, "%config Hipo.summarizer = 'claude'")
+    api.replies += [
+        "Cut the starter tier by 15%; revenue dips 2% in March.",  # the user's own call
+        "- request: pick the tier to cut\n- decisions: cut the starter tier by 15%\n"
+        "- outcome: starter tier cut 15%, March revenue -2%",  # Claude writing the fields
+        "Keep the pro tier.",
+        "no lines of the kind asked for",  # unusable: the offline gist stays
+    ]
+    run(claude_shell, CALL.format(prompt="Which tier are we cutting?"))
+    run(claude_shell, CALL.format(prompt="And the pro tier?"))
+    first, second = Memory(memory_root).recent_checkpoints(5)[::-1]
+    assert first.title == "Which tier are we cutting?"
+    assert dict(first.fields) == {
+        "request": "pick the tier to cut",
+        "decisions": "cut the starter tier by 15%",
+        "outcome": "starter tier cut 15%, March revenue -2%",
+        "references": dict(first.fields)["references"],
+    }
+    writer = api.message_requests()[1]
+    assert writer["system"] == llm.TASK_SYSTEM  # no Layer 1: an internal call, not recorded
+    assert "Which tier are we cutting?" in writer["messages"][0]["content"]
+    assert dict(second.fields)["request"] == "And the pro tier?"
+    assert dict(second.fields)["outcome"] == "Keep the pro tier."
 
 
 def test_after_7_notes_and_3_calls_the_users_notes_lead(claude_shell, memory_root: Path) -> None:

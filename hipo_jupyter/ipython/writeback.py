@@ -3,11 +3,13 @@
 The injector reports every anthropic call made in the kernel (`record`); the cell hooks group
 them by cell. At the end of a cell that made calls and wrote no checkpoint itself, a checkpoint
 is written: the agent's task log, not the user's notes. It is titled by its task (the gist of
-the prompt), keeps the protocol's fields (request: the prompt's gist; decisions: the reply's
-sentences that decide or recommend, when it has any; outcome: the reply's gist; references:
-the notebook and cell), carries no tag, and is marked `via=write-back`, so the engine keeps it
-out of the Topics Index, groups it in ROOT's Active Context and the sidebar, and ranks it
-below the user's own notes at equal relevance. Proactive dumps: after 20 calls without a
+the prompt) and keeps the protocol's fields: request (the prompt's gist), decisions (the
+reply's sentences that decide or recommend, if any), outcome (the reply's gist), all three
+written by Claude instead with `Hipo.summarizer = "claude"`, and references (the notebook and
+cell, and the exchange's digest, by which a notebook run again writes it only once). It carries
+no tag and is marked `via=write-back`, so the engine keeps it out of the Topics Index, groups
+it in ROOT's Active Context and the sidebar, and ranks it below the user's own notes at equal
+relevance. Proactive dumps: after 20 calls without a
 checkpoint one is written on the spot, and a reply or tool result over ~8k tokens goes to
 knowledge/, the checkpoint keeping the pointer and the few facts extracted from it.
 `Hipo.auto_checkpoint = False` stops the automatic checkpoints (large texts still go to
@@ -22,6 +24,7 @@ when it builds it: this module does not import the session's, so neither imports
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hipo_jupyter import llm
 from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.memory import HipoError, Memory
@@ -69,6 +73,13 @@ def decision_sentences(reply: str, limit: int = DECISIONS) -> list[str]:
     sentences = [" ".join(part.split()).lstrip("-*> ") for part in SENTENCE_END.split(reply)]
     found = [gist(text, 160) for text in sentences if text and DECISION_CUE.search(text)]
     return list(dict.fromkeys(found))[:limit]
+
+
+def exchange_digest(calls: list[LLMCall]) -> str:
+    """16 hex digits of the calls' requests, tool results and replies: the same calls answered
+    alike are the same exchange, however its fields were written (`writing.identity`)."""
+    parts = [[c.method, c.model, c.prompt, c.tool_results, c.reply()] for c in calls]
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def request_models(calls: list[LLMCall]) -> str | None:
@@ -196,21 +207,43 @@ class WriteBack:
             request += f" (+{len(calls) - 1} more calls)"
         inputs = [self._large("tool result", t, references) for c in calls for t in c.tool_results]
         answered = [(call.prompt, reply) for call in calls if (reply := call.reply()) is not None]
-        outcome, decisions = REPLY_PENDING, []
+        outcome, decisions = REPLY_PENDING, ""
         if answered:
             outcome = self._large("reply", answered[-1][1], references, about=answered[-1][0])
-            decisions = decision_sentences(answered[-1][1])
+            decisions = "; ".join(decision_sentences(answered[-1][1]))
+            if not references:  # Claude writes the fields of a reply kept whole, if asked to
+                written = self.claude_fields(*answered[-1])
+                request = written.get("request", request)
+                decisions = written.get("decisions", "" if written else decisions)
+                outcome = written.get("outcome", outcome)
         models = sorted({call.model for call in calls if call.model})
         where = self.session.notebook_name or "console"
         references[:0] = [f"{where} cell {cell}" if cell else where, *models]
+        references.append(f"exchange {exchange_digest(calls)}")
         task = gist(first.prompt or f"{first.method} call", TITLE_CHARS)
         lines = [f"- request: {request}"]
         if inputs:
             lines.append(f"- analysis: {'; '.join(inputs)}")
         if decisions:
-            lines.append(f"- decisions: {'; '.join(decisions)}")
+            lines.append(f"- decisions: {decisions}")
         lines += [f"- outcome: {outcome}", f"- references: {', '.join(references)}"]
         return task, "\n".join(lines)
+
+    def claude_fields(self, prompt: str, reply: str) -> dict[str, str]:
+        """request, decisions and outcome as Claude writes them, when the user set
+        `Hipo.summarizer = "claude"`; {} otherwise or when it fails (the offline gist stays,
+        and the session log says why)."""
+        settings = self.session.settings
+        if settings.summarizer != "claude":
+            return {}
+        writer = llm.ClaudeTaskWriter(
+            model=settings.model, max_retries=settings.max_retries, timeout=settings.timeout
+        )
+        try:
+            return writer(prompt, reply)
+        except llm.SummaryError as error:
+            self.session.note(f"write-back fields: the offline gist ({error})")
+            return {}
 
     def _write(self, calls: list[LLMCall], *, cell: str | None, title_prefix: str = "") -> None:
         if not calls:

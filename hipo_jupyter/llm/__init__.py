@@ -67,8 +67,10 @@ from .summarizer import (
     FOLD_SYSTEM,
     SECTIONS,
     SUMMARIZER_SYSTEM,
+    TASK_SYSTEM,
     ClaudeFolder,
     ClaudeSummarizer,
+    ClaudeTaskWriter,
     SummaryError,
 )
 
@@ -93,8 +95,10 @@ __all__ = [
     "RECALL_TAG",
     "SECTIONS",
     "SUMMARIZER_SYSTEM",
+    "TASK_SYSTEM",
     "ClaudeFolder",
     "ClaudeSummarizer",
+    "ClaudeTaskWriter",
     "ClaudeUnavailable",
     "Injector",
     "LLMCall",

@@ -14,6 +14,7 @@ mtime): a `%%remember` re-reads nothing while this process is the one writing th
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -41,16 +42,22 @@ log = logging.getLogger("hipo_jupyter.memory.memory")  # where these warnings al
 KNOWN_DAYS = 4  # days whose checkpoints' identities are kept in the process (today, an import...)
 Stamp = tuple[int, int]
 Identity = tuple[object, ...]
+EXCHANGE = re.compile(r"\bexchange ([0-9a-f]{16})\b")  # a write-back's calls, as a digest
 
 
 def identity(checkpoint: Checkpoint) -> Identity:
     """What makes two checkpoints one task written twice (the same cells run again): title, type,
     tags, fields, free text and where it came from (notebook, front end, model). Not the id, the
     day or line, nor the cell: a cell run again gets a new execution count. A write-back's
-    `references` field names its cell (and a knowledge/ file, renamed when written again), so
-    for a write-back the same request and reply, as its fields keep them, are the same one."""
+    `references` field names its cell (and a knowledge/ file, renamed when written again): a
+    write-back is the same one when its exchange (the digest of its calls' requests and
+    replies, `exchange <16 hex>` in its references) is, whoever wrote its fields, else when
+    its other fields are."""
     fields = checkpoint.fields
     if checkpoint.via == VIA_WRITE_BACK:
+        exchange = EXCHANGE.search(checkpoint.field("references") or "")
+        if exchange:
+            return ("exchange", exchange.group(1), checkpoint.notebook, checkpoint.model)
         fields = tuple((key, value) for key, value in fields if key != "references")
     return (
         checkpoint.title,
