@@ -42,9 +42,7 @@ import argparse
 import contextlib
 import logging
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
@@ -52,13 +50,7 @@ from typing import Any, TextIO
 
 from hipo_jupyter import cli_views, terminal
 from hipo_jupyter.cli_parser import UsageError, build_parser
-from hipo_jupyter.demo import (
-    TODAY_ENV,
-    demo_text,
-    execute_notebook,
-    find_quickstart,
-    notebook_today,
-)
+from hipo_jupyter.demo import TODAY_ENV, run_demo
 from hipo_jupyter.memory import (
     MAX_BODY_CHARS,
     CheckpointDraft,
@@ -77,8 +69,6 @@ from hipo_jupyter.memory.intake import check_transcript, read_file
 from hipo_jupyter.memory.views import check_folder, results_text
 from hipo_jupyter.team_link import team_backend
 from hipo_jupyter.team_url import mask_url
-
-QUICKSTART = "quickstart.ipynb"
 
 
 def today_from_env() -> Callable[[], date] | None:
@@ -183,6 +173,16 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def compact_after_write(memory: Memory) -> None:
+    """`hipo remember` is a session of its own: like `hipo import`, it leaves the tree in step
+    with what it wrote, so `hipo check` right after it passes. The checkpoint is safe in its
+    log whatever happens here (a failed pass is one line on stderr; `hipo compact` says more)."""
+    try:
+        memory.compact()
+    except (HipoError, OSError) as error:
+        print(f"hipo: checkpoint written; the compaction after it failed: {error}", file=sys.stderr)
+
+
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
     title = args.title if args.title is not None else " ".join(args.title_words)
@@ -201,9 +201,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     try:
         checkpoint = memory.write_checkpoint(draft, via=VIA_CLI)
+        if not checkpoint.repeated:
+            compact_after_write(memory)
     finally:
         memory.close()
-    print(f"{raw_log_path(checkpoint.date)}  {checkpoint.id}")
+    written = f"{raw_log_path(checkpoint.date)}  {checkpoint.id}"
+    print(render.checkpoint_line(checkpoint) if checkpoint.repeated else written)  # not twice
     return 0
 
 
@@ -385,23 +388,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    source = find_quickstart()
-    folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
-    try:
-        notebook = folder / QUICKSTART
-        shutil.copyfile(source, notebook)
-        today = os.environ.get(TODAY_ENV) or notebook_today(notebook)
-        print(f"Running {source.name} in {folder} ...", file=sys.stderr)
-        executed = execute_notebook(notebook, timeout=args.timeout, today=today)
-        import nbformat
-
-        nbformat.write(executed, notebook)
-        print(demo_text(folder, today=today))
-        if args.keep:
-            print(f"\nThe executed notebook and its memory are in {folder}")
-    finally:
-        if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
+    run_demo(timeout=args.timeout, keep=args.keep)
     return 0
 
 

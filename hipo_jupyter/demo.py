@@ -5,6 +5,9 @@ shows of the memory the notebook made."""
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -91,6 +94,28 @@ def execute_notebook(path: Path, *, timeout: int = 300, today: str | None = None
         summary = str(error).strip().splitlines()
         raise HipoError(f"{path.name} failed: {summary[-1] if summary else error}") from None
     return notebook
+
+
+def run_demo(*, timeout: int, keep: bool) -> None:
+    """`hipo demo`: the quickstart run in a temporary folder (kept with `keep`), then what its
+    memory shows."""
+    import nbformat
+
+    source = find_quickstart()
+    folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
+    try:
+        notebook = folder / QUICKSTART
+        shutil.copyfile(source, notebook)
+        today = os.environ.get(TODAY_ENV) or notebook_today(notebook)
+        print(f"Running {source.name} in {folder} ...", file=sys.stderr)
+        executed = execute_notebook(notebook, timeout=timeout, today=today)
+        nbformat.write(executed, notebook)
+        print(demo_text(folder, today=today))
+        if keep:
+            print(f"\nThe executed notebook and its memory are in {folder}")
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- what the demo shows ------------------------------------------------------------------------

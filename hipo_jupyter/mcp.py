@@ -154,6 +154,8 @@ def build_server(memory: Memory) -> Server:
         '- references: ...' lines or free text; type is project, feedback, user or reference."""
         require_title(title)  # the rule `hipo remember` and %%remember keep
         checkpoint = memory.remember(title, body, type=type, tags=tags or (), via=VIA_MCP)
+        if checkpoint.repeated:  # the existing one's id, and that nothing was written twice
+            return render.repeated_line(checkpoint)
         return f"{render.checkpoint_where(checkpoint)}  {checkpoint.id}"
 
     @server.tool(structured_output=False)

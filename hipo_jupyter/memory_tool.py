@@ -398,10 +398,20 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         blocks = checkpoint_blocks(text)
         if not blocks:
             raise ToolError("nothing to append: the text is empty")
-        written = self.memory.remember_all(
+        answered = self.memory.remember_all(
             blocks, on=day, notebook=MEMORY_TOOL_NOTEBOOK, via=VIA_MEMORY_TOOL
         )
+        written = [checkpoint for checkpoint in answered if not checkpoint.repeated]
         log = shown(raw_log_path(day))
+        there = len(answered) - len(written)
+        already = ""
+        if there:  # the same checkpoint was in the day's log already: not written twice
+            ids = [c.id or "?" for c in answered if c.repeated]
+            more = f" and {len(ids) - 3:,} more" if len(ids) > 3 else ""
+            shown_ids = ", ".join(ids[:3]) + more
+            already = f"{there:,} already in {log} (id {shown_ids}), not written twice"
+        if not written:
+            return f"Nothing appended: {already}."
         lines = ", ".join(str(checkpoint.line) for checkpoint in written[:MAX_LISTED])
         if len(written) > MAX_LISTED:
             lines += f" and {len(written) - MAX_LISTED:,} more"
@@ -410,6 +420,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         return (
             f"Appended {len(written)} checkpoint{'s' if len(written) > 1 else ''} to {log} at "
             f"line {lines}{where}: raw logs are append-only, so nothing in them was rewritten."
+            + (f" {already[0].upper()}{already[1:]}." if already else "")
         ) + (PROPOSED_NOTE if proposed else "")
 
 

@@ -15,7 +15,7 @@ from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, FakeMessagesAPI, ser
 from test_quickstart import cells_with, output_text
 
 from hipo_jupyter import llm
-from hipo_jupyter.cli import execute_notebook
+from hipo_jupyter.demo import execute_notebook
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "claude.ipynb"
@@ -93,7 +93,7 @@ def test_every_call_carried_layer1_once(executed) -> None:
     # a block after the caller's own, so Layer 1's block stays the bytes first sent (cached)
     caller, fresh = created["system"][1:]
     assert caller == {"type": "text", "text": "Answer in one sentence."}
-    assert fresh["text"].startswith(llm.FRESH_OPEN) and "- llm [project, 0d]" in fresh["text"]
+    assert fresh["text"].startswith(llm.FRESH_OPEN) and " Claude calls: " in fresh["text"]
     assert streamed["system"][0] == created["system"][0] == followed["system"][0]
     assert len(streamed["system"]) == 2 and streamed["stream"] is True
     assert streamed["system"][1]["text"].startswith(llm.FRESH_OPEN)
@@ -103,10 +103,10 @@ def test_the_work_was_written_back_and_checks_pass(executed) -> None:
     folder, notebook, _ = executed
     raw = (folder / "memory" / f"{TODAY}.md").read_text()
     for title in (
-        "## LLM: What should we change for February? [project]",
-        "## LLM: And what would that do to revenue in March? [project]",
-        "## LLM: Which tier are we cutting? [project]",
-        "## LLM: Draft a one-line note on PRICE-42. [project]",
+        "## What should we change for February? [project]",
+        "## And what would that do to revenue in March? [project]",
+        "## Which tier are we cutting? [project]",
+        "## Draft a one-line note on PRICE-42. [project]",
     ):
         assert title in raw
     assert raw.count("notebook=claude.ipynb") == 5  # the %%remember and the four call cells

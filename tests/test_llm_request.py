@@ -15,6 +15,7 @@ from pathlib import Path
 import anthropic
 from anthropic._data import DEPRECATED_MODELS
 from claude_helpers import (  # noqa: F401
+    TODAY,
     FakeMessagesAPI,
     api_fixture,
     claude_shell_fixture,
@@ -125,7 +126,7 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
     status, fresh = second["system"][1:]
     assert status["text"].startswith("[context status]") and not llm.carries_layer1([fresh])
     assert llm.FRESH_PREAMBLE in fresh["text"] and "cache_control" not in fresh
-    assert "- llm [project, 0d]: llm-change-february" in fresh["text"]
+    assert f"- {TODAY} 1 Claude call: change-february" in fresh["text"]
     assert first["messages"] == [{"role": "user", "content": "What should we change for February?"}]
     assert second["messages"] == [
         {"role": "user", "content": "What should we change for February?"},

@@ -159,7 +159,7 @@ def test_chat_completions_carry_layer1_once_and_are_written_back(
     assert calls[1].reply() == namespace["streamed"] and calls[2].reply() == namespace["helper"]
 
     (checkpoint,) = written_back(memory_root)
-    assert checkpoint.startswith("LLM: What did we decide on pricing?")
+    assert checkpoint.startswith("What did we decide on pricing? [project]")  # titled by its task
     assert "model=gpt-test" in checkpoint.split("\n")[1]  # the model the request named
     assert f"- outcome: Reply 6: you asked about {QUESTION}." in checkpoint  # streamed, too
     assert "(+5 more calls)" in checkpoint and "gpt-test" in checkpoint.split("references:")[1]
@@ -523,4 +523,4 @@ def test_ask_is_written_back_whichever_clients_are_chosen(
     asked, own = api.message_requests()
     assert layer1_count(asked) == 1 and layer1_count(own) == 0
     (checkpoint,) = written_back(memory_root)
-    assert checkpoint.startswith("LLM: What did we decide on pricing?")
+    assert checkpoint.startswith("What did we decide on pricing? [project]")  # titled by its task

@@ -160,6 +160,19 @@ async def test_recent_lists_checkpoints_newest_first(jp_fetch, project):
     assert titles == ["Churn dashboard", "Competitor pricing"]
 
 
+async def test_recent_groups_the_claude_calls_write_backs(jp_fetch, project):
+    memory = Memory(project, today=lambda: date(2026, 3, 12))
+    for prompt in ("Which tier are we cutting?", "Draft the launch note", "Summarize churn"):
+        memory.remember(prompt, "- request: x\n- outcome: y", via="write-back", cell="3")
+    memory.close()
+    recent = await get_json(jp_fetch, "recent", path="project/analysis.ipynb", n="3")
+    titles = [checkpoint["title"] for checkpoint in recent["checkpoints"]]
+    # the user's two notes stay; the three write-backs are one entry, last
+    assert titles[:2] == ["Churn dashboard", "Competitor pricing"]
+    assert titles[2].startswith("3 Claude calls: summarize-churn; draft-launch-note")
+    assert recent["checkpoints"][2]["via"] == "write-back"
+
+
 async def test_recent_and_recall_say_where_each_checkpoint_came_from(jp_fetch, project):
     memory = Memory(project, today=lambda: date(2026, 3, 12))
     memory.remember(

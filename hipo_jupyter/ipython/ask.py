@@ -127,7 +127,7 @@ class AskMagics(Magics):
         """This notebook's conversation, loaded from disk the first time (a restarted kernel
         continues it); `new` sets the saved one aside and starts afresh."""
         with engine_errors():
-            path = conversation_path(self.session.memory.root, self.session.notebook_name)
+            path = conversation_path(self.session.memory.root, self.session.conversation_name)
         if new:
             archive(path)
             self._conversation, self._path = Conversation(), path
@@ -294,7 +294,7 @@ class AskMagics(Magics):
             parts.append(SentPart("recalled", hit.title, source, tokens, hit.provenance))
         system = sum(count_tokens(block.get("text", "")) for block in request["system"])
         sent = Sent(
-            notebook=self.session.notebook_name or "",
+            notebook=self.session.conversation_name or "",
             at=datetime.now(UTC).isoformat(timespec="seconds"),
             model=model,
             tokens=system,

@@ -66,6 +66,21 @@ def notebook_name(path: str | None) -> str | None:
     return None
 
 
+def conversation_name(shell: Any, path: str | None) -> str | None:
+    """Whose `%%ask` conversation this kernel keeps (`context.conversation_path`): the
+    notebook's file when Jupyter or VS Code name it, else the session's own name (a JupyterLab
+    console), else, in a kernel that was told neither (nbconvert, nbclient and papermill run a
+    notebook headless without naming it), the kernel itself, so two notebooks run headless in
+    one folder never share a conversation. None (the shared `console.json`) for a terminal
+    IPython."""
+    if path:
+        return Path(path).name
+    ident = getattr(getattr(shell, "kernel", None), "ident", None)
+    if isinstance(ident, str) and ident.strip():
+        return f"kernel-{ident.strip()[:8]}"
+    return None
+
+
 @dataclass
 class Registration:
     """Everything `load_ipython_extension` added to the shell, so unload removes exactly it."""
@@ -107,6 +122,10 @@ class HipoSession:
     @property
     def notebook_name(self) -> str | None:
         return notebook_name(self.notebook_path)
+
+    @property
+    def conversation_name(self) -> str | None:
+        return conversation_name(self.shell, self.notebook_path)
 
     def resolve_root(self) -> Path:
         return resolve_root(self.settings.root or None, self.notebook_path)

@@ -2,11 +2,18 @@
 
 The injector reports every LLM SDK call made in the kernel (`record`); the cell hooks group
 them by cell. At the end of a cell that made calls and wrote no checkpoint itself, a checkpoint
-is written (request: the gist of the prompt; outcome: the gist of the reply; references: the
-notebook and cell). Proactive dumps: after 20 calls without a checkpoint one is written on the
-spot, and a reply or tool result over ~8k tokens goes to knowledge/, the checkpoint keeping the
-pointer and the few facts extracted from it. `Hipo.auto_checkpoint = False` stops the automatic
-checkpoints (large texts still go to knowledge/ only when a checkpoint is written).
+is written: the agent's task log, not the user's notes. It is titled by its task (the gist of
+the prompt) and keeps the protocol's fields: request (the prompt's gist), decisions (the
+reply's sentences that decide or recommend, if any), outcome (the reply's gist), all three
+written by Claude instead with `Hipo.summarizer = "claude"`, and references (the notebook and
+cell, and the exchange's digest, by which a notebook run again writes it only once). It carries
+no tag and is marked `via=write-back`, so the engine keeps it out of the Topics Index, groups
+it in ROOT's Active Context and the sidebar, and ranks it below the user's own notes at equal
+relevance. Proactive dumps: after 20 calls without a
+checkpoint one is written on the spot, and a reply or tool result over ~8k tokens goes to
+knowledge/, the checkpoint keeping the pointer and the few facts extracted from it.
+`Hipo.auto_checkpoint = False` stops the automatic checkpoints (large texts still go to
+knowledge/ only when a checkpoint is written).
 
 A write-back error never breaks a cell: it is shown as one line.
 
@@ -17,12 +24,15 @@ when it builds it: this module does not import the session's, so neither imports
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hipo_jupyter import llm
 from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.memory import HipoError, Memory
@@ -37,6 +47,13 @@ log = logging.getLogger(__name__)
 
 DUMP_EVERY = 20  # LLM calls without a checkpoint before one is written on the spot
 TITLE_CHARS = 60
+DECISIONS = 2  # sentences of a reply kept as its decisions
+DECISION_CUE = re.compile(
+    r"\b(?:decid(?:e|ed|es|ing)|decisions?|recommend(?:s|ed|ing)?|should|suggest(?:s|ed)?"
+    r"|go(?:ing)? with|chose|choose|opt(?:ed)? for|plan to|we will|cut|keep|drop|switch to)\b",
+    re.IGNORECASE,
+)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 REPLY_PENDING = "(reply not captured: an unconsumed stream or a raw response)"
 
 
@@ -48,6 +65,21 @@ class CellCalls:
     calls: list[LLMCall] = field(default_factory=list)
     checkpointed: bool = False
     checkpoint_id: str | None = None  # the one written automatically, if any
+
+
+def decision_sentences(reply: str, limit: int = DECISIONS) -> list[str]:
+    """The offline gist of what a reply decides: its first sentences that decide, recommend
+    or advise (a cue word), each on one line; none when it only informs."""
+    sentences = [" ".join(part.split()).lstrip("-*> ") for part in SENTENCE_END.split(reply)]
+    found = [gist(text, 160) for text in sentences if text and DECISION_CUE.search(text)]
+    return list(dict.fromkeys(found))[:limit]
+
+
+def exchange_digest(calls: list[LLMCall]) -> str:
+    """16 hex digits of the calls' requests, tool results and replies: the same calls answered
+    alike are the same exchange, however its fields were written (`writing.identity`)."""
+    parts = [[c.method, c.model, c.prompt, c.tool_results, c.reply()] for c in calls]
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def request_models(calls: list[LLMCall]) -> str | None:
@@ -103,7 +135,7 @@ class WriteBack:
             due = self.since_checkpoint >= DUMP_EVERY
         if due and self.session.settings.auto_checkpoint:
             recent = [c for cell in self._open_cells() for c in cell.calls][-DUMP_EVERY:]
-            self._write(recent, title_prefix="LLM calls (dump)", cell=self.cell_number())
+            self._write(recent, title_prefix=f"{len(recent)} Claude calls", cell=self.cell_number())
 
     def on_memory_event(self, event: str) -> None:
         """A checkpoint was written (by the user, a magic or us): it covers every cell with
@@ -176,18 +208,43 @@ class WriteBack:
             request += f" (+{len(calls) - 1} more calls)"
         inputs = [self._large("tool result", t, references) for c in calls for t in c.tool_results]
         answered = [(call.prompt, reply) for call in calls if (reply := call.reply()) is not None]
-        outcome = REPLY_PENDING
+        outcome, decisions = REPLY_PENDING, ""
         if answered:
             outcome = self._large("reply", answered[-1][1], references, about=answered[-1][0])
+            decisions = "; ".join(decision_sentences(answered[-1][1]))
+            if not references:  # Claude writes the fields of a reply kept whole, if asked to
+                written = self.claude_fields(*answered[-1])
+                request = written.get("request", request)
+                decisions = written.get("decisions", "" if written else decisions)
+                outcome = written.get("outcome", outcome)
         models = sorted({call.model for call in calls if call.model})
         where = self.session.notebook_name or "console"
         references[:0] = [f"{where} cell {cell}" if cell else where, *models]
-        title_words = gist(first.prompt or first.method, TITLE_CHARS)
+        references.append(f"exchange {exchange_digest(calls)}")
+        task = gist(first.prompt or f"{first.method} call", TITLE_CHARS)
         lines = [f"- request: {request}"]
         if inputs:
             lines.append(f"- analysis: {'; '.join(inputs)}")
+        if decisions:
+            lines.append(f"- decisions: {decisions}")
         lines += [f"- outcome: {outcome}", f"- references: {', '.join(references)}"]
-        return f"LLM: {title_words}", "\n".join(lines)
+        return task, "\n".join(lines)
+
+    def claude_fields(self, prompt: str, reply: str) -> dict[str, str]:
+        """request, decisions and outcome as Claude writes them, when the user set
+        `Hipo.summarizer = "claude"`; {} otherwise or when it fails (the offline gist stays,
+        and the session log says why)."""
+        settings = self.session.settings
+        if settings.summarizer != "claude":
+            return {}
+        writer = llm.ClaudeTaskWriter(
+            model=settings.model, max_retries=settings.max_retries, timeout=settings.timeout
+        )
+        try:
+            return writer(prompt, reply)
+        except llm.SummaryError as error:
+            self.session.note(f"write-back fields: the offline gist ({error})")
+            return {}
 
     def _write(self, calls: list[LLMCall], *, cell: str | None, title_prefix: str = "") -> None:
         if not calls:
@@ -197,11 +254,11 @@ class WriteBack:
         try:
             title, body = self.checkpoint_body(calls, cell)
             if title_prefix:
-                title = f"{title_prefix}: {title.removeprefix('LLM: ')}"
+                title = f"{title_prefix}: {title}"
             checkpoint = self.session.memory.remember(
                 title,
                 body,
-                tags=["llm"],
+                type="project",
                 notebook=self.session.notebook_name,
                 cell=cell,
                 via=VIA_WRITE_BACK,

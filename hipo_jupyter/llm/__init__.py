@@ -71,8 +71,10 @@ from .summarizer import (
     FOLD_SYSTEM,
     SECTIONS,
     SUMMARIZER_SYSTEM,
+    TASK_SYSTEM,
     ClaudeFolder,
     ClaudeSummarizer,
+    ClaudeTaskWriter,
     SummaryError,
 )
 
@@ -99,8 +101,10 @@ __all__ = [
     "RECALL_TAG",
     "SECTIONS",
     "SUMMARIZER_SYSTEM",
+    "TASK_SYSTEM",
     "ClaudeFolder",
     "ClaudeSummarizer",
+    "ClaudeTaskWriter",
     "ClaudeUnavailable",
     "Injector",
     "LLMCall",

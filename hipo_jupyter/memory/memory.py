@@ -181,16 +181,16 @@ class Memory:
         return self._after_write(written, day)
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
-        """Layer 1 shows what was just written (`root_update`: ROOT.md's Active Context and
-        Topics Index in place), then listeners and the team hear of it."""
-        if not written:
-            return written
-        with self._lock:
-            refresh_root_after_write(
-                self.store, written[-1], self._topics, self.today, self.config.root_budget
-            )
-        self._notify("remember")
-        self._team.after_write(day)
+        """Layer 1 shows what was just written (`root_update`), then the team and listeners hear
+        of it; a checkpoint found already there (`repeated`) leaves ROOT.md and the team alone."""
+        fresh = [checkpoint for checkpoint in written if not checkpoint.repeated]
+        if fresh:
+            with self._lock:
+                budget = self.config.root_budget
+                refresh_root_after_write(self.store, fresh[-1], self._topics, self.today, budget)
+            self._team.after_write(day)
+        if written:
+            self._notify("remember")
         return written
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
@@ -332,9 +332,9 @@ class Memory:
         """Every compaction node, newest period first within each level (frontmatter only)."""
         return list_nodes(self.store)
 
-    def recent_checkpoints(self, n: int = 10) -> list[Checkpoint]:
-        """The `n` latest checkpoints, newest first."""
-        return latest_checkpoints(self.store, n)
+    def recent_checkpoints(self, n: int = 10, *, grouped: bool = False) -> list[Checkpoint]:
+        """The `n` latest, newest first; `grouped`: Claude's write-backs as one entry, last."""
+        return latest_checkpoints(self.store, n, grouped=grouped)
 
     def changes(self, notebook: str | None = None) -> str:
         """A stamp that moves whenever what the sidebar shows may have (`disk/sent`)."""

@@ -89,10 +89,22 @@ def checkpoint_where(checkpoint: Checkpoint) -> str:
 
 
 def checkpoint_line(checkpoint: Checkpoint) -> str:
-    """The confirmation a write prints: what, where, and the id to find it again."""
+    """The confirmation a write prints: what, where, and the id to find it again; for a
+    checkpoint found already there (`repeated`), that nothing was written."""
     tags = " " + " ".join(f"#{tag}" for tag in checkpoint.tags) if checkpoint.tags else ""
     what = f"{checkpoint.title!r} [{checkpoint.type}]{tags}"
+    if checkpoint.repeated:
+        return repeated_line(checkpoint, what)
     return f"remembered {what} in {checkpoint_where(checkpoint)} (id {checkpoint.id})"
+
+
+def repeated_line(checkpoint: Checkpoint, what: str = "") -> str:
+    """One line for a write that found the same checkpoint already in its day's log."""
+    what = what or f"{checkpoint.title!r}"
+    return (
+        f"already remembered: {what} is in {checkpoint_where(checkpoint)} "
+        f"(id {checkpoint.id}); nothing written twice"
+    )
 
 
 # --- status, topics, Layer 1, compaction ------------------------------------------------------

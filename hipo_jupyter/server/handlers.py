@@ -285,11 +285,12 @@ class BudgetHandler(HipoHandler):
 
 
 class RecentHandler(HipoHandler):
-    """The last `n` checkpoints, newest first, each with its provenance."""
+    """The last `n` checkpoints, newest first, each with its provenance; the Claude calls'
+    write-backs among them are one entry, last (`Memory.recent_checkpoints(grouped=True)`)."""
 
     def answer(self) -> dict[str, Any]:
         n = parse_count(self.optional("n"), "n", default=10)
-        recent = self.memory().recent_checkpoints(min(n, MAX_RESULTS))
+        recent = self.memory().recent_checkpoints(min(n, MAX_RESULTS), grouped=True)
         return {"checkpoints": [checkpoint_view(checkpoint) for checkpoint in recent]}
 
 

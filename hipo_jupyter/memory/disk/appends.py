@@ -23,12 +23,32 @@ import errno
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .files import MAX_LOG_BYTES, read_fd, read_regular
 
 MAX_INTENT_BYTES = 2 * MAX_LOG_BYTES  # base64 makes a payload 4/3 as long
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Where an append landed, and the file's hash before and after it (for the index)."""
+
+    line: int
+    size_before: int
+    hash_before: str
+    hash_after: str
+    text_after: str
+    # The log's (size, mtime_ns) as `raw_stamps` gives them, under its lock (`StructuredViews`)
+    stamp_before: tuple[int, int] = (0, 0)
+    stamp_after: tuple[int, int] = (0, 0)
+
+
+Compose = Callable[[bytes, tuple[int, int]], "str | None"]
+"""What an append writes, given the log's bytes and (size, mtime_ns) under its lock: the block,
+or None to write nothing (`Store.append_raw_composed`)."""
 
 
 def sha256(data: bytes) -> str:

@@ -95,6 +95,9 @@ class Checkpoint:
     model: str | None = None  # model id of the Claude request a write-back came from
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
     line: int = dataclasses.field(default=0, compare=False)  # 1-based line of its "## " heading
+    # True when a write found this very checkpoint already in its day's log and wrote nothing
+    # (`intake/writing`: nothing twice); then id, date and line are the one already there.
+    repeated: bool = dataclasses.field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         kind = self.type.strip().lower()

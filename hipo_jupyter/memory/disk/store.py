@@ -40,15 +40,16 @@ import logging
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from ..errors import MemoryRootError, ParseError, PathOutsideRootError
 from . import anchored
-from .appends import (
+from .appends import (  # noqa: F401 - Appended and Compose are imported from here too
+    Appended,
     AppendFailed,
     AppendIntent,
+    Compose,
     append_all_or_nothing,
     drop_intent,
     intent_path,
@@ -88,20 +89,6 @@ class WriteError(MemoryRootError):
 
 def _failure(error: OSError) -> str:
     return error.strerror or str(error)
-
-
-@dataclass(frozen=True)
-class Appended:
-    """Where an append landed, and the file's hash before and after it (for the index)."""
-
-    line: int
-    size_before: int
-    hash_before: str
-    hash_after: str
-    text_after: str
-    # The log's (size, mtime_ns) as `raw_stamps` gives them, under its lock (`StructuredViews`)
-    stamp_before: tuple[int, int] = (0, 0)
-    stamp_after: tuple[int, int] = (0, 0)
 
 
 class Store:
@@ -375,6 +362,14 @@ class Store:
         says so. Only a regular file inside the root is appended to: a log that is a symlink
         (anywhere), a FIFO or a device is refused with UnsafeFileError.
         """
+        written = self.append_raw_composed(day, lambda before, stamp: block)
+        assert written is not None  # a block is always given
+        return written
+
+    def append_raw_composed(self, day: date, compose: Compose) -> Appended | None:
+        """`append_raw` of the block `compose(log bytes, (size, mtime_ns))` returns, or nothing
+        (None) when it returns None. `compose` sees the log under the exclusive lock, so for
+        every process writing the day, looking and appending are one step (`writing`)."""
         self.ensure_layout()
         path = self.raw_path(day)
         fd = self._open_raw(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
@@ -387,6 +382,9 @@ class Store:
                 before = read_fd(fd, MAX_LOG_BYTES, self.relative(path))
                 info = os.fstat(fd)
                 stamp_before = (info.st_size, info.st_mtime_ns)
+                block = compose(before, stamp_before)
+                if block is None:
+                    return None
                 prefix = b""
                 if before and not before.endswith(b"\n"):
                     prefix = b"\n\n"

@@ -17,7 +17,10 @@ of five writers:
 `may(writer, power)` is the one answer every surface asks; the table is `POWERS`, and
 docs/RELIABILITY.md shows it with the test of each cell. What the others write is kept and
 searchable like the user's; it just cannot steer: a rule from anyone but the user is a
-proposal until the user accepts it (`views/rules`).
+proposal until the user accepts it (`views/rules`). What a writer weighs follows from it too:
+Claude's write-backs (`writer_of(c) == CLAUDE`) are its task log, not the user's notes: no
+topic of their own, one grouped line in ROOT's Active Context and the sidebar's recent list,
+and below the user's notes at equal relevance (`recall/ranking`).
 """
 
 from __future__ import annotations

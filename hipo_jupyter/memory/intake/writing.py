@@ -4,11 +4,17 @@ A checkpoint is checked once (a `CheckpointDraft`), redacted, appended whole to 
 its day, and indexed (text and vectors) and added to the topics in the same call. The raw log is
 the truth: when indexing fails the checkpoint is kept and the index catches up at the next sync.
 Events, compaction and the team are the `Memory` facade's business, not this module's.
+
+Nothing twice: a checkpoint whose `identity` is already in its day's log (a notebook run again)
+is not appended; the one there comes back marked `repeated`. The test runs under the log's
+append lock, against the day's checkpoints parsed once and kept against the log's (size,
+mtime): a `%%remember` re-reads nothing while this process is the one writing the day.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -18,6 +24,7 @@ from pathlib import Path
 
 from ..disk.checkpoint import Checkpoint, new_id, parse_body, parse_log, render
 from ..disk.exchanges import pair
+from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import redact
 from ..disk.store import Store
 from ..errors import HipoError
@@ -31,6 +38,37 @@ from ..views.structured import StructuredViews
 from .importers import ImportRecord, ImportReport, blocks_by_day
 
 log = logging.getLogger("hipo_jupyter.memory.memory")  # where these warnings always came from
+
+KNOWN_DAYS = 4  # days whose checkpoints' identities are kept in the process (today, an import...)
+Stamp = tuple[int, int]
+Identity = tuple[object, ...]
+EXCHANGE = re.compile(r"\bexchange ([0-9a-f]{16})\b")  # a write-back's calls, as a digest
+
+
+def identity(checkpoint: Checkpoint) -> Identity:
+    """What makes two checkpoints one task written twice (the same cells run again): title, type,
+    tags, fields, free text and where it came from (notebook, front end, model). Not the id, the
+    day or line, nor the cell: a cell run again gets a new execution count. A write-back's
+    `references` field names its cell (and a knowledge/ file, renamed when written again): a
+    write-back is the same one when its exchange (the digest of its calls' requests and
+    replies, `exchange <16 hex>` in its references) is, whoever wrote its fields, else when
+    its other fields are."""
+    fields = checkpoint.fields
+    if checkpoint.via == VIA_WRITE_BACK:
+        exchange = EXCHANGE.search(checkpoint.field("references") or "")
+        if exchange:
+            return ("exchange", exchange.group(1), checkpoint.notebook, checkpoint.model)
+        fields = tuple((key, value) for key, value in fields if key != "references")
+    return (
+        checkpoint.title,
+        checkpoint.type,
+        checkpoint.tags,
+        fields,
+        checkpoint.text,
+        checkpoint.notebook,
+        checkpoint.via,
+        checkpoint.model,
+    )
 
 
 def new_checkpoint(
@@ -112,13 +150,51 @@ class Writer:
         self._topics = topics
         self._lock = lock
         self._views = views  # the rules kept for Layer 1, carried over an append
+        # day -> (its log's stamp, identity -> the first checkpoint of the log with it)
+        self._known: dict[date, tuple[Stamp, dict[Identity, Checkpoint]]] = {}
+
+    def _known_in(self, day: date, data: bytes, stamp: Stamp) -> dict[Identity, Checkpoint]:
+        """The identities of the checkpoints in the log of `day` (its bytes `data` and stamp
+        under the append lock), parsed only when the log is not as this process left it."""
+        held = self._known.get(day)
+        if held is None or held[0] != stamp:
+            by_identity: dict[Identity, Checkpoint] = {}
+            for found in parse_log(data.decode("utf-8", errors="replace"), date=day.isoformat()):
+                by_identity.setdefault(identity(found), found)
+            held = (stamp, by_identity)
+            self._known[day] = held
+            for old in sorted(self._known)[:-KNOWN_DAYS]:
+                del self._known[old]
+        return held[1]
+
+    def _appended(self, day: date, stamp: Stamp, checkpoints: Sequence[Checkpoint]) -> None:
+        """The log of `day` now also holds `checkpoints` (dated and lined), at `stamp`."""
+        held = self._known.get(day)
+        if held is not None:
+            for checkpoint in checkpoints:
+                held[1].setdefault(identity(checkpoint), checkpoint)
+            self._known[day] = (stamp, held[1])
 
     def checkpoint(self, checkpoint: Checkpoint, day: date) -> Checkpoint:
         """Append `checkpoint` to the raw log of `day`, index and embed it, add its topics;
-        returns it with its date and line."""
+        returns it with its date and line. When the log holds the same checkpoint already
+        (`identity`), nothing is written and that one is returned, `repeated`."""
+        key = identity(checkpoint)
+        there: list[Checkpoint] = []
+
+        def unless_there(data: bytes, stamp: Stamp) -> str | None:
+            found = self._known_in(day, data, stamp).get(key)
+            if found is not None:
+                there.append(found)
+                return None
+            return render(checkpoint)
+
         with self._lock:
-            written = self.store.append_raw(day, render(checkpoint))
+            written = self.store.append_raw_composed(day, unless_there)
+            if written is None:
+                return replace(there[0], repeated=True)
             checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
+            self._appended(day, written.stamp_after, [checkpoint])
             try:
                 self._indexer.add_raw_append(day, written, checkpoint)
             except (HipoError, sqlite3.Error, OSError) as exc:
@@ -154,9 +230,24 @@ class Writer:
         the growing log every time. Returns them with their date and line."""
         if not checkpoints:
             return []
-        block = "\n".join(render(checkpoint) for checkpoint in checkpoints)
+        there: dict[int, Checkpoint] = {}  # position -> the one already in the log (or batch)
+
+        def new_ones(data: bytes, stamp: Stamp) -> str | None:
+            known = dict(self._known_in(day, data, stamp))
+            fresh = []
+            for position, checkpoint in enumerate(checkpoints):
+                key = identity(checkpoint)
+                if key in known:
+                    there[position] = known[key]
+                else:
+                    known[key] = checkpoint
+                    fresh.append(render(checkpoint))
+            return "\n".join(fresh) if fresh else None
+
         with self._lock:
-            written = self.store.append_raw(day, block)
+            written = self.store.append_raw_composed(day, new_ones)
+            if written is None:
+                return [replace(there[i], repeated=True) for i in range(len(checkpoints))]
             lines = {c.id: c.line for c in parse_log(written.text_after, date=day.isoformat())}
             relative = self.store.relative(self.store.raw_path(day))
             try:
@@ -165,7 +256,17 @@ class Writer:
                 self._indexer.stale()  # the raw log holds them; the index catches up
                 log.warning("hipo: checkpoints saved but not indexed yet: %s", exc)
             self._topics.forget()
-        return [replace(c, date=day.isoformat(), line=lines.get(c.id)) for c in checkpoints]
+            made = {
+                i: replace(c, date=day.isoformat(), line=lines.get(c.id) or 0)
+                for i, c in enumerate(checkpoints)
+                if i not in there
+            }
+            self._appended(day, written.stamp_after, list(made.values()))
+            known = self._known.get(day, ((0, 0), {}))[1]
+            return [
+                made[i] if i in made else replace(known.get(identity(c), there[i]), repeated=True)
+                for i, c in enumerate(checkpoints)
+            ]
 
     def knowledge(self, title: str, text: str, day: date) -> str:
         """Write a new knowledge/ file (redacted) and index it; returns its relative path."""

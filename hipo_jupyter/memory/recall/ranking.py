@@ -12,7 +12,9 @@ never a hit (it is in Layer 1 already). To the relevance are added:
   tree used top-down: a checkpoint in a day that is about the query is likelier to answer it);
 - a named period: the query names a day, month or year ("on 9 November, 2022", "in May 2023",
   "2026-03") and the hit is dated in it, or in the week after it;
-- a name: the hit's title is a name in the query (the speaker of an imported turn).
+- a name: the hit's title is a name in the query (the speaker of an imported turn);
+- who wrote it: a Claude call's write-back (the agent's task log) weighs `WRITE_BACK_WEIGHT` of
+  what the user wrote, so at equal relevance the user's own note comes first (DESIGN.md).
 
 With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
 relevance; `neighbours.py`): in a conversation the answer is often the reply to the turn that
@@ -32,6 +34,7 @@ from datetime import date
 from functools import lru_cache
 
 from ..disk.periods import week_id, week_month
+from ..disk.provenance import VIA_PHRASES, VIA_WRITE_BACK
 from ..errors import QueryError
 from ..search.contract import Document, SearchHit, SearchIndex
 from ..search.query import plain_snippet
@@ -50,8 +53,15 @@ RECENCY_WEIGHT = 0.15  # relevance times 1 + this * 0.5 ** (age / half-life)
 DAY_WEIGHT = 0.1
 PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
 NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
+# A write-back records what a Claude call asked and answered, often in the very words of the
+# user's note it drew on: a secondary record of the same task. Its whole score is weighed by
+# the inverse of the largest recency factor, so being newer alone never lifts it over an
+# equally relevant note of the user's, however old; never a filter: a write-back that answers
+# clearly better still comes first. (LoCoMo and MemAware hold no write-backs.)
+WRITE_BACK_WEIGHT = 1 / (1 + RECENCY_WEIGHT)
 CANDIDATES_PER_HIT = 6
 CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
+WRITE_BACK_PHRASE = VIA_PHRASES[VIA_WRITE_BACK]
 WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
 
 
@@ -310,6 +320,8 @@ def recall(
         hit_topics = tuple(sorted(matched_names & set(doc.tags)))
         if hit_topics:
             score += TOPIC_BOOST
+        if written_back(doc):
+            score *= WRITE_BACK_WEIGHT
         scored.append((score, doc, snippet, hit_topics))
     hits = _distinct_best(scored, k, nodes, query if snippets else None)
     return RecallResult(
@@ -318,6 +330,14 @@ def recall(
         did_you_mean=[] if hits else did_you_mean(words, topics),
         topic_matches=sorted(matched_names),
     )
+
+
+def written_back(doc: Document) -> bool:
+    """Whether a raw hit is a Claude call's write-back (`via=write-back`), as its provenance
+    phrase says (`provenance_text`: the phrase alone, or in the parentheses after its cell)."""
+    if doc.kind != "raw" or not doc.provenance:
+        return False
+    return doc.provenance.startswith(WRITE_BACK_PHRASE) or f"({WRITE_BACK_PHRASE}" in doc.provenance
 
 
 def _distinct_best(

@@ -13,6 +13,7 @@ the same size however long the memory grows.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
@@ -20,7 +21,7 @@ from datetime import date, timedelta
 from ..disk.checkpoint import Checkpoint
 from ..disk.nodes import Node, list_value, render_node
 from ..disk.periods import week_id
-from ..disk.trust import RULE_IN_FORCE, may, writer_of
+from ..disk.trust import CLAUDE, RULE_IN_FORCE, may, writer_of
 from .tokens import count_tokens
 from .topic_index import Topic, checkpoint_topics, collect_topics
 from .topics import slug
@@ -63,14 +64,47 @@ def _gist(checkpoint: Checkpoint) -> str:
 
 
 def _active_context(checkpoints: Sequence[Checkpoint], today: date) -> list[str]:
+    """The user's checkpoints of the window, newest first, then one line for all the Claude
+    calls' write-backs among them (`calls_line`): the agent's task log never pushes the
+    user's notes out."""
     since = (today - timedelta(days=ACTIVE_DAYS)).isoformat()
     recent = sorted(
         (c for c in checkpoints if c.date and c.date > since),
         key=lambda c: (c.date, c.line),
         reverse=True,
     )
-    lines = [active_line(checkpoint) for checkpoint in recent[:MAX_ACTIVE]]
+    calls = [c for c in recent if writer_of(c) == CLAUDE]
+    own = [c for c in recent if writer_of(c) != CLAUDE]
+    lines = [active_line(checkpoint) for checkpoint in own[: MAX_ACTIVE - bool(calls)]]
+    if calls:
+        lines.append(calls_line(calls[0].date or "", len(calls), [c.title for c in calls]))
     return lines or [NO_ACTIVE]
+
+
+CALLS_LINE = re.compile(r"- (\d{4}-\d\d-\d\d) (\d+) Claude calls?: (.*)\Z")
+"""The Active Context line of the write-backs: `- <latest date> N Claude calls: task; task`."""
+
+
+def calls_line(latest: str, count: int, tasks: Sequence[str]) -> str:
+    """One Active Context line for `count` Claude calls' write-backs, the latest on `latest`:
+    their tasks (titles' slugs), newest first, as many as fit the gist's length."""
+    names = list(dict.fromkeys(slug(task, max_words=5) for task in tasks if slug(task)))
+    shown: list[str] = []
+    for name in names:
+        if len("; ".join([*shown, name])) > GIST_CHARS:
+            break
+        shown.append(name)
+    more = " ..." if len(shown) < len(names) else ""
+    return f"- {latest} {count} Claude call{'s' * (count != 1)}: {'; '.join(shown)}{more}"
+
+
+def calls_line_after(line: str | None, checkpoint: Checkpoint) -> str:
+    """The write-backs' line (`calls_line`, None when there is none yet) after one more."""
+    found = CALLS_LINE.match(line) if line else None
+    if found is None:
+        return calls_line(checkpoint.date or "", 1, [checkpoint.title])
+    tasks = [checkpoint.title, *found.group(3).removesuffix(" ...").split("; ")]
+    return calls_line(max(found.group(1), checkpoint.date or ""), int(found.group(2)) + 1, tasks)
 
 
 def active_line(checkpoint: Checkpoint) -> str:

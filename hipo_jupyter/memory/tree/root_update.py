@@ -35,6 +35,7 @@ from ..disk.files import MAX_STATE_BYTES
 from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, parse_node
 from ..disk.store import RawStamps, Store
+from ..disk.trust import CLAUDE, writer_of
 from ..errors import HipoError, ParseError
 from . import root as root_node
 from .status import read_checkpoints
@@ -85,13 +86,20 @@ def _line_date(line: str) -> str:
 
 def with_checkpoint(active: Sequence[str], checkpoint: Checkpoint, today: date) -> list[str]:
     """Active Context after one more checkpoint: newest date first (a checkpoint goes before
-    the others of its day, as it is the latest written), none older than the window."""
+    the others of its day, as it is the latest written), none older than the window. A Claude
+    call's write-back only updates the one line of them all, last (`root.calls_line`)."""
     since = (today - timedelta(days=root_node.ACTIVE_DAYS)).isoformat()
     kept = [line for line in active if _line_date(line) > since]
+    calls = [line for line in kept if root_node.CALLS_LINE.match(line)][:1]
+    kept = [line for line in kept if not root_node.CALLS_LINE.match(line)]
     if checkpoint.date and checkpoint.date > since:
-        at = next((i for i, line in enumerate(kept) if _line_date(line) <= checkpoint.date), None)
-        kept.insert(len(kept) if at is None else at, root_node.active_line(checkpoint))
-    return kept[: root_node.MAX_ACTIVE] or [root_node.NO_ACTIVE]
+        if writer_of(checkpoint) == CLAUDE:
+            calls = [root_node.calls_line_after(calls[0] if calls else None, checkpoint)]
+        else:
+            day = checkpoint.date
+            at = next((i for i, line in enumerate(kept) if _line_date(line) <= day), None)
+            kept.insert(len(kept) if at is None else at, root_node.active_line(checkpoint))
+    return kept[: root_node.MAX_ACTIVE - len(calls)] + calls or [root_node.NO_ACTIVE]
 
 
 def updated_root(

@@ -13,11 +13,14 @@ from datetime import date
 
 from ..disk.checkpoint import Checkpoint, parse_log
 from ..disk.nodes import read_status
+from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.store import Store
+from ..disk.trust import CLAUDE, writer_of
 from ..errors import ParseError
 from ..search.contract import SearchIndex
 from .chain import Plan
 from .layer1 import Layer1
+from .root import calls_line
 
 NODE_KINDS = ("daily", "weekly", "monthly")
 
@@ -102,15 +105,51 @@ def read_checkpoints(store: Store, days: Sequence[date] | None = None) -> list[C
     return checkpoints
 
 
-def recent_checkpoints(store: Store, n: int = 10) -> list[Checkpoint]:
-    """The `n` latest checkpoints, newest first, reading only as many logs as it takes."""
+GROUPED_DAYS = 31  # logs a grouped list reads at most, looking for the user's own notes
+
+
+def recent_checkpoints(store: Store, n: int = 10, *, grouped: bool = False) -> list[Checkpoint]:
+    """The `n` latest checkpoints, newest first, reading only as many logs as it takes.
+
+    `grouped` (the sidebar's list): the user's own checkpoints, and the Claude calls'
+    write-backs among them as one entry, last (`grouped_calls`), so the agent's task log never
+    pushes the user's notes out of the list."""
     found: list[Checkpoint] = []
-    for day in reversed(store.raw_days()):
+    own = 0
+    for read, day in enumerate(reversed(store.raw_days())):
+        if grouped and read >= GROUPED_DAYS:
+            break
         try:
             text = store.read_text(store.raw_path(day))
         except (OSError, ParseError):
             continue
         found.extend(reversed(parse_log(text, date=day.isoformat())))
-        if len(found) >= n:
+        own = sum(writer_of(c) != CLAUDE for c in found) if grouped else len(found)
+        if own >= n:
             break
-    return found[:n]
+    if not grouped:
+        return found[:n]
+    calls = [c for c in found if writer_of(c) == CLAUDE]
+    mine = [c for c in found if writer_of(c) != CLAUDE][: n - bool(calls)]
+    if calls and mine and len(found) > len(mine) + len(calls):
+        oldest = (mine[-1].date or "", mine[-1].line)
+        calls = [c for c in calls if (c.date or "", c.line) > oldest]  # those in the list's span
+    return [*mine, grouped_calls(calls)] if calls else mine
+
+
+def grouped_calls(calls: Sequence[Checkpoint]) -> Checkpoint:
+    """One entry for the Claude calls' write-backs `calls` (newest first): titled "N Claude
+    calls: task; task", at the newest one's place, with the write-back's provenance."""
+    line = calls_line(calls[0].date or "", len(calls), [c.title for c in calls])
+    title = line.split(" ", 2)[2]  # the line less its "- <date> "
+    models = ",".join(dict.fromkeys(c.model for c in calls if c.model)) or None
+    return Checkpoint(
+        title=title,
+        type="project",
+        text="\n".join(f"{c.date} {c.title}" for c in calls),
+        notebook=calls[0].notebook,
+        via=VIA_WRITE_BACK,
+        model=models,
+        date=calls[0].date,
+        line=calls[0].line,
+    )

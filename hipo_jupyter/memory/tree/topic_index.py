@@ -29,6 +29,7 @@ from ..disk.files import MAX_STATE_BYTES
 from ..disk.layout import stamp_key
 from ..disk.periods import week_id, week_month
 from ..disk.store import Appended, Store
+from ..disk.trust import CLAUDE, writer_of
 from ..errors import HipoError
 from .topics import slug
 
@@ -96,6 +97,11 @@ class TopicsIndex:
 
 
 def checkpoint_topics(checkpoint: Checkpoint) -> list[str]:
+    """A checkpoint's topics: its #tags, else its title's slug. A Claude call's write-back has
+    none: it is the agent's task log, and a topic of its own would push the user's topics
+    down the index (it is still found by search, and grouped in the Active Context)."""
+    if writer_of(checkpoint) == CLAUDE:
+        return []
     return list(checkpoint.tags) or [slug(checkpoint.title, max_words=3) or "untitled"]
 
 
