@@ -191,8 +191,9 @@ class HipoSession:
         loading: it is kept as one line on the Startup, so the user can fix the setting and
         carry on with `%hipo compact`.
         """
-        startup = Startup(root=self.resolve_root())
-        try:
+        startup = Startup(root=Path(str(self.settings.root or ".")))
+        try:  # the root itself may be the error (`~nosuchuser/x`): one line, like the rest
+            startup.root = self.resolve_root()
             memory = self.memory
             startup.root = memory.root
             startup.report = memory.compact(progress=progress)
