@@ -6,6 +6,7 @@ so other front ends in the same kernel (LLM calls, widgets) reach the same Memor
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,9 @@ def notebook_path(user_ns: dict[str, Any]) -> str | None:
     candidates.append(os.environ.get("JPY_SESSION_NAME"))
     for candidate in candidates:
         if isinstance(candidate, str) and candidate.strip():
-            path = Path(candidate.strip()).expanduser()
+            path = Path(candidate.strip())
+            with contextlib.suppress(RuntimeError):  # `~nosuchuser/...`: taken as written
+                path = path.expanduser()
             return str(path if path.is_absolute() else Path.cwd() / path.name)
     return None
 
