@@ -16,6 +16,7 @@ continues where it stopped. This module knows nothing of the SDK or IPython.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -316,6 +317,8 @@ class Conversation:
 
     def save(self, path: Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file, never half of one."""
+        if path.parent.is_symlink():
+            raise OSError(errno.ELOOP, f"{CONVERSATIONS_DIR} is a symbolic link; not written")
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
         write_atomic_bytes(path, text.encode("utf-8", "surrogatepass"))
@@ -326,6 +329,8 @@ class Conversation:
         file, too large, not bounded JSON, a value of the wrong type) raises ValueError naming
         it; the caller sets it aside."""
         shown = f"{CONVERSATIONS_DIR}/{path.name}"
+        if path.parent.is_symlink():  # the folder may lead anywhere: neither read nor written
+            raise ValueError(f"{CONVERSATIONS_DIR} is a symbolic link; not used")
         try:
             data = read_json_file(path, Conversation, shown=shown, limit=MAX_STATE_BYTES)
         except FileNotFoundError:
@@ -354,7 +359,7 @@ def conversation_path(root: Path, notebook: str | None) -> Path:
 
 def archive(path: Path) -> Path | None:
     """Set a finished conversation aside (`name-YYYYMMDDTHHMMSS.json`) instead of deleting it."""
-    if not path.exists():
+    if path.parent.is_symlink() or not os.path.lexists(path):  # a FIFO or a link is moved too
         return None
     stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.stem}-{stamp}{path.suffix}")

@@ -382,3 +382,18 @@ def test_mcp_answers_a_hostile_first_line_and_then_initialize(memory_root: Path,
         process.wait(timeout=TIMEOUT_S)
     errors.seek(0)
     assert b"Traceback" not in errors.read()
+
+
+def test_a_conversations_folder_linking_out_is_neither_read_nor_written(
+    claude_shell, memory_root: Path, tmp_path: Path, capsys
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "console.json").write_text('{"outside": true}')
+    (memory_root / "memory").mkdir(exist_ok=True)
+    (memory_root / "memory" / ".conversations").symlink_to(outside)
+    run(claude_shell, "%%ask\nWhat did we decide?")
+    shown = capsys.readouterr().out
+    assert ".conversations is a symbolic link" in shown and "Traceback" not in shown
+    assert [p.name for p in outside.iterdir()] == ["console.json"]
+    assert (outside / "console.json").read_text() == '{"outside": true}'
