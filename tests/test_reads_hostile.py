@@ -397,3 +397,31 @@ def test_a_conversations_folder_linking_out_is_neither_read_nor_written(
     assert ".conversations is a symbolic link" in shown and "Traceback" not in shown
     assert [p.name for p in outside.iterdir()] == ["console.json"]
     assert (outside / "console.json").read_text() == '{"outside": true}'
+
+
+# --- the one parser ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (DEEP, "line 1: JSON nested deeper than 64 levels"),
+        ('{\n "a": [\n  ' + HUGE_INT + "]}", "line 3: an integer of 5,000 digits"),
+        ("[1,\n1e400]", "line 2: the number 1e400 is out of range"),
+        ("[NaN]", "NaN is not a JSON number"),
+        ('{"a": 1,\n', "line 2 column 1: not valid JSON"),
+        (b"\xff[]", "not UTF-8"),
+    ],
+)
+def test_the_one_parser_names_the_file_and_the_line(text, words: str) -> None:
+    from hipo_jupyter.memory.disk import JsonInputError, parse_json
+
+    with pytest.raises(JsonInputError) as raised:
+        parse_json(text, "memory/x.json")
+    assert str(raised.value).startswith("memory/x.json") and words in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_brackets_inside_strings_are_not_depth() -> None:
+    from hipo_jupyter.memory.disk import parse_json
+
+    text = json.dumps({"code": "[" * 10_000 + '\\"{' * 100, "n": -(10**19)})
+    assert parse_json(text, "x")["n"] == -(10**19)

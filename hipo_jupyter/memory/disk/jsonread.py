@@ -50,6 +50,7 @@ T = TypeVar("T")
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 
 class JsonInputError(ParseError):
@@ -97,6 +98,19 @@ def nesting_depth(text: str) -> int:
     return max(accumulate(map(_DELTA.__getitem__, brackets)), default=0)
 
 
+def _too_deep_at(text: str, max_depth: int) -> int:
+    """Where in `text` the nesting first goes past `max_depth` (only asked once it does)."""
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            if depth > max_depth:
+                return match.start()
+        elif match.group() in "]}":
+            depth -= 1
+    return 0
+
+
 def _where(where: str, line: int | None) -> str:
     return f"{where} line {line}" if line is not None else where
 
@@ -116,10 +130,11 @@ def parse_json(
                 line=line,
             ) from None
     if text.count("[") + text.count("{") > max_depth and nesting_depth(text) > max_depth:
+        at = (line or 1) + text.count("\n", 0, _too_deep_at(text, max_depth))
         raise JsonInputError(
-            f"{_where(where, line)}: JSON nested deeper than {max_depth} levels; not read",
+            f"{where} line {at}: JSON nested deeper than {max_depth} levels; not read",
             where=where,
-            line=line,
+            line=at,
         )
     try:
         return json.loads(
@@ -181,13 +196,15 @@ def shape_problem(value: object, hint: Any, path: str = "") -> str | None:
     if hint is Any or hint is object:
         return None
     if origin in (typing.Union, types.UnionType):
-        problems = [shape_problem(value, option, path) for option in typing.get_args(hint)]
-        if all(problems):
-            names = " or ".join(_hint_name(option) for option in typing.get_args(hint))
-            return next((p for p in problems if p and p.count(":") > 1), None) or (
-                f"{here}: expected {names}, got {_kind(value)}"
-            )
-        return None
+        options = typing.get_args(hint)
+        problems = [shape_problem(value, option, path) for option in options]
+        if not all(problems):
+            return None
+        for option, problem in zip(options, problems, strict=True):
+            if _container_of(value, option):  # a list or object of the right kind: say what
+                return problem  # inside it is wrong
+        names = " or ".join(_hint_name(option) for option in options)
+        return f"{here}: expected {names}, got {_kind(value)}"
     if origin is typing.Literal:
         allowed = typing.get_args(hint)
         if value in allowed and type(value) in {type(a) for a in allowed}:
@@ -242,6 +259,16 @@ def shape_problem(value: object, hint: Any, path: str = "") -> str | None:
                 return problem
         return None
     raise TypeError(f"shape_problem does not know the type {hint!r}")
+
+
+def _container_of(value: object, hint: Any) -> bool:
+    """Whether `value` is the list or object that `hint` describes (its items aside)."""
+    origin = typing.get_origin(hint) or hint
+    if isinstance(value, list):
+        return origin in (list, tuple)
+    if isinstance(value, dict):
+        return origin is dict or dataclasses.is_dataclass(hint) or typing.is_typeddict(hint)
+    return False
 
 
 def _fields(hint: Any) -> list[tuple[str, Any, bool]]:
