@@ -23,7 +23,7 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from hipo_jupyter.memory.disk import MAX_LINE_BYTES
+from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -79,7 +79,8 @@ def _id_of(errors: list[Any]) -> object:
 class BoundedLines:
     """stdin as text lines of at most MAX_LINE_BYTES (the engine's bound for one JSON line from
     outside): a longer line is read through to its end without being kept, and stands as one
-    the reader refuses, so the client gets its -32700 reply and memory never holds the line."""
+    the reader refuses, so the client gets its -32700 reply and memory never holds the line. A
+    line nested past the engine's depth or holding a number past its bounds is refused alike."""
 
     def __init__(self, raw: Any, limit: int = MAX_LINE_BYTES) -> None:
         self._raw = raw
@@ -91,7 +92,13 @@ class BoundedLines:
             while (rest := self._raw.readline(1 << 20)) and not rest.endswith(b"\n"):
                 pass
             return f"line over {self._limit:,} bytes: not read\n"
-        return line.decode("utf-8", "replace")
+        text = line.decode("utf-8", "replace")
+        try:  # the engine's bounds on depth and numbers, as for every JSON hipo reads
+            parse_json(text, "an MCP message")
+        except JsonInputError as error:
+            if not error.syntax:  # valid JSON past the bounds: refused as not JSON (-32700)
+                return f"{error}\n"
+        return text  # JSON, or text the SDK itself answers as not JSON
 
 
 def bounded_stdin() -> Any:
