@@ -19,9 +19,10 @@ room, `requests`, `memory` or a front end: every room above reads the disk throu
 """
 
 from .checkpoint import CHECKPOINT_TYPES, Checkpoint, parse_log
-from .files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
+from .files import MAX_STATE_BYTES, read_regular_text, read_user_file, write_atomic_bytes
 from .jsonread import (
     MAX_LINE_BYTES,
+    MAX_SETTINGS_BYTES,
     JsonInputError,
     parse_json,
     parse_typed,
@@ -51,6 +52,7 @@ __all__ = [
     "CONVERSATIONS_DIR",
     "Checkpoint",
     "MAX_LINE_BYTES",
+    "MAX_SETTINGS_BYTES",
     "MAX_STATE_BYTES",
     "JsonInputError",
     "MEMORY_DIR",
@@ -72,6 +74,7 @@ __all__ = [
     "read_regular_text",
     "read_settings_file",
     "read_state_file",
+    "read_user_file",
     "redact",
     "set_aside",
     "shape_problem",
