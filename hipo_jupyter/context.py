@@ -16,22 +16,23 @@ continues where it stopped. This module knows nothing of the SDK or IPython.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hipo_jupyter.memory import HipoError
 from hipo_jupyter.memory.disk import (
     CONVERSATIONS_DIR,
     MAX_STATE_BYTES,
-    read_regular_text,
+    read_json_file,
     redact,
     write_atomic_bytes,
 )
@@ -97,7 +98,7 @@ def make_anchor(question: str) -> str:
 
 @dataclass
 class Turn:
-    role: str  # "user" | "assistant"
+    role: Literal["user", "assistant"]
     text: str
     knowledge: str | None = None  # knowledge/ path when the full text was offloaded there
 
@@ -300,13 +301,15 @@ class Conversation:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Conversation:
+        """A conversation from a dict already checked against `Conversation`'s own fields
+        (`load`: `shape_problem`); unknown keys are ignored."""
         if data.get("version") != FORMAT_VERSION:
             raise ValueError(f"unknown conversation format {data.get('version')!r}")
         return cls(
             anchor=data.get("anchor", ""),
             summary=data.get("summary", ""),
-            active=[Turn(**turn) for turn in data.get("active", [])],
-            compactions=[CompactionEvent(**event) for event in data.get("compactions", [])],
+            active=[_known(Turn, turn) for turn in data.get("active", [])],
+            compactions=[_known(CompactionEvent, event) for event in data.get("compactions", [])],
             folded=int(data.get("folded", 0)),
             pending=data.get("pending"),
             created=data.get("created") or _now(),
@@ -314,23 +317,38 @@ class Conversation:
 
     def save(self, path: Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file, never half of one."""
+        if path.parent.is_symlink():
+            raise OSError(errno.ELOOP, f"{CONVERSATIONS_DIR} is a symbolic link; not written")
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
         write_atomic_bytes(path, text.encode("utf-8", "surrogatepass"))
 
     @classmethod
     def load(cls, path: Path) -> Conversation | None:
-        """The saved conversation, or None if there is none. A damaged file raises ValueError."""
+        """The saved conversation, or None if there is none. A damaged file (not a regular
+        file, too large, not bounded JSON, a value of the wrong type) raises ValueError naming
+        it; the caller sets it aside."""
+        shown = f"{CONVERSATIONS_DIR}/{path.name}"
+        if path.parent.is_symlink():  # the folder may lead anywhere: neither read nor written
+            raise ValueError(f"{CONVERSATIONS_DIR} is a symbolic link; not used")
         try:
-            text = read_regular_text(path, MAX_STATE_BYTES, path.name)
+            data = read_json_file(path, Conversation, shown=shown, limit=MAX_STATE_BYTES)
         except FileNotFoundError:
             return None
-        except (OSError, HipoError) as error:
-            raise ValueError(f"{path.name} cannot be read: {error}") from None
+        except OSError as error:
+            raise ValueError(f"{shown} cannot be read: {error.strerror or error}") from None
+        except HipoError as error:
+            raise ValueError(f"{error} (not a conversation file)") from None
         try:
-            return cls.from_dict(json.loads(text))
-        except (json.JSONDecodeError, TypeError, KeyError, AttributeError, RecursionError) as error:
-            raise ValueError(f"{path.name} is not a conversation file: {error}") from None
+            return cls.from_dict(data)
+        except ValueError as error:
+            raise ValueError(f"{shown}: {error}") from None
+
+
+def _known(kind: type, data: dict[str, Any]) -> Any:
+    """`kind(**data)` with only the keys `kind` has (a newer version may add some)."""
+    names = {f.name for f in fields(kind)}
+    return kind(**{key: value for key, value in data.items() if key in names})
 
 
 def conversation_path(root: Path, notebook: str | None) -> Path:
@@ -341,7 +359,7 @@ def conversation_path(root: Path, notebook: str | None) -> Path:
 
 def archive(path: Path) -> Path | None:
     """Set a finished conversation aside (`name-YYYYMMDDTHHMMSS.json`) instead of deleting it."""
-    if not path.exists():
+    if path.parent.is_symlink() or not os.path.lexists(path):  # a FIFO or a link is moved too
         return None
     stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.stem}-{stamp}{path.suffix}")

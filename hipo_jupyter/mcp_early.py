@@ -102,9 +102,10 @@ class _Replayed(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        data = self._pending or self._rest.read1(len(buffer))
-        self._pending = self._pending[len(data) :] if self._pending else b""
-        data = data[: len(buffer)]
+        if self._pending:  # a first line longer than the buffer is served in pieces
+            data, self._pending = self._pending[: len(buffer)], self._pending[len(buffer) :]
+        else:
+            data = self._rest.read1(len(buffer))[: len(buffer)]
         buffer[: len(data)] = data
         return len(data)
 
@@ -164,7 +165,7 @@ def answer_first() -> None:
     first = wire_in.readline()
     try:
         request = json.loads(first) if first.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         request = None
     early = os.environ.get("HIPO_MCP_EARLY", "1") != "0"  # 0: the SDK answers, as before
     answer = early_answer(request, instructions_literal()) if early else None

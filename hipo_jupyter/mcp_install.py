@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from hipo_jupyter.mcp_config import SERVER_NAME, ConfigTargetError, server_entry
+from hipo_jupyter.memory import ParseError
+from hipo_jupyter.memory.disk import MAX_SETTINGS_BYTES, parse_json, read_user_file
 
 RESTART = {
     "claude-code": "Claude Code asks once, in this folder, whether to use the project's servers",
@@ -74,18 +76,20 @@ def entry_for(target: str, root: Path) -> dict[str, Any]:
 
 def read_config(path: Path) -> dict[str, Any]:
     """The file as a JSON object; {} when it does not exist yet."""
-    try:
-        text = path.read_text("utf-8")
+    try:  # a regular file only (a FIFO or device is refused at once), at most 1 MiB
+        raw = read_user_file(path, MAX_SETTINGS_BYTES, str(path))
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as error:
-        raise InstallError(f"cannot read {path}: {error}") from None
-    if not text.strip():
+    except OSError as error:
+        raise InstallError(f"cannot read {path}: {error.strerror or error}") from None
+    except ParseError as error:
+        raise InstallError(f"{error}: left as it is") from None
+    if not raw.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise InstallError(f"{path} is not JSON ({error}): left as it is") from None
+    try:  # the engine's one parser: bounded depth and numbers, the line named
+        data = parse_json(raw, str(path))
+    except ParseError as error:
+        raise InstallError(f"{error}: left as it is") from None
     if not isinstance(data, dict):
         raise InstallError(f"{path} is not a JSON object: left as it is")
     return data

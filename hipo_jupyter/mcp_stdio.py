@@ -11,6 +11,7 @@ not pydantic's several lines with a link to its documentation.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -26,6 +27,7 @@ from hipo_jupyter.mcp_sdk import (
     session_message,
     wire_out,
 )
+from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -77,9 +79,47 @@ def _id_of(errors: list[Any]) -> object:
     return None
 
 
+class BoundedLines:
+    """stdin as text lines of at most MAX_LINE_BYTES (the engine's bound for one JSON line from
+    outside): a longer line is read through to its end without being kept, and stands as one
+    the reader refuses, so the client gets its -32700 reply and memory never holds the line. A
+    line nested past the engine's depth or holding a number past its bounds is refused alike."""
+
+    def __init__(self, raw: Any, limit: int = MAX_LINE_BYTES) -> None:
+        self._raw = raw
+        self._limit = limit
+
+    def readline(self, size: int = -1) -> str:
+        line = self._raw.readline(self._limit + 1)
+        if len(line) > self._limit and not line.endswith(b"\n"):
+            while (rest := self._raw.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass
+            return f"line over {self._limit:,} bytes: not read\n"
+        text = line.decode("utf-8", "replace")
+        try:  # the engine's bounds on depth and numbers, as for every JSON hipo reads
+            parse_json(text, "an MCP message")
+        except JsonInputError as error:
+            if not error.syntax:  # valid JSON past the bounds: refused as not JSON (-32700)
+                return f"{error}\n"
+        return text  # JSON, or text the SDK itself answers as not JSON
+
+
+def bounded_stdin() -> Any:
+    """The SDK's stdin, lines bounded, when hipo took the wire itself (`mcp_early`: sys.stdin
+    is then not fd 0); None, the SDK's own reader, when stdin is still fd 0 for it to claim."""
+    try:
+        if sys.stdin.buffer.fileno() == 0:
+            return None
+    except (AttributeError, OSError, ValueError):
+        pass
+    buffer = getattr(sys.stdin, "buffer", None)
+    return anyio.wrap_file(BoundedLines(buffer)) if buffer is not None else None
+
+
 async def serve_stdio(server: Server) -> None:
     """Run `server` over stdin and stdout, answering every unreadable line (see above)."""
-    async with stdio_server(stdout=wire_out()) as (read_stream, write_stream):
+    streams = stdio_server(stdin=bounded_stdin(), stdout=wire_out())
+    async with streams as (read_stream, write_stream):
         send, receive = message_streams()
 
         async def answer_bad_lines() -> None:

@@ -128,3 +128,47 @@ def test_a_broken_settings_file_turns_semantic_recall_off_with_why(tmp_path: Pat
         MiniLMEmbedder(folder)
     with pytest.raises(SemanticUnavailable, match="no ONNX model"):
         MiniLMEmbedder(tmp_path)
+
+
+HOSTILE_SETTINGS = {
+    "huge-int": '{"max_tokens": ' + "1" * 5000 + "}",
+    "deep": "[" * 100_000 + "]" * 100_000,
+    "overflow": '{"max_tokens": 1e400}',
+    "fifo": None,
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_SETTINGS)
+def test_hostile_settings_leave_plain_recall_working_in_a_real_shell(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A 5,000-digit number, 100,000-deep nesting, 1e400 or a FIFO as hipo-embedding.json: plain
+    `%recall` answers (keywords), `%hipo status` says why semantic recall is off, naming the
+    file; no traceback (was a ValueError or RecursionError in every `%recall`)."""
+    import os
+
+    from claude_helpers import new_shell
+
+    folder = build_model(tmp_path / "model")
+    settings = folder / "hipo-embedding.json"
+    if HOSTILE_SETTINGS[kind] is None:
+        os.mkfifo(settings)
+    else:
+        settings.write_text(HOSTILE_SETTINGS[kind])
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.chdir(notes)
+    monkeypatch.setenv("HIPO_TODAY", "2026-03-20")
+    monkeypatch.delenv("HIPO_ROOT", raising=False)
+    shell = new_shell()
+    shell.run_cell(f"%config Hipo.embedding_model = {str(folder)!r}")
+    shell.run_cell("%config Hipo.semantic = True")
+    shell.run_cell("%load_ext hipo")
+    shell.run_cell("%%remember Pets\n- outcome: a cat and a dog")
+    capsys.readouterr()
+    shell.run_cell("%recall dog")
+    out = capsys.readouterr().out
+    assert "Pets" in out and "Traceback" not in out
+    shell.run_cell("%hipo status")
+    out = capsys.readouterr().out
+    assert "hipo-embedding.json" in out and "Traceback" not in out

@@ -56,6 +56,7 @@ WEIGHTS = {
     "folder_states": 3,
     "memory_tool_commands": 6,
     "mcp_lines": 2,
+    "json_files": 4,
 }
 RUN = Counter()  # cases run per target, read by benchmarks/fuzz.py
 FUZZ_DAY = date(2026, 11, 2)
@@ -504,3 +505,86 @@ def test_mcp_answers_every_line(mcp_process, number: int, message) -> None:
     if "result" in reply and reply["result"].get("isError"):
         (block,) = reply["result"]["content"]
         assert len(block["text"].splitlines()) == 1, block["text"]
+
+
+# --- every JSON hipo reads: state, conversations, settings, imports (issue 37) -----------------
+HOSTILE_JSON = st.one_of(
+    JSON.map(json.dumps),
+    st.integers(1, 120_000).map(lambda n: "[" * n + "]" * n),
+    st.integers(1, 120_000).map(lambda n: '{"a":' * n + "1" + "}" * n),
+    st.integers(15, 6000).map(lambda n: '{"attempts": ' + "7" * n + ', "days": [], "a": 1}'),
+    st.sampled_from(
+        ["1e400", '{"folded": -1e400}', "NaN", '{"days": [Infinity]}', '{"days": ["2026-02-30"]}',
+         '{"days": 5}', '{"files": [1]}', '{"version": 1, "anchor": 5}', '{"version": 1,'
+         ' "active": [{"role": "bot", "text": 1}]}', '{"pooling": "max"}', "[{}]", '"x"']
+    ),
+    st.text(max_size=40),
+)  # fmt: skip
+JSON_FILE_KINDS = ("text", "fifo", "folder", "dev-zero", "link-out", "empty")
+
+
+def json_file_readers(root: Path) -> dict[str, tuple[Path, object]]:
+    """Each reader of a JSON file beside the memory or handed in: (where it reads, a call)."""
+    from hipo_jupyter.context import Conversation
+    from hipo_jupyter.memory.disk import Store
+    from hipo_jupyter.memory.intake.importers import read_file
+    from hipo_jupyter.memory.search.embed_settings import load_settings
+
+    index = root / "memory" / ".index"
+    conversation = root / "memory" / ".conversations" / "console.json"
+    model = root / "model" / "model.onnx"
+    readers = {
+        "conversation": (conversation, lambda: Conversation.load(conversation)),
+        "embedding": (model.with_name("hipo-embedding.json"), lambda: load_settings(model)),
+        "import": (root / "in" / "turns.json", lambda: read_file(root / "in" / "turns.json")),
+        "transcript": (root / "in" / "s.jsonl", lambda: read_file(root / "in" / "s.jsonl")),
+    }
+    with contextlib.suppress(ImportError):
+        from hipo_jupyter.memory import MemoryConfig
+        from hipo_jupyter.team import TeamDatabase, TeamSync
+
+        team = TeamSync(Store(root), MemoryConfig(), TeamDatabase("postgresql://x@127.0.0.1:9/x"))
+        readers["team-queue"] = (index / "team-queue.json", team.queued)
+        readers["team-sync"] = (index / "team-sync.json", team._sent)
+    return readers
+
+
+@budget("json_files")
+@given(st.sampled_from(JSON_FILE_KINDS), HOSTILE_JSON, st.integers(0, 5))
+def test_any_json_file_is_read_or_set_aside_in_one_line(kind: str, text: str, which: int) -> None:
+    """Every reader of a JSON file, given any JSON (deep, huge numbers, wrong shapes) or a FIFO,
+    device, folder or link out in its place: a value, or one line of HipoError / ValueError
+    naming the file; nothing hangs (a FIFO is never opened), nothing outside is touched."""
+    from hipo_jupyter.memory.intake.importers import ImportFormatError
+
+    RUN["json_files"] += 1
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "nb"
+        outside = Path(folder) / "outside.json"
+        outside.write_text('{"outside": true}')
+        readers = json_file_readers(root)
+        name = sorted(readers)[which % len(readers)]
+        path, call = readers[name]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name == "embedding":
+            path.with_name("model.onnx").write_bytes(b"onnx")
+        if kind == "text":
+            path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        elif kind == "dev-zero":
+            path.symlink_to("/dev/zero")
+        else:
+            make_entry(path, kind, b"", outside)
+        try:
+            value = call()
+        except (HipoError, ValueError) as error:
+            assert name in ("conversation", "embedding", "import", "transcript"), error
+            assert "\n" not in str(error) and "Traceback" not in str(error)
+            assert isinstance(error, HipoError | ImportFormatError) or name == "conversation"
+        else:
+            expected = {"conversation": object, "import": list, "transcript": list}
+            assert isinstance(value, expected.get(name, dict | object)), value
+            if name.startswith("team"):
+                assert isinstance(value, dict)
+                if kind in ("fifo", "dev-zero", "folder", "link-out"):  # set aside, one line
+                    assert list(path.parent.glob(f"{path.name}.damaged-*")), kind
+        assert outside.read_text() == '{"outside": true}'

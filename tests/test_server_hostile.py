@@ -353,7 +353,10 @@ async def test_accepting_a_rule_needs_xsrf_a_token_and_a_path_inside(
         response = await server.api("rules/accept", f"path={path}", method="POST", body=body)
         assert response.code == status
     for bad, words in [(b"not json", "must be JSON"), (b'{"id": 3}', "missing"),
-                       (b'{"id": "nope-nope"}', "no proposed rule")]:  # fmt: skip
+                       (b'{"id": "nope-nope"}', "no proposed rule"),
+                       (b"[" * 100_000 + b"]" * 100_000, "nested deeper"),  # was a 500
+                       (b'{"id": ' + b"1" * 5000 + b"}", "digits"),
+                       (b'{"id": 1e400}', "out of range")]:  # fmt: skip
         response = await server.api("rules/accept", params, method="POST", body=bad)
         assert response.code == 400 and words in message(response)
     assert {p: p.read_bytes() for p in (project / "memory").glob("*.md")} == logs

@@ -6,6 +6,7 @@ so other front ends in the same kernel (LLM calls, widgets) reach the same Memor
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,7 +51,9 @@ def notebook_path(user_ns: dict[str, Any]) -> str | None:
     candidates.append(os.environ.get("JPY_SESSION_NAME"))
     for candidate in candidates:
         if isinstance(candidate, str) and candidate.strip():
-            path = Path(candidate.strip()).expanduser()
+            path = Path(candidate.strip())
+            with contextlib.suppress(RuntimeError):  # `~nosuchuser/...`: taken as written
+                path = path.expanduser()
             return str(path if path.is_absolute() else Path.cwd() / path.name)
     return None
 
@@ -222,8 +225,9 @@ class HipoSession:
         loading: it is kept as one line on the Startup, so the user can fix the setting and
         carry on with `%hipo compact`.
         """
-        startup = Startup(root=self.resolve_root())
-        try:
+        startup = Startup(root=Path(str(self.settings.root or ".")))
+        try:  # the root itself may be the error (`~nosuchuser/x`): one line, like the rest
+            startup.root = self.resolve_root()
             memory = self.memory
             startup.root = memory.root
             startup.report = memory.compact(progress=progress)

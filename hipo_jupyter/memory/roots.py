@@ -10,6 +10,7 @@ import os
 from datetime import date
 from pathlib import Path
 
+from .disk.files import expanded
 from .requests import parse_day
 
 
@@ -17,11 +18,11 @@ def resolve_root(explicit: str | Path | None = None, notebook_path: str | None =
     """The memory root, decided in one place: an explicit value (`c.Hipo.root`, `--root`), then
     the HIPO_ROOT environment variable, then the notebook's folder, then the working directory."""
     if explicit:
-        return Path(explicit).expanduser().absolute()
+        return expanded(explicit, "memory root")
     if os.environ.get("HIPO_ROOT"):
-        return Path(os.environ["HIPO_ROOT"]).expanduser().absolute()
+        return expanded(os.environ["HIPO_ROOT"], "memory root (HIPO_ROOT)")
     if notebook_path:
-        return Path(notebook_path).expanduser().absolute().parent
+        return expanded(notebook_path, "notebook path").parent
     return Path.cwd()
 
 

@@ -13,8 +13,9 @@ hides (`ContentsManager.allow_hidden` off, the default) are not served here eith
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
-import json
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,7 +37,7 @@ from hipo_jupyter.memory import (
     RecallQuery,
     parse_count,
 )
-from hipo_jupyter.memory.disk import ROOT_FILE, VIA_SIDEBAR
+from hipo_jupyter.memory.disk import MAX_LINE_BYTES, ROOT_FILE, VIA_SIDEBAR, parse_json
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
@@ -59,6 +60,33 @@ MAX_RESULTS = 100
 WORKERS = 4
 WORKER = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="hipo-api")
 LOCKS_KEY = "hipo_folder_locks"  # in the web app's settings: one server, one event loop
+
+
+class FolderLocks:
+    """One asyncio.Lock per notebook folder, kept only while a request holds or awaits it: a
+    folder's entry goes with its last request, so distinct paths (a client sending thousands of
+    bad ones) leave nothing behind. Used on the event loop only, so it needs no lock itself."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def held(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (None, 0))
+        lock = lock or asyncio.Lock()
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+    def __len__(self) -> int:
+        return len(self._locks)
 
 
 class BadParameterError(ValueError):
@@ -136,19 +164,18 @@ class HipoHandler(APIHandler):
     def answer(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def folder_lock(self) -> asyncio.Lock:
-        """The lock of the request's notebook folder, created on first use (the event loop's
-        only): its `path` as the server root names it, so two spellings of one folder are one
-        lock; a bad path has its own, and is answered 4xx by the worker."""
+    def folder_lock(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """The lock of the request's notebook folder, held while the request runs and dropped
+        with the folder's last request (`FolderLocks`): its `path` as the server root names it,
+        so two spellings of one folder are one lock; a bad path has its own, and is answered 4xx
+        by the worker."""
         named = self.get_argument("path", "")
         try:
             key = str(memory_folder(self.server_root, named))
         except Exception:  # the worker reports it
             key = f"?{named}"
-        locks: dict[str, asyncio.Lock] = self.settings.setdefault(LOCKS_KEY, {})
-        if key not in locks:
-            locks[key] = asyncio.Lock()
-        return locks[key]
+        locks: FolderLocks = self.settings.setdefault(LOCKS_KEY, FolderLocks())
+        return locks.held(key)
 
     # --- parameters ---------------------------------------------------------------------
     def param(self, name: str, default: str | None = None) -> str:
@@ -342,10 +369,14 @@ class AcceptRuleHandler(HipoHandler):
         await self.respond()
 
     def answer(self) -> dict[str, Any]:
-        try:
-            body = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise BadParameterError("the body must be JSON: {\"id\": \"<proposal id>\"}") from None
+        raw = self.request.body or b"{}"
+        if len(raw) > MAX_LINE_BYTES:
+            raise BadParameterError(f"the body is over {MAX_LINE_BYTES:,} bytes")
+        try:  # the engine's one parser: bounded depth and numbers, as for every JSON read
+            body = parse_json(raw, "the body")
+        except ParseError as error:
+            example = '{"id": "<proposal id>"}'
+            raise BadParameterError(f"the body must be JSON: {example} ({error})") from None
         wanted = body.get("id") if isinstance(body, dict) else None
         if not isinstance(wanted, str) or not wanted.strip():
             raise BadParameterError('missing "id": the ID of the proposed rule to accept')

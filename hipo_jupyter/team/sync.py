@@ -35,9 +35,10 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any, TypedDict
 
 from hipo_jupyter.memory import HipoError, MemoryConfig, ParseError
-from hipo_jupyter.memory.disk import Store, sha256
+from hipo_jupyter.memory.disk import Store, read_state_file, sha256
 
 from .database import TeamDatabase, TeamRow, TeamUnavailable
 from .identity import folder_id
@@ -57,6 +58,33 @@ BATCH_ROWS = 2000
 # few thousand logs each write is ~12 ms (JSON, fsync, rename), on the push's own thread, and
 # a sync killed in between only sends again logs the database already holds.
 STATE_EVERY_S = 2.0
+
+
+class SyncState(TypedDict, total=False):
+    """team-sync.json: what `shape_problem` checks before the sync trusts it."""
+
+    target: str
+    files: dict[str, str]
+    owned: int
+
+
+class QueueState(TypedDict, total=False):
+    """team-queue.json (`days` are checked as dates too: `_queue_problem`)."""
+
+    days: list[str]
+    all: bool
+    attempts: int
+    error: str
+
+
+_SHAPES: dict[str, Any] = {STATE_FILE: SyncState, QUEUE_FILE: QueueState}
+
+
+def _valid_days(queue: dict) -> bool:
+    try:
+        return all(len(d) == 10 and date.fromisoformat(d) for d in queue.get("days") or [])
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -113,11 +141,25 @@ class TeamSync:
             os.close(fd)
 
     def _read_json(self, name: str) -> dict:
-        try:
-            data = json.loads((self._folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        """A state file of ours, or {} when there is none. One that is damaged (a FIFO, a
+        device, too large, not JSON, too deep, not our shape) is set aside with one line of
+        warning, and the sync starts afresh: the raw logs, not these files, are the truth."""
+        path = self._folder / name
+        damage: list[str] = []
+        data = read_state_file(
+            path,
+            _SHAPES[name],
+            shown=self.store.relative(path),
+            read=self.store.read_file,
+            report=damage.append,
+        )
+        if data is not None and name == QUEUE_FILE and not _valid_days(data):
+            damage.append(f"{self.store.relative(path)} holds a day that is not a date; ignored")
+        for line in damage:
+            log.warning("hipo: %s", line)
+        if damage and name == QUEUE_FILE:
+            return {"all": True}  # which days were queued is unknown: a full sync loses none
+        return data or {}
 
     def _write_json(self, name: str, value: dict) -> None:
         self.store.write_atomic(self._folder / name, json.dumps(value, sort_keys=True))

@@ -5,8 +5,9 @@ the only code that touches it. Modules:
 
 - `store.py` the layout on disk and every write; `layout.py` its names, spelled once.
 - `anchored.py` every file operation walked from the root by directory fds; `files.py` bounded
-  reads and atomic writes of regular files; `appends.py` all-or-nothing raw appends and their
-  repair; `export_target.py` where an export may write.
+  reads and atomic writes of regular files; `jsonread.py` every JSON hipo reads, bounded and
+  typed; `appends.py` all-or-nothing raw appends and their repair; `export_target.py` where
+  an export may write.
 - `checkpoint.py` the checkpoint format and its parser; `exchanges.py` a user turn and the
   assistant's reply as one checkpoint each; `provenance.py` where a checkpoint came from;
   `trust.py` who wrote it and what that writer may do; `redact.py` secrets kept off the disk.
@@ -19,7 +20,19 @@ room, `requests`, `memory` or a front end: every room above reads the disk throu
 """
 
 from .checkpoint import CHECKPOINT_TYPES, Checkpoint, parse_log
-from .files import MAX_STATE_BYTES, read_regular_text, write_atomic_bytes
+from .files import MAX_STATE_BYTES, read_regular_text, read_user_file, write_atomic_bytes
+from .jsonread import (
+    MAX_LINE_BYTES,
+    MAX_SETTINGS_BYTES,
+    JsonInputError,
+    parse_json,
+    parse_typed,
+    read_json_file,
+    read_settings_file,
+    read_state_file,
+    set_aside,
+    shape_problem,
+)
 from .nodes import parse_node
 from .periods import week_month
 from .provenance import (
@@ -57,7 +70,10 @@ __all__ = [
     "CHECKPOINT_TYPES",
     "CONVERSATIONS_DIR",
     "Checkpoint",
+    "MAX_LINE_BYTES",
+    "MAX_SETTINGS_BYTES",
     "MAX_STATE_BYTES",
+    "JsonInputError",
     "MEMORY_DIR",
     "MEMORY_TOOL_NOTEBOOK",
     "POWERS_LISTED",
@@ -74,12 +90,20 @@ __all__ = [
     "decode_markdown",
     "may",
     "node_path",
+    "parse_json",
     "parse_log",
     "parse_node",
+    "parse_typed",
     "provenance_text",
     "raw_log_path",
+    "read_json_file",
     "read_regular_text",
+    "read_settings_file",
+    "read_state_file",
+    "read_user_file",
     "redact",
+    "set_aside",
+    "shape_problem",
     "sha256",
     "trust_table",
     "week_month",

@@ -27,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ParseError
 from .files import MAX_LOG_BYTES, read_fd, read_regular
+from .jsonread import parse_json
 
 MAX_INTENT_BYTES = 2 * MAX_LOG_BYTES  # base64 makes a payload 4/3 as long
 
@@ -113,7 +115,7 @@ def read_intent(path: Path) -> AppendIntent | None:
     itself cut short (then the append it announced never started: the intent is written whole
     before the payload)."""
     try:
-        data = json.loads(read_regular(path, MAX_INTENT_BYTES, path.name))
+        data = parse_json(read_regular(path, MAX_INTENT_BYTES, path.name), path.name)
         payload = data.get("payload")
         return AppendIntent(
             int(data["size"]),
@@ -121,7 +123,7 @@ def read_intent(path: Path) -> AppendIntent | None:
             str(data["sha256"]),
             base64.b64decode(payload, validate=True) if isinstance(payload, str) else None,
         )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+    except (OSError, ParseError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 

@@ -25,7 +25,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..errors import ParseError
+from ..errors import HipoError, MemoryRootError, ParseError
 
 MiB = 1 << 20
 MAX_LOG_BYTES = 64 * MiB  # a raw daily log: some 600 checkpoints at the body limit
@@ -125,6 +125,25 @@ def read_regular(path: Path, limit: int, shown: str | None = None) -> bytes:
         os.close(fd)
 
 
+def read_user_file(path: Path, limit: int, shown: str | None = None) -> bytes:
+    """The bytes of a file the user hands in from outside the memory (an import, a transcript,
+    a model's settings): a symlink to a regular file is followed (it is the user's own file),
+    but a FIFO, device, socket or folder is refused before it is opened, the open never
+    blocks, `fstat` checks what was opened, and more than `limit` bytes are refused."""
+    shown = shown or str(path)
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeFileError(f"{shown} is a {kind_of(info.st_mode)}, not a regular file")
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafeFileError(f"{shown} is a {kind_of(mode)}, not a regular file")
+        return read_fd(fd, limit, shown)
+    finally:
+        os.close(fd)
+
+
 def read_regular_text(path: Path, limit: int, shown: str | None = None) -> str:
     """`read_regular` decoded as UTF-8 (a ParseError naming the byte when it is not)."""
     shown = shown or path.name
@@ -133,6 +152,19 @@ def read_regular_text(path: Path, limit: int, shown: str | None = None) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ParseError(f"{shown} is not UTF-8 text (byte {error.start})") from None
+
+
+def expanded(path: str | Path, what: str, error: type[HipoError] = MemoryRootError) -> Path:
+    """`path` with a leading `~` or `~user` expanded, absolute; `error` naming `what` and the
+    path when it cannot be (`~nosuchuser/x`, no home directory) instead of pathlib's
+    RuntimeError."""
+    try:
+        return Path(path).expanduser().absolute()
+    except RuntimeError:
+        user = str(path).split("/", 1)[0]
+        raise error(
+            f"{what} {str(path)!r}: {user} cannot be expanded (no such user, or no home folder)"
+        ) from None
 
 
 def current_umask() -> int:

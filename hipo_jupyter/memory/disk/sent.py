@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import HipoError, ParseError, PathOutsideRootError
+from .jsonread import parse_json
 from .layout import CONVERSATIONS_DIR, MEMORY_DIR, WORKING_FILES, RawStamps, stamp_key
 
 if TYPE_CHECKING:
@@ -115,8 +116,8 @@ def read_sent(store: Store, notebook: str | None) -> Sent | None:
     transient: the next call writes it again)."""
     try:
         data = store.read_file(store.root / sent_path(notebook), MAX_SENT_BYTES)
-        return Sent.from_json(json.loads(data))
-    except (OSError, HipoError, ValueError, RecursionError):
+        return Sent.from_json(parse_json(data, sent_path(notebook)))
+    except (OSError, HipoError):
         return None
 
 

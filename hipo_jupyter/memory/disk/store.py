@@ -62,6 +62,7 @@ from .files import (  # noqa: F401 - decode_markdown is imported from here too
     MAX_NODE_BYTES,
     UnsafeFileError,
     decode_markdown,
+    expanded,
     kind_of,
     read_fd,
     read_regular,
@@ -93,7 +94,7 @@ def _failure(error: OSError) -> str:
 
 class Store:
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root).expanduser().absolute()
+        self.root = expanded(root, "memory root")
         self.memory_dir = self.root / MEMORY_DIR
         self.index_dir = self.memory_dir / ".index"
         self.state_path = self.memory_dir / ".compaction-state.json"

@@ -30,10 +30,7 @@ source id is already in that log is skipped, so an import can be repeated safely
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -42,10 +39,11 @@ from typing import Any
 
 from ..disk.checkpoint import Checkpoint, render
 from ..disk.exchanges import exchange_fields
-from ..disk.files import MAX_IMPORT_BYTES, kind_of
+from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, read_user_file
+from ..disk.jsonread import MAX_LINE_BYTES, JsonInputError, parse_json
 from ..disk.provenance import VIA_IMPORT
 from ..disk.redact import redact
-from ..errors import HipoError
+from ..errors import HipoError, ParseError
 from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
 from ..tree.chain import CompactionReport
 
@@ -79,6 +77,7 @@ _MONTHS = {
     for name in names
 }
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
+MAX_SESSION_DIGITS = 6
 
 
 class ImportFormatError(HipoError):
@@ -133,14 +132,10 @@ def read_transcript(path: Path) -> bytes:
     """A transcript's bytes: a regular file (a symlink to one is fine: it is the user's own
     file, outside the memory), at most MAX_IMPORT_BYTES. `/dev/zero` or a FIFO is refused at
     once instead of being read forever."""
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise ImportFormatError(f"{path} is a {kind_of(info.st_mode)}, not a regular file")
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_IMPORT_BYTES + 1)
-    if len(data) > MAX_IMPORT_BYTES:
-        raise ImportFormatError(f"{path} is over the {MAX_IMPORT_BYTES:,}-byte limit of an import")
-    return data
+    try:
+        return read_user_file(path, MAX_IMPORT_BYTES, str(path))
+    except UnsafeFileError as error:
+        raise ImportFormatError(str(error)) from None
 
 
 def parse_text(text: str, format: str | None = None, *, name: str = "input") -> list[ImportRecord]:
@@ -183,8 +178,8 @@ def _first_line_is_object(text: str) -> bool:
     if not rest.strip():
         return False
     try:
-        return isinstance(json.loads(first), dict)
-    except ValueError:
+        return isinstance(parse_json(first, "first line"), dict)
+    except ParseError:
         return False
 
 
@@ -199,13 +194,9 @@ def _looks_locomo(data: Any) -> bool:
 
 def _load_json(text: str, name: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ImportFormatError(
-            f"{name} line {error.lineno} column {error.colno}: not valid JSON ({error.msg})"
-        ) from None
-    except RecursionError:
-        raise ImportFormatError(f"{name}: JSON nested too deeply to be a transcript") from None
+        return parse_json(text, name)
+    except ParseError as error:  # not JSON, nested too deep, a number out of bounds
+        raise ImportFormatError(str(error)) from None
 
 
 # --- times -----------------------------------------------------------------------------------
@@ -321,19 +312,26 @@ def parse_locomo(data: Any, name: str) -> list[ImportRecord]:
     return records
 
 
-def locomo_sessions(conversation: dict) -> list[int]:
-    """The session numbers of a LoCoMo conversation, in order."""
+def locomo_sessions(conversation: dict, where: str = "input") -> list[int]:
+    """The session numbers of a LoCoMo conversation, in order (a number of more than
+    MAX_SESSION_DIGITS digits is an ImportFormatError naming the key, not a ValueError)."""
     numbers = []
     for key in conversation:
         match = _SESSION_KEY.match(key)
         if match:
-            numbers.append(int(match.group(1)))
+            digits = match.group(1)
+            if len(digits) > MAX_SESSION_DIGITS or str(int(digits)) != digits:
+                raise ImportFormatError(
+                    f"{where} {key[:40]}{'...' if len(key) > 40 else ''}: not a session number "
+                    f"(session_1, session_2, ...: at most {MAX_SESSION_DIGITS} digits)"
+                )
+            numbers.append(int(digits))
     return sorted(numbers)
 
 
 def locomo_turns(conversation: dict, sample_id: str, where: str) -> list[ImportRecord]:
     records: list[ImportRecord] = []
-    for session in locomo_sessions(conversation):
+    for session in locomo_sessions(conversation, where):
         key = f"session_{session}"
         turns = conversation[key]
         if not isinstance(turns, list):
@@ -386,11 +384,15 @@ def claude_code_records(text: str, name: str) -> Iterator[tuple[int, dict[str, A
         if not line.strip():
             continue
         where = f"{name} line {number}"
+        if len(line) > MAX_LINE_BYTES:
+            raise ImportFormatError(f"{where}: over {MAX_LINE_BYTES:,} characters; not read")
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
+            record = parse_json(line, name, line=number)
+        except JsonInputError as error:
+            if not error.syntax:  # nested too deep, a number out of bounds
+                raise ImportFormatError(str(error)) from None
             raise ImportFormatError(
-                f"{where}: not a JSON record ({error.msg}, column {error.colno}); "
+                f"{where}: not a JSON record ({error.syntax}); "
                 "a transcript cut off mid-write ends like this"
             ) from None
         if not isinstance(record, dict):

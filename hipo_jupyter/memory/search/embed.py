@@ -35,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..disk.files import expanded
 from ..errors import HipoError
 from .embed_settings import EmbeddingSettings, EmbeddingSettingsError, load_settings, model_file
 
@@ -215,7 +216,9 @@ class MiniLMEmbedder:
             self.name = MINILM_NAME
         else:
             try:  # a folder: its model.onnx (or onnx/model.onnx) and hipo-embedding.json
-                self.model_path = model_file(Path(model_path).expanduser())
+                self.model_path = model_file(
+                    expanded(model_path, "embedding model", EmbeddingSettingsError)
+                )
                 self.settings = load_settings(self.model_path)
             except EmbeddingSettingsError as error:
                 raise SemanticUnavailable(f"semantic recall is off: {error}") from None
@@ -236,7 +239,9 @@ class MiniLMEmbedder:
                 self.tokenizer_path = MINILM_TOKENIZER
                 self.tokenizer_sha256 = tokenizer_sha256 or MINILM_TOKENIZER_SHA256
         else:
-            self.tokenizer_path = Path(tokenizer_path).expanduser()
+            self.tokenizer_path = expanded(
+                tokenizer_path, "embedding tokenizer", SemanticUnavailable
+            )
             self.tokenizer_sha256 = tokenizer_sha256
         if max_tokens < 8 or batch_size < 1 or threads < 0:
             raise HipoError("max_tokens must be at least 8, batch_size at least 1, threads >= 0")

@@ -27,7 +27,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import HipoError
+from ..disk import read_settings_file
+from ..errors import HipoError, ParseError
 
 SETTINGS_FILE = "hipo-embedding.json"
 POOLINGS = ("mean", "cls")
@@ -71,8 +72,8 @@ def settings_path(model: Path) -> Path | None:
     """hipo-embedding.json in the model's folder (or the folder above `onnx/`), if any."""
     for folder in (model.parent, model.parent.parent):
         candidate = folder / SETTINGS_FILE
-        if candidate.is_file():
-            return candidate
+        if candidate.is_file() or (candidate.is_symlink() or candidate.exists()):
+            return candidate  # anything else there than a file is refused by name on reading
     return None
 
 
@@ -82,9 +83,11 @@ def load_settings(model: Path) -> EmbeddingSettings:
     if path is None:
         return EmbeddingSettings()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise EmbeddingSettingsError(f"cannot read {path}: {error}") from None
+        data = read_settings_file(path)
+    except OSError as error:
+        raise EmbeddingSettingsError(f"cannot read {path}: {error.strerror or error}") from None
+    except ParseError as error:  # not a regular file, too large, not bounded JSON
+        raise EmbeddingSettingsError(str(error)) from None
     return parse_settings(data, str(path))
 
 

@@ -38,7 +38,8 @@ from collections.abc import Collection, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import HipoError, QueryError
+from ..disk.jsonread import parse_json
+from ..errors import HipoError, ParseError, QueryError
 from .contract import ANY_HASH as ANY_HASH
 from .contract import BACKENDS as BACKENDS
 from .contract import Document as Document
@@ -338,7 +339,13 @@ def _row_to_document(row: Sequence) -> Document:
 def _tags(column: str) -> tuple[str, ...]:
     """The tags column (a JSON list) as a tuple. A memory holds a few hundred sets of tags,
     and a year's context reads ~300 rows: each set parsed once, not once per row."""
-    return () if column == "[]" else tuple(json.loads(column))
+    if column == "[]":
+        return ()
+    try:
+        tags = parse_json(column, "the index's tags column")
+    except ParseError:  # a tampered index: no tags rather than a traceback
+        return ()
+    return tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
 
 
 # ---------------------------------------------------------------------------------------------

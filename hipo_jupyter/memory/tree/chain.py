@@ -41,6 +41,7 @@ from datetime import UTC, date, datetime
 from ..config import MemoryConfig
 from ..disk.checkpoint import parse_log
 from ..disk.files import MAX_STATE_BYTES
+from ..disk.jsonread import parse_json
 from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, node_head, parse_node, render_node
 from ..disk.periods import month_bounds, week_bounds, week_id, week_month
@@ -146,7 +147,10 @@ class Compactor:
         used: the tree is rebuilt from the raw logs, which are the truth."""
         fresh = {"hipo": {"version": STATE_VERSION, "nodes": {}, "reopened": []}}
         try:
-            state = json.loads(self.store.read_file(self.store.state_path, MAX_STATE_BYTES))
+            state = parse_json(
+                self.store.read_file(self.store.state_path, MAX_STATE_BYTES),
+                self.store.relative(self.store.state_path),
+            )
         except FileNotFoundError:
             return fresh, "missing"
         except (OSError, ParseError) as exc:

@@ -32,6 +32,7 @@ from datetime import date, timedelta
 
 from ..disk.checkpoint import Checkpoint
 from ..disk.files import MAX_STATE_BYTES
+from ..disk.jsonread import parse_json
 from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, parse_node
 from ..disk.store import RawStamps, Store
@@ -187,11 +188,13 @@ def save_topics(store: Store, topics: Sequence[Topic], stamps: RawStamps) -> Non
     the next process finds them; nothing when there is no state of ours yet. Called under
     the compaction lock: no pass rewrites the state meanwhile."""
     try:
-        state = json.loads(store.read_file(store.state_path, MAX_STATE_BYTES))
+        state = parse_json(
+            store.read_file(store.state_path, MAX_STATE_BYTES), store.relative(store.state_path)
+        )
         hipo = state["hipo"]
         if not isinstance(hipo, dict):
             return
-    except (OSError, ParseError, ValueError, LookupError, TypeError, RecursionError):
+    except (OSError, ParseError, LookupError, TypeError):
         return
     hipo["topics"] = topics_to_json(topics)
     hipo["topics-stamp"] = stamp_key(stamps)

@@ -28,7 +28,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..disk.files import MAX_STATE_BYTES, UnsafeFileError, read_regular, write_atomic_bytes
+from ..disk.files import MAX_STATE_BYTES, read_regular, write_atomic_bytes
+from ..disk.jsonread import parse_json
+from ..errors import ParseError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -254,9 +256,9 @@ class TokenCountCache:
     def _load(self) -> dict[str, int]:
         if self._counts is None:
             try:
-                loaded = json.loads(read_regular(self.path, MAX_STATE_BYTES))
+                loaded = parse_json(read_regular(self.path, MAX_STATE_BYTES), self.path.name)
                 self._counts = {k: v for k, v in loaded.items() if isinstance(v, int)}
-            except (OSError, ValueError, AttributeError, RecursionError, UnsafeFileError):
+            except (OSError, ParseError, AttributeError):
                 self._counts = {}
         return self._counts
 

@@ -17,7 +17,6 @@ before the append, so one `hipo remember` does not read every raw log either.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,6 +25,7 @@ from datetime import date
 
 from ..disk.checkpoint import Checkpoint
 from ..disk.files import MAX_STATE_BYTES
+from ..disk.jsonread import parse_json
 from ..disk.layout import stamp_key
 from ..disk.periods import week_id, week_month
 from ..disk.store import Appended, Store
@@ -260,7 +260,10 @@ class TopicsCache:
 
     def _saved(self, stamps: dict, today: date) -> list[Topic] | None:
         try:
-            saved = json.loads(self.store.read_file(self.store.state_path, MAX_STATE_BYTES))
+            saved = parse_json(
+                self.store.read_file(self.store.state_path, MAX_STATE_BYTES),
+                self.store.relative(self.store.state_path),
+            )
             saved = saved["hipo"]
             if saved.get("topics-stamp") == stamp_key(stamps):
                 return topics_from_json(saved["topics"], today)

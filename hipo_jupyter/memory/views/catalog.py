@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ..disk.checkpoint import Checkpoint, parse_log
+from ..disk.jsonread import parse_json
 from ..disk.store import MEMORY_DIR, Store
 from ..errors import ParseError
 from .frame import checkpoint_row, csv_lines, flat_rows, row_rules
 
 ROWS_FILE = "catalog.sqlite"
+ROW_CACHE_SHOWN = f"{MEMORY_DIR}/.index/{ROWS_FILE}"
 FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
 ROWS_VERSION = 4  # bump when the table or checkpoint_row changes: every log is parsed again
 ROWS_SCHEMA = """
@@ -65,7 +67,15 @@ RENDER: dict[str, Callable[[Rows], str]] = {
 
 
 def parse_lines(text: str) -> Rows:
-    return [json.loads(line) for line in text.splitlines()]
+    """Rows from their JSON lines (the row cache in memory/.index/), bounded like every JSON
+    hipo reads; a line that is not a row is a ParseError naming the cache, not a traceback."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        row = parse_json(line, ROW_CACHE_SHOWN, line=number)
+        if not isinstance(row, dict):
+            raise ParseError(f"{ROW_CACHE_SHOWN} line {number}: not a row (delete it to rebuild)")
+        rows.append(row)
+    return rows
 
 
 class CheckpointCatalog:

@@ -41,6 +41,7 @@ with the `graph` extra and is imported only here.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -49,13 +50,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import quote
 
 from ..disk.checkpoint import Checkpoint
+from ..disk.files import MAX_LOG_BYTES, read_regular
+from ..disk.jsonread import MAX_INT_DIGITS, read_state_file
 from ..disk.periods import week_id, week_month
 from ..disk.store import MEMORY_DIR, node_path, raw_log_path
-from ..errors import QueryError
+from ..errors import ParseError, QueryError
 from ..tree.topic_index import checkpoint_topics
 from . import graph_run
 from .frame import require
@@ -75,7 +78,17 @@ PREFIXES = {
 }
 RULES_GRAPH = "urn:hipo:graph:rules"
 PERIODS_GRAPH = "urn:hipo:graph:periods"
+log = logging.getLogger(__name__)
 STATE_VERSION = 2  # 2: proposals carry hipo:proposedBy
+MAX_TURTLE_BYTES = 4 * MAX_LOG_BYTES  # one graph's Turtle: a few times its log
+
+
+class GraphState(TypedDict, total=False):
+    """graph-state.json: the (size, mtime_ns) of each raw log the store holds."""
+
+    version: int
+    logs: dict[str, list[int]]
+
 LOCK_ATTEMPTS = 50
 LOCK_WAIT_S = 0.1
 MAX_QUERY_CHARS = 20_000
@@ -253,13 +266,17 @@ class MemoryGraph:
                 old_log.unlink(missing_ok=True)  # not data: one a query would pile up
 
     def _held(self) -> dict[str, list[int]]:
-        try:
-            state = json.loads(self.state_path.read_text(encoding="utf-8"))
-            if state.get("version") == STATE_VERSION and isinstance(state.get("logs"), dict):
-                return {str(k): list(v) for k, v in state["logs"].items()}
-        except (OSError, ValueError, AttributeError):
-            pass
-        return {}
+        """The stamps of the logs the store holds; {} (a rebuild) when the state is missing,
+        of another version, or damaged (then set aside with one line: `read_state_file`)."""
+        state = read_state_file(
+            self.state_path,
+            GraphState,
+            shown=f"{MEMORY_DIR}/.index/{self.state_path.name}",
+            report=lambda line: log.warning("hipo: %s", line),
+        )
+        if state is None or state.get("version") != STATE_VERSION:
+            return {}
+        return {str(k): list(v) for k, v in state.get("logs", {}).items()}
 
     def _sync(self, store: Any) -> int:
         held = self._held()
@@ -400,10 +417,12 @@ class MemoryGraph:
         last sync left it, else dumped from the store (under its lock) and kept."""
         path = self._turtle_path(graph)
         try:
-            head, _, body = path.read_text(encoding="utf-8").partition("\n")
-            return int(head), body
-        except (OSError, ValueError):
-            pass
+            text = read_regular(path, MAX_TURTLE_BYTES, path.name).decode("utf-8")
+            head, _, body = text.partition("\n")
+            if len(head) <= MAX_INT_DIGITS:
+                return int(head), body
+        except (OSError, ValueError, ParseError):
+            pass  # missing or damaged: dumped again from the store below
         ox = self.ox
         node = ox.NamedNode(graph)
         text = store.dump(format=ox.RdfFormat.TURTLE, from_graph=node, prefixes=PREFIXES)
