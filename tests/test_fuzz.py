@@ -33,6 +33,7 @@ from test_checkpoint import CHECKPOINTS, TEXT, TRICKY_LINES
 
 from hipo_jupyter import cli
 from hipo_jupyter.memory import HipoError, Memory
+from hipo_jupyter.memory.disk import JsonInputError, parse_json
 from hipo_jupyter.memory.disk.checkpoint import parse_body, parse_log, parse_title, render
 from hipo_jupyter.memory.disk.nodes import node_head, parse_node, read_status, render_node
 from hipo_jupyter.memory.disk.redact import redact
@@ -499,8 +500,13 @@ def test_mcp_answers_every_line(mcp_process, number: int, message) -> None:
         return
     name, arguments = message
     call = {"name": name, "arguments": arguments}
-    reply = mcp_reply(mcp_process, {"jsonrpc": "2.0", "id": number, "method": "tools/call",
-                                    "params": call})  # fmt: skip
+    request = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call}
+    reply = mcp_reply(mcp_process, request)
+    try:  # the bounds every JSON from outside meets (issue 37): no NaN or Infinity, no huge ints
+        parse_json(json.dumps(request), "a fuzzed MCP line")
+    except JsonInputError:
+        assert reply["error"]["code"] == -32700 and reply["id"] is None, reply
+        return
     assert reply["id"] == number
     if "result" in reply and reply["result"].get("isError"):
         (block,) = reply["result"]["content"]

@@ -167,6 +167,7 @@ def test_another_database_role_cannot_touch_rows_even_from_a_copied_folder(team_
 def test_the_identity_lives_beside_the_logs_not_in_the_deletable_index(team_url, memory_root):
     memory = team_memory(memory_root, team_url)
     memory.remember("Churn model [project]", "- outcome: kept", on=DAY)
+    assert wait_for_background(str(memory.root))  # its push writes team state under .index
     memory.team_sync()
     id_file = memory_root / "memory" / FOLDER_ID_FILE
     folder_id = id_file.read_text(encoding="utf-8")
