@@ -104,6 +104,7 @@ def test_load_compacts_and_shows_one_screen_of_status(
     assert (memory_root / "memory" / "daily" / "2026-03-02.md").is_file()
     assert "Layer 1: " in out and "ROOT " in out and "SCRATCHPAD " in out
     assert "topics: " in out
+    assert "Layer 1 injected into anthropic, openai, litellm calls" in out  # Hipo.inject_clients
     assert len(out.strip().splitlines()) <= 10
 
 

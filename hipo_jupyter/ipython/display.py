@@ -118,9 +118,10 @@ def startup_text(
 
 
 # --- Claude calls ----------------------------------------------------------------------------
-def claude_line(inject: bool, model: str, summarizer: str) -> str:
-    """The line `%load_ext hipo` adds about LLM calls."""
-    state = "injected into every anthropic call" if inject else "not injected (%hipo inject on)"
+def claude_line(inject: bool, model: str, summarizer: str, clients: Sequence[str] = ()) -> str:
+    """The line `%load_ext hipo` adds about LLM calls: which SDKs' calls get Layer 1."""
+    sdks = ", ".join(clients) or "no SDK"
+    state = f"injected into {sdks} calls" if inject else "not injected (%hipo inject on)"
     return f"  Claude: Layer 1 {state}; %%ask model {model}; summaries {summarizer}"
 
 

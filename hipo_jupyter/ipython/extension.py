@@ -76,7 +76,8 @@ def load_ipython_extension(shell: Any) -> None:
             startup.root, startup.report, startup.layer1, startup.topics, startup.error, waiting
         )
     )
-    print(claude_line(settings.inject, settings.model, session.summarizer_name))
+    clients = settings.inject_clients
+    print(claude_line(settings.inject, settings.model, session.summarizer_name, clients))
 
 
 def unload_ipython_extension(shell: Any) -> None:
