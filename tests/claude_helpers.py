@@ -339,6 +339,15 @@ def new_shell() -> RaisingShell:
     return RaisingShell(config=config)
 
 
+SDK_CALL = (
+    "import anthropic\n"
+    "client = anthropic.Anthropic()\n"
+    "reply = client.messages.create(model='claude-sonnet-5-5', max_tokens=100,\n"
+    "    messages=[{{'role': 'user', 'content': {prompt!r}}}])\n"
+)
+"""A cell making the user's own SDK call; `.format(prompt=...)` fills in the question."""
+
+
 def run(shell: InteractiveShell, cell: str) -> Any:
     """Run a cell as a notebook would: with an execution count and the cell hooks."""
     return shell.run_cell(cell, store_history=True)

@@ -11,6 +11,7 @@ HIPO_UPDATE_SCREENSHOT=1, for the README).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -108,14 +109,25 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     else:
         root.mkdir()
         small_notebook(root / "quickstart.ipynb")
+    with running_lab(root, tmp_path) as (base, token):
+        yield f"{base}/lab/tree/quickstart.ipynb?token={token}", root
+
+
+@contextlib.contextmanager
+def running_lab(
+    root: Path, tmp_path: Path, *, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """JupyterLab on `root` with the server extension and the committed prebuilt sidebar, its
+    settings, data and runtime folders under `tmp_path`, no news or update checks; `env` is
+    the environment its kernels get (default: this one). Yields (http://127.0.0.1:PORT, token);
+    stopped, kernels and all, after."""
     labextensions = tmp_path / "labextensions"
     labextensions.mkdir()
     (labextensions / "hipo-jupyter").symlink_to(PREBUILT, target_is_directory=True)
     quiet_lab_settings(tmp_path / "lab-settings")
-
     port, token = free_port(), secrets.token_hex(16)
-    env = {
-        **os.environ,
+    environment = {
+        **(os.environ if env is None else env),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
         "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
@@ -124,29 +136,23 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces"),
     }
     command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--allow-root",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        f"--IdentityProvider.token={token}",
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         "--ServerApp.jpserver_extensions={'hipo_jupyter.server': True}",
         f"--LabApp.extra_labextensions_path={labextensions}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=None",
-    ]
+        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+    ]  # fmt: skip
     ARTIFACTS.mkdir(exist_ok=True)
     log = (ARTIFACTS / "jupyterlab.log").open("w")
     server = subprocess.Popen(
-        command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+        command, cwd=root, env=environment, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_server(f"{base}/api/status?token={token}", server)
-        yield f"{base}/lab/tree/quickstart.ipynb?token={token}", root
+        yield base, token
     finally:
         server.send_signal(signal.SIGTERM)  # jupyter shuts its kernels down on SIGTERM
         try:

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -34,13 +31,10 @@ from test_browser import (
     CHROMIUM_ARGS,
     KERNEL_READY,
     PREBUILT,
-    REPO,
     STEP_TIMEOUT_MS,
-    free_port,
-    quiet_lab_settings,
     run_command,
+    running_lab,
     sync_api,
-    wait_for_server,
 )
 
 pytestmark = [
@@ -141,51 +135,16 @@ def lab(tmp_path: Path) -> Iterator[tuple[str, Path, str, list[str]]]:
     root = tmp_path / "notebooks"
     root.mkdir()
     reply_notebook(root / NOTEBOOK)
-    labextensions = tmp_path / "labextensions"
-    labextensions.mkdir()
-    (labextensions / "hipo-jupyter").symlink_to(PREBUILT, target_is_directory=True)
-    quiet_lab_settings(tmp_path / "lab-settings")
-    port, token = free_port(), "reply-test-token"
     with attacker_server() as (attacker, seen), serve(ReplyAPI()) as api_url:
         ReplyAPI.reply_text = payload_reply(attacker)
         env = {
             **{k: v for k, v in os.environ.items() if k not in SDK_CREDENTIAL_VARIABLES},
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-            "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
-            "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
-            "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
-            "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "lab-settings"),
-            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces"),
             "ANTHROPIC_BASE_URL": api_url,
             "ANTHROPIC_API_KEY": "test-key",
             "HIPO_TODAY": TODAY,
         }
-        command = [
-            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-            "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            "--ServerApp.jpserver_extensions={'hipo_jupyter.server': True}",
-            f"--LabApp.extra_labextensions_path={labextensions}",
-            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-        ]  # fmt: skip
-        ARTIFACTS.mkdir(exist_ok=True)
-        log = (ARTIFACTS / "jupyterlab.log").open("w")
-        server = subprocess.Popen(
-            command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_for_server(f"{base}/api/status?token={token}", server)
+        with running_lab(root, tmp_path, env=env) as (base, token):
             yield f"{base}/lab/tree/{NOTEBOOK}?token={token}", root, attacker, seen
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait()
-            log.close()
 
 
 PWNED = "() => window.__pwned || null"

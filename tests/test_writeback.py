@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from claude_helpers import (  # noqa: F401
+    SDK_CALL,
     TODAY,
     FakeMessagesAPI,
     api_fixture,
@@ -19,12 +20,7 @@ from claude_helpers import (  # noqa: F401
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory
 
-CALL = (
-    "import anthropic\n"
-    "client = anthropic.Anthropic()\n"
-    "reply = client.messages.create(model='claude-sonnet-5-5', max_tokens=100,\n"
-    "    messages=[{{'role': 'user', 'content': {prompt!r}}}])\n"
-)
+CALL = SDK_CALL
 LARGE = "\n".join(
     f"Row {n}: order ORD-{1000 + n} shipped to warehouse WH-{n % 7} for ${n * 13}.00"
     for n in range(900)

@@ -10,6 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from claude_helpers import (  # noqa: F401
+    SDK_CALL,
     TODAY,
     FakeMessagesAPI,
     api_fixture,
@@ -22,12 +23,7 @@ from hipo_jupyter import llm
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk import VIA_MAGIC, VIA_WRITE_BACK
 
-CALL = (
-    "import anthropic\n"
-    "client = anthropic.Anthropic()\n"
-    "reply = client.messages.create(model='claude-sonnet-5-5', max_tokens=100,\n"
-    "    messages=[{{'role': 'user', 'content': {prompt!r}}}])\n"
-)
+CALL = SDK_CALL
 NOTES = [
     ("Churn model retrain #churn", "- decisions: retrain on the March cohort before the launch"),
     ("Launch date #launch", "- decisions: we go live on 2026-04-02"),
