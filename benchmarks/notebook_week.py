@@ -5,9 +5,10 @@ seeded RNG) are executed with nbclient in real kernels: `%load_ext hipo`, `%%rem
 and cells calling Claude through the real anthropic SDK (and `%%ask`), answered on 127.0.0.1 by
 the Messages API stand-in of tests/claude_helpers.py with scripted replies. One notebook per
 working day, run on its day (HIPO_TODAY, the clock the tests and `hipo demo` pin), then re-run
-twice the same day, as users do. Then everyday questions are asked through `%%ask` in a kernel
-(Layer 1 plus the recall it injects), once with the default install and once keyword only
-(HIPO_SEMANTIC=0, the user's switch), each on its own copy of the memory. The stand-in records
+twice the same day, as users do. Then everyday questions are asked through `%%ask` (Layer 1 plus
+the recall it injects), each in a fresh kernel on its own copy of the three months' memory (no
+question sees another's write-back), once with the default install and once keyword only
+(HIPO_SEMANTIC=0, the user's switch). The stand-in records
 every request body; a question is reached when its note's key text is in what was sent.
 
 Figures, for each mode side by side:
@@ -59,7 +60,7 @@ START = date(2026, 1, 5)  # a Monday: three months of work end early in April
 SIZES = {
     # days x notes a day + planted notes >= 300 user checkpoints; days x calls >= 100 calls
     "full": {"days": 52, "notes_per_day": 5, "calls_per_day": 2, "questions": 44},
-    "small": {"days": 4, "notes_per_day": 3, "calls_per_day": 1, "questions": 8},
+    "small": {"days": 4, "notes_per_day": 3, "calls_per_day": 1, "questions": 6},
 }
 RUNS = 3  # every notebook run once, then re-run twice the same day
 # Only the user's switches choose the mode: the default install is no switch at all
@@ -258,26 +259,35 @@ def recalled_pieces(system_text: str) -> list[tuple[str, int, str]]:
     return pieces
 
 
-def ask_questions(week: Week, folder: Path, mode: str, api: ScriptedAPI) -> list[Answer]:
-    """Every question through `%%ask --new` in one kernel of `mode`; what each request carried."""
-    today = week.days[-1].day + timedelta(days=1)
-    notebook = folder / f"questions-{mode}.ipynb"
-    asks = [f"%%ask --new\n{fact.question}" for fact in week.facts]
-    write_notebook(notebook, ["%load_ext hipo", *asks])
-    api.requests.clear()
-    api.paths.clear()
+def ask_one(months: Path, workdir: Path, fact: Fact, mode: str, today: date,
+            api: ScriptedAPI) -> dict[str, Any]:  # fmt: skip
+    """`fact`'s question through `%%ask` in a fresh kernel of `mode`, on a copy of the three
+    months' memory (so no question sees another's write-back); the request body it sent."""
+    copy = workdir / f"ask-{mode}"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(months, copy)
+    notebook = copy / "question.ipynb"
+    write_notebook(notebook, ["%load_ext hipo", f"%%ask\n{fact.question}"])
+    before = len(api.message_requests())
     with environment(MODES[mode]):
         run_notebook(notebook, today)
-    sent = {last_user_text(body).strip(): body for body in api.message_requests()}
-    found = checkpoints(folder)
+    sent = [b for b in api.message_requests()[before:]
+            if last_user_text(b).strip() == fact.question]  # fmt: skip
+    if len(sent) != 1:
+        raise SystemExit(f"{mode}: %%ask sent {len(sent)} requests for {fact.question!r}")
+    return sent[0]
+
+
+def ask_questions(week: Week, months: Path, workdir: Path, mode: str,
+                  api: ScriptedAPI) -> list[Answer]:  # fmt: skip
+    """Every question through `%%ask` in `mode`; what each request carried, and why a miss."""
+    today = week.days[-1].day + timedelta(days=1)
+    found = checkpoints(months)
     notes = check_facts(week, found)
     via = {(f"memory/{c.date}.md", c.line): c.via for c in found}
-    ranks = recall_ranks(week, folder, notes, mode, today)
     answers = []
     for fact in week.facts:
-        body = sent.get(fact.question)
-        if body is None:
-            raise SystemExit(f"{mode}: %%ask sent nothing for {fact.question!r}")
+        body = ask_one(months, workdir, fact, mode, today, api)
         blocks = [b.get("text", "") for b in body.get("system", [])]
         recall_text = next((t for t in blocks if t.startswith(RECALL_OPEN)), "")
         layer1_text = "\n".join(t for t in blocks if not t.startswith(RECALL_OPEN))
@@ -291,9 +301,12 @@ def ask_questions(week: Week, folder: Path, mode: str, api: ScriptedAPI) -> list
         answers.append(Answer(
             question=fact.question, shares_words=shares_words(fact), reached=bool(where),
             via="both" if len(where) == 2 else (where[0] if where else ""),
-            recalled_tokens=sum(tokens), write_back_tokens=sum(back),
-            rank=ranks.get(fact.question),
+            recalled_tokens=sum(tokens), write_back_tokens=sum(back), rank=None,
         ))  # fmt: skip
+    # the copy of the last question: the months' memory and one write-back of today
+    ranks = recall_ranks(week, workdir / f"ask-{mode}", notes, mode, today)
+    for answer in answers:
+        answer.rank = ranks[answer.question]
     return answers
 
 
@@ -366,10 +379,8 @@ def run_benchmark(*, size: dict[str, int], seed: int, workdir: Path) -> dict[str
         lived = live_the_months(week, months, api)
         results = {}
         for mode in MODES:
-            copy = workdir / f"ask-{mode}"
-            shutil.copytree(months, copy)
-            answers = ask_questions(week, copy, mode, api)
-            results[mode] = summarize(mode_label(copy, mode), answers)
+            answers = ask_questions(week, months, workdir, mode, api)
+            results[mode] = summarize(mode_label(workdir / f"ask-{mode}", mode), answers)
     return {
         "date": date.today().isoformat(),
         "size": size,
