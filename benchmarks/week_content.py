@@ -306,14 +306,15 @@ def _filler(rng: random.Random, project: Project, day: date, number: int) -> str
 def make_week(*, seed: int, start: date, days: int, notes_per_day: int, calls_per_day: int,
               questions: int) -> Week:  # fmt: skip
     """`days` working days from `start` (Monday to Thursday: four a week, as a person who works
-    on other things too), and `questions` facts spread over them, half of each kind."""
+    on other things too), and `questions` facts spread over them: half (or all there are) sharing
+words with their note, the rest none."""
     rng = random.Random(seed)
     people = PEOPLE[:]
     rng.shuffle(people)
     facts = _facts(rng, people)
     no_overlap, overlap = facts[:24], facts[24:]
-    half = questions // 2
-    chosen = no_overlap[: questions - half] + overlap[:half]
+    sharing = min(questions // 2, len(overlap))
+    chosen = no_overlap[: questions - sharing] + overlap[:sharing]
     workdays: list[date] = []
     current = start
     while len(workdays) < days:
