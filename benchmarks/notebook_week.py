@@ -69,6 +69,7 @@ MODES: dict[str, dict[str, str | None]] = {
     "keyword": {"HIPO_SEMANTIC": "0"},
 }
 TARGETS = {"reached": 0.9, "write_back_share": 0.25, "duplicates": 0}
+RANK_DEPTH = 200  # how deep a missed note is looked for in recall's list (the diagnosis)
 PIECE = re.compile(r"^L(\d+) ")
 RECALL_OPEN = "<hipo-recalled-memory-"
 
@@ -215,7 +216,7 @@ class Answer:
     recalled_tokens: int
     write_back_tokens: int
     # the note's own checkpoint's rank in recall's list for the question (1 = first), None: not
-    # in the first 50 (a node that copies the note may still carry its text into the context)
+    # in the first RANK_DEPTH (a node or a neighbour may still carry its text into the context)
     rank: int | None
 
 
@@ -315,14 +316,14 @@ def ask_questions(week: Week, months: Path, workdir: Path, mode: str,
 def recall_ranks(week: Week, folder: Path, notes: dict[str, Checkpoint], mode: str,
                  today: date) -> dict[str, int | None]:  # fmt: skip
     """Where each question's note ranks in recall (the diagnosis of a miss), asked in this
-    process with the same switch and clock as the kernel."""
+    process with the same switch, clock and mode ("auto", as `%%ask` asks) as the kernel."""
     ranks: dict[str, int | None] = {}
     with environment({**MODES[mode], "HIPO_TODAY": today.isoformat()}):
         memory = Memory(folder, today=lambda: today)
         try:
             for fact in week.facts:
                 note = notes[fact.question]
-                hits = memory.recall(fact.question, k=50).hits
+                hits = memory.recall(fact.question, k=RANK_DEPTH, mode="auto").hits
                 where = [i for i, h in enumerate(hits, 1)
                          if h.file == f"memory/{note.date}.md" and h.line == note.line]  # fmt: skip
                 ranks[fact.question] = where[0] if where else None
@@ -428,7 +429,7 @@ def table(report: dict[str, Any]) -> str:
     for mode, result in modes.items():
         missed = [a for a in result["answers"] if not a["reached"]]
         for a in missed:
-            lines.append(f"  missed ({mode}): {a['question']!r} rank {a['rank'] or '>50'}"
+            lines.append(f"  missed ({mode}): {a['question']!r} rank {a['rank'] or '>200'}"
                          f"{'' if a['shares_words'] else ', no shared word'}")  # fmt: skip
     return "\n".join(lines)
 
