@@ -218,6 +218,7 @@ class Answer:
     # the note's own checkpoint's rank in recall's list for the question (1 = first), None: not
     # in the first RANK_DEPTH (a node or a neighbour may still carry its text into the context)
     rank: int | None
+    write_back_titles: list[str] = field(default_factory=list)  # the recalled write-backs
 
 
 def check_facts(week: Week, found: list[Checkpoint]) -> dict[str, Checkpoint]:
@@ -299,12 +300,13 @@ def ask_questions(week: Week, months: Path, workdir: Path, mode: str,
                  if key in " ".join(text.split())]  # fmt: skip
         pieces = recalled_pieces(recall_text)
         tokens = [count_tokens(text) for _, _, text in pieces]
-        back = [t for (f, n, _), t in zip(pieces, tokens, strict=True)
-                if via.get((f, n)) == VIA_WRITE_BACK]  # fmt: skip
+        backs = [(text, t) for (f, n, text), t in zip(pieces, tokens, strict=True)
+                 if via.get((f, n)) == VIA_WRITE_BACK]  # fmt: skip
         answers.append(Answer(
             question=fact.question, shares_words=shares_words(fact), reached=bool(where),
             via="both" if len(where) == 2 else (where[0] if where else ""),
-            recalled_tokens=sum(tokens), write_back_tokens=sum(back), rank=None,
+            recalled_tokens=sum(tokens), write_back_tokens=sum(t for _, t in backs), rank=None,
+            write_back_titles=[text.split(": ", 1)[0].split(" ", 1)[-1] for text, _ in backs],
         ))  # fmt: skip
     # the copy of the last question: the months' memory and one write-back of today
     ranks = recall_ranks(week, workdir / f"ask-{mode}", notes, mode, today)

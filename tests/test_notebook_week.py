@@ -69,6 +69,9 @@ def test_every_figure_is_computed_for_both_modes(report: dict) -> None:
             assert 0.0 <= result[name] <= 1.0
         assert any(answer["recalled_tokens"] > 0 for answer in result["answers"])
         assert all(a["reached"] == bool(a["via"]) for a in result["answers"])
+        # the write-backs recalled are named, for the diagnosis of a share over its target
+        assert all(bool(a["write_back_titles"]) == (a["write_back_tokens"] > 0)
+                   for a in result["answers"])  # fmt: skip
     assert report["questions_sharing_no_word"] * 2 >= report["questions"]
 
 
