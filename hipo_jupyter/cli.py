@@ -48,7 +48,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from hipo_jupyter import cli_views, terminal
+from hipo_jupyter import cli_forget, cli_views, terminal
 from hipo_jupyter.cli_parser import UsageError, build_parser
 from hipo_jupyter.demo import TODAY_ENV, run_demo
 from hipo_jupyter.memory import (
@@ -424,6 +424,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
     "demo": cmd_demo,
     **{name: _with_memory(getattr(cli_views, f"cmd_{name}")) for name in cli_views.HELP},
+    "forget": _with_memory(cli_forget.cmd_forget),
 }
 """Command -> what runs it; `cli_parser.HELP` gives each its help, in the same order."""
 

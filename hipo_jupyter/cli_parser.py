@@ -11,7 +11,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter import cli_views
+from hipo_jupyter import cli_forget, cli_views
 from hipo_jupyter.mcp_config import CONFIG_TARGETS
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
@@ -36,6 +36,7 @@ HELP: dict[str, str] = {
     "mcp": "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop",
     "demo": "run the quickstart notebook in a temporary folder and show the memory",
     **cli_views.HELP,
+    **cli_forget.HELP,
 }
 """Command -> one line of help, in the order `hipo --help` lists them."""
 
@@ -184,6 +185,7 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
         "--strict", action="store_true", help="with --transcript: fail a read after the answer"
     )
     cli_views.add_arguments(sub)
+    cli_forget.add_arguments(sub)
 
     importing = sub["import"]
     importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")
