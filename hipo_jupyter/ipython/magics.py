@@ -220,11 +220,13 @@ class HipoMagics(Magics):
         default="status",
         help=(
             "status | compact | layer1 | budget | topics | reindex | check | inject | rules "
-            "(default: status)."
+            "| forget (default: status)."
         ),
     )
     @argument(
-        "value", nargs="?", help="inject: on | off (no value: show the setting); rules: accept."
+        "value",
+        nargs="?",
+        help="inject: on | off (no value: show the setting); rules: accept; forget: the ID.",
     )
     @argument("id", nargs="?", help="rules accept: the ID of the proposed rule to accept.")
     @argument(
@@ -246,13 +248,17 @@ class HipoMagics(Magics):
         reindex  rebuild the search index from the Markdown files
         check    pass or fail for each rule of the protocol in this kernel session
         inject   on | off: Layer 1 in the LLM calls made in this kernel (Hipo.inject_clients)
+        forget   ID [--reason "TEXT"]: remove a checkpoint for good (a tombstone stays)
         """
+        line, reason = pop_quoted_option(line, "reason")
         args = parse_line(self.hipo, line)
         handler = self._subcommands().get(args.subcommand)
         if handler is None:
             valid = ", ".join(self._subcommands())
             raise UsageError(f"unknown %hipo subcommand {args.subcommand!r}: use one of {valid}")
-        if args.value is not None and args.subcommand not in ("inject", "rules"):
+        if reason is not None and args.subcommand != "forget":
+            raise UsageError("--reason goes with %hipo forget ID")
+        if args.value is not None and args.subcommand not in ("inject", "rules", "forget"):
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.value!r})")
         if args.id is not None and args.subcommand != "rules":
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.id!r})")
@@ -261,6 +267,8 @@ class HipoMagics(Magics):
                 self._inject(args.value)
             elif args.subcommand == "rules":
                 self._rules(action=args.value, proposal=args.id)
+            elif args.subcommand == "forget":
+                self._forget(args.value, reason or "")
             else:
                 handler(text_only=args.text)
 
@@ -275,7 +283,17 @@ class HipoMagics(Magics):
             "check": self._check,
             "inject": self._inject,
             "rules": self._rules,
+            "forget": self._forget,
         }
+
+    def _forget(self, checkpoint_id: str | None, reason: str = "", **_: Any) -> None:
+        if not checkpoint_id:
+            raise UsageError('%hipo forget needs a checkpoint ID: %hipo forget ID [--reason "WHY"]')
+        report = self.session.memory.forget(checkpoint_id, reason=reason, via=VIA_MAGIC)
+        self.session.note(f"forget {report.id}")
+        print(report.text())
+        if not report.clean:
+            raise UsageError(f"{report.id} is still in " + ", ".join(report.remaining))
 
     def _check(self, text_only: bool) -> None:
         print(results_text(self.session.writeback.checks()))

@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -51,6 +52,7 @@ from .rules import MIN_ID_CHARS
 if TYPE_CHECKING:
     from ..memory import Memory
 
+_WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
 MIN_PIECE_CHARS = 4  # shorter field values ("yes", "Q1") are words of many notes, not its text
 FORGOTTEN_MARK = "[forgotten]"
 SCAN_LIMIT = 512 * 1024 * 1024  # files larger than this are read in chunks
@@ -115,6 +117,34 @@ def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
     return sorted(p for p in pieces if len(p) >= MIN_PIECE_CHARS and p not in kept)
 
 
+def own_words(checkpoint: Checkpoint, others: list[Checkpoint], reason: str) -> list[str]:
+    """Its names and numbers that no other checkpoint holds (a customer's name, quoted alone
+    in a conversation): words with a capital or a digit, at least MIN_PIECE_CHARS long, not in
+    the reason the user gave. Plain lower-case words ("with") are every text's words."""
+    kept = "\n".join(other.search_text() for other in others) + "\n" + reason
+    words = set(_WORD_RE.findall(checkpoint.search_text()))
+    return sorted(
+        word for word in words
+        if len(word) >= MIN_PIECE_CHARS and word not in kept and word.lower() != word
+    )  # fmt: skip
+
+
+def _innocent_words(memory: Memory, words: list[str], quoting: list[bytes]) -> set[str]:
+    """The words also in a file under the root that does not quote the checkpoint (a template,
+    another file): they are not its text, and the scan must not fail on them. Conversations and
+    the index are left out: forget rewrites them, words and all."""
+    found: set[str] = set()
+    encoded = {word: word.encode("utf-8") for word in words}
+    rewritten = (memory.root / CONVERSATIONS_DIR, memory.store.index_dir)
+    for path in _regular_files(memory.root):
+        if path.parent in rewritten or memory.store.index_dir in path.parents:
+            continue
+        if _holds(path, quoting):
+            continue
+        found |= {word for word, data in encoded.items() if _holds(path, [data])}
+    return found
+
+
 def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> ForgetReport:
     """Forget the checkpoint `wanted` names, for the front end `via` (see the module doc)."""
     if not may(writer_of_provenance(via), FORGET):
@@ -125,6 +155,9 @@ def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> Forget
     assert checkpoint.id is not None and checkpoint.date is not None
     others = [cp for cp in everything if cp.id != checkpoint.id]
     pieces = text_pieces(checkpoint, others)
+    quoting = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
+    words = own_words(checkpoint, others, reason)
+    pieces += sorted(set(words) - _innocent_words(memory, words, quoting) - set(pieces))
     stone = Tombstone(checkpoint.id, memory.today.isoformat(), reason)
     day = date.fromisoformat(checkpoint.date)
     relative = _rewrite_log(memory, day, checkpoint.id, stone)
@@ -167,7 +200,8 @@ def _rewrite_log(memory: Memory, day: date, checkpoint_id: str, stone: Tombstone
 
 def without_checkpoint(text: str, checkpoint_id: str, stone: Tombstone) -> str:
     """`text` (a raw log) with the lines of the checkpoint `checkpoint_id` replaced by the
-    tombstone's line; blank lines after it, and every other line, are kept byte for byte."""
+    tombstone's line; blank lines after it, tombstones of earlier forgets that followed it, and
+    every other line are kept byte for byte."""
     found = [cp for cp in parse_log(text) if cp.id == checkpoint_id]
     if not found:
         raise HipoError(f"{checkpoint_id} is no longer in its raw log (forgotten already?)")
@@ -180,7 +214,8 @@ def without_checkpoint(text: str, checkpoint_id: str, stone: Tombstone) -> str:
         end += 1
     while end - 1 > start and not lines[end - 1].strip():
         end -= 1  # the blank lines that separate it from the next one stay
-    return "\n".join([*lines[:start], stone.line(), *lines[end:]])
+    earlier = [line for line in lines[start:end] if parse_tombstone(line)]  # kept, in order
+    return "\n".join([*lines[:start], stone.line(), *earlier, *lines[end:]])
 
 
 def _drop_nodes(memory: Memory, day: date, needles: list[bytes]) -> list[str]:
@@ -288,13 +323,16 @@ def compact_sqlite(path: Path) -> None:
             quoted = '"' + table.replace('"', '""') + '"'
             connection.execute(f"INSERT INTO {quoted}({quoted}) VALUES ('optimize')")
         connection.execute("VACUUM")
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise sqlite3.OperationalError("another process is reading it; try again")
     finally:
         connection.close()
 
 
 def _compact_sqlite(memory: Memory) -> list[str]:
     memory._indexer.close()
+    memory.semantic.close()
     done = []
     for path in _sqlite_files(memory):
         try:
