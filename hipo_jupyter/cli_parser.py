@@ -131,6 +131,9 @@ def add_remember(remember: argparse.ArgumentParser) -> None:
         "--trigger", metavar="WHEN", help="a feedback rule: when it fires (implies feedback)"
     )
     remember.add_argument("--rule", metavar="DO", help="a feedback rule: what to do")
+    remember.add_argument(
+        "--replaces", metavar="ID", help="a correction of that checkpoint, which it supersedes"
+    )
 
 
 def add_recall(recall: argparse.ArgumentParser) -> None:
@@ -139,6 +142,9 @@ def add_recall(recall: argparse.ArgumentParser) -> None:
     recall.add_argument("--since", metavar="YYYY-MM-DD", help="from this day")
     recall.add_argument("--until", metavar="YYYY-MM-DD", help="up to this day")
     recall.add_argument("--type", metavar=TYPES, help="only checkpoints of this type")
+    recall.add_argument(
+        "--all", action="store_true", help="also checkpoints a correction replaced"
+    )
     recall.add_argument(
         "--mode",
         metavar="|".join(RECALL_MODES),

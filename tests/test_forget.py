@@ -212,3 +212,21 @@ def test_forgetting_one_checkpoint_leaves_every_other_byte_identical_and_parseab
         after = without_checkpoint(after, cp.id or "", Tombstone(cp.id or "", "2026-03-14"))
     assert parse_log(after) == []
     assert len(tombstones(after)) == len(entries)
+
+
+def test_an_agent_over_mcp_cannot_forget(memory_root: Path) -> None:
+    import anyio
+    from test_mcp import call, session
+
+    done = run_hipo(memory_root, "remember", "Mine [project]", stdin="- outcome: keep me\n")
+    mine = only_id(done.stdout)
+
+    async def scenario() -> None:
+        async with session(memory_root) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert "forget" not in tools and "remember" in tools
+            text, error = await call(client, "forget", id=mine)
+            assert error, text
+
+    anyio.run(scenario)
+    assert mine in (memory_root / "memory" / "2026-03-12.md").read_text()

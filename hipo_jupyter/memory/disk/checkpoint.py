@@ -23,7 +23,8 @@ Parsing (`parse_log`), line by line:
   level-1 `# ` lines there, which are the file's header.
 - The line right after a heading may be `<!-- hipo key=value ... -->`. Its keys: `id`,
   `notebook`, `cell`, `via` (the front end that wrote it: magic, cli, import, write-back, mcp),
-  `model` (for a write-back, the model id of the Claude request), `tags`, `title`. Every key is
+  `model` (for a write-back, the model id of the Claude request), `replaces` / `proposes` (the
+  id of the checkpoint it corrects, or proposes to: `disk/trust`), `tags`, `title`. Every key is
   optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
   following lines indented by two spaces continue it (two spaces removed, joined with "\\n").
@@ -94,6 +95,8 @@ class Checkpoint:
     cell: str | None = None
     via: str | None = None  # front end that wrote it: magic, cli, import, write-back, mcp
     model: str | None = None  # model id of the Claude request a write-back came from
+    replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
+    proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
     line: int = dataclasses.field(default=0, compare=False)  # 1-based line of its "## " heading
     # True when a write found this very checkpoint already in its day's log and wrote nothing
@@ -251,6 +254,10 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("via", _encode(cp.via)))
     if cp.model is not None:
         pairs.append(("model", _encode(cp.model)))
+    if cp.replaces is not None:
+        pairs.append(("replaces", _encode(cp.replaces)))
+    if cp.proposes is not None:
+        pairs.append(("proposes", _encode(cp.proposes)))
     if cp.tags or heading_tags:
         pairs.append(("tags", ",".join(_encode(tag) for tag in cp.tags)))
     if heading_title != cp.title:
@@ -320,6 +327,8 @@ def _collect(
             cell=_decoded(meta, "cell"),
             via=_decoded(meta, "via"),
             model=_decoded(meta, "model"),
+            replaces=_decoded(meta, "replaces"),
+            proposes=_decoded(meta, "proposes"),
             date=date,
             line=start + 1,
         )
