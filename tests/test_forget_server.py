@@ -69,7 +69,11 @@ async def test_the_sidebar_forgets_and_corrects_with_xsrf(
     shown = json.dumps(hits)
     assert "99 EUR" in shown and "9999 EUR" not in shown
 
-    gone = await server.api("forget", params, token=None, method="POST", body=body,
+    nowhere = json.dumps({"file": "memory/2026-03-12.md", "line": 999}).encode()
+    response = await server.api("forget", params, method="POST", body=nowhere)
+    assert response.code == 400 and "no checkpoint with an ID starts at" in message(response)
+    hit = json.dumps({"file": "memory/2026-03-12.md", "line": 1, "reason": "asked"}).encode()
+    gone = await server.api("forget", params, token=None, method="POST", body=hit,
                             headers={**session, "X-XSRFToken": xsrf})  # fmt: skip
     answer = json.loads(gone.body)
     assert gone.code == 200 and answer["forgot"] == secret.id and answer["clean"], answer

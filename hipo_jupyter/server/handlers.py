@@ -38,7 +38,7 @@ from hipo_jupyter.memory import (
     parse_count,
 )
 from hipo_jupyter.memory.disk import MAX_LINE_BYTES, ROOT_FILE, VIA_SIDEBAR, parse_json
-from hipo_jupyter.memory.views import correct
+from hipo_jupyter.memory.views import checkpoint_id_at, correct
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
@@ -382,9 +382,19 @@ class PostHandler(HipoHandler):
             example = '{"id": "<checkpoint id>"}'
             raise BadParameterError(f"the body must be JSON: {example} ({error})") from None
         wanted = body.get("id") if isinstance(body, dict) else None
+        if wanted is None and isinstance(body, dict) and self.by_location and "file" in body:
+            wanted = self.id_at(body)  # a recall hit: its file and line
         if not isinstance(wanted, str) or not wanted.strip():
             raise BadParameterError(f'missing "id": {self.what_id}')
         return wanted, body
+
+    by_location = True  # a checkpoint may be named by `"file"` and `"line"` instead
+
+    def id_at(self, body: dict[str, Any]) -> str:
+        file, line = body.get("file"), body.get("line")
+        if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool):
+            raise BadParameterError('"file" must be text and "line" a number')
+        return checkpoint_id_at(self.memory(), file, line)
 
     def text(self, body: dict[str, Any], name: str) -> str:
         value = body.get(name, "")
@@ -397,6 +407,7 @@ class AcceptRuleHandler(PostHandler):
     """POST `{"id": ...}`: the user accepts a proposed rule (`Memory.accept_rule`)."""
 
     what_id = "the ID of the proposed rule to accept"
+    by_location = False
 
     def answer(self) -> dict[str, Any]:
         wanted, _ = self.body()

@@ -19,6 +19,7 @@ from .correcting import accept as accept_correction
 from .correcting import correct
 from .correcting import proposals as proposed_corrections
 from .correcting import proposals_text as proposed_corrections_text
+from .forgetting import checkpoint_id_at
 from .frame import EXPORT_FORMATS, hits_frame, inert_cell, to_frame
 from .graph import MAX_QUERY_CHARS, result_frame
 from .rules import Rule, accepted_text, proposals_text, rules_index_text
@@ -31,6 +32,7 @@ __all__ = [
     "accept_correction",
     "accepted_text",
     "check_folder",
+    "checkpoint_id_at",
     "correct",
     "hits_frame",
     "inert_cell",

@@ -106,6 +106,16 @@ def find_checkpoint(checkpoints: list[Checkpoint], wanted: str) -> Checkpoint:
     return matches[-1]
 
 
+def checkpoint_id_at(memory: Memory, file: str, line: int) -> str:
+    """The id of the checkpoint whose heading is at `file`:`line` (a recall hit's location,
+    which is what the sidebar has of a hit); HipoError, one line, when none with an id is."""
+    for checkpoint in memory._all_checkpoints():
+        where = f"{MEMORY_DIR}/{checkpoint.date}.md"
+        if checkpoint.id and checkpoint.line == line and where == file:
+            return checkpoint.id
+    raise HipoError(f"no checkpoint with an ID starts at {file}:{line}")
+
+
 def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
     """The words of `checkpoint` a scan looks for: its title, each field value and each line of
     its text, less those another checkpoint also holds (they stay, as that one's words)."""
