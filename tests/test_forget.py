@@ -230,3 +230,29 @@ def test_an_agent_over_mcp_cannot_forget(memory_root: Path) -> None:
 
     anyio.run(scenario)
     assert mine in (memory_root / "memory" / "2026-03-12.md").read_text()
+
+
+def test_forget_deletes_the_team_databases_row(tmp_path: Path, team_url: str) -> None:
+    pytest.importorskip("psycopg")
+    import psycopg
+
+    from hipo_jupyter.memory import MemoryConfig
+    from hipo_jupyter.team_link import TeamLink
+
+    config = MemoryConfig(team_url=team_url, team_author="ana", team_exclude=(), semantic=False)
+    memory = Memory(tmp_path / "notes", config=config, team=TeamLink)
+    (tmp_path / "notes").mkdir(exist_ok=True)
+    secret = memory.remember("Call [project]", f"- request: a call with {CUSTOMER}", via="cli")
+    kept = memory.remember("Plan [project]", "- outcome: the plan stays", via="cli")
+    memory.team_sync()
+
+    def rows() -> dict[str, str]:
+        with psycopg.connect(team_url) as conn:
+            found = conn.execute("SELECT id, body FROM team_checkpoints").fetchall()
+        return dict(found)
+
+    assert set(rows()) == {secret.id, kept.id}
+    report = memory.forget(secret.id, via="cli")
+    assert report.clean and report.team_removed == 1, report.text()
+    assert set(rows()) == {kept.id}
+    assert not any(CUSTOMER in body for body in rows().values())

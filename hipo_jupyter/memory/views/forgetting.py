@@ -69,6 +69,7 @@ class ForgetReport:
     scrubbed: list[str] = field(default_factory=list)  # files whose quotes were replaced
     remaining: list[str] = field(default_factory=list)  # memory files still holding the text
     user_files: list[str] = field(default_factory=list)  # the user's own files holding it
+    team_removed: int = 0  # rows the team database deleted
 
     @property
     def clean(self) -> bool:
@@ -78,6 +79,8 @@ class ForgetReport:
         lines = [f"forgot {self.id}: {self.log} now holds only its tombstone"]
         if self.rebuilt:
             lines.append(f"rebuilt or dropped {len(self.rebuilt)} derived files")
+        if self.team_removed:
+            lines.append(f"the team database deleted its row ({self.team_removed})")
         if self.scrubbed:
             lines.append("quotes removed from " + ", ".join(self.scrubbed))
         if self.user_files:
@@ -174,6 +177,8 @@ def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> Forget
     report = ForgetReport(checkpoint.id, relative, stone.line())
     needles = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
     report.rebuilt += _drop_nodes(memory, day, needles)
+    if memory.config.team_url:
+        _forget_in_team(memory, report)
     memory.compact()
     memory._indexer.close()
     memory._indexer.stale()
@@ -185,6 +190,18 @@ def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> Forget
     _scan(memory, [p.encode("utf-8") for p in pieces], report)
     memory._notify("forget")
     return report
+
+
+def _forget_in_team(memory: Memory, report: ForgetReport) -> None:
+    """The team database's row of the checkpoint: a sync now sends the rewritten log, and the
+    database deletes this folder's rows its logs no longer hold (`team/sync`). A database that
+    cannot be reached keeps the row: that is said, and the forget is not clean."""
+    try:
+        pushed = memory.team_sync()
+    except HipoError as error:
+        report.remaining.append(f"the team database ({error}; run hipo team sync)")
+        return
+    report.team_removed = int(getattr(pushed, "removed", 0))
 
 
 def _rewrite_log(memory: Memory, day: date, checkpoint_id: str, stone: Tombstone) -> str:
