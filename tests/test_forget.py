@@ -256,3 +256,39 @@ def test_forget_deletes_the_team_databases_row(tmp_path: Path, team_url: str) ->
     assert report.clean and report.team_removed == 1, report.text()
     assert set(rows()) == {kept.id}
     assert not any(CUSTOMER in body for body in rows().values())
+
+
+def test_a_writer_waiting_on_the_lock_appends_to_the_rewritten_log(memory_root: Path) -> None:
+    """A forget renames a new log over the old while holding the writers' lock; a writer that
+    opened the old file and waits on its lock must append to the new one, or its note is lost."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    from hipo_jupyter.memory.disk import anchored
+
+    memory = Memory(memory_root, today=lambda: __import__("datetime").date(2026, 3, 12))
+    gone = memory.remember("Gone [project]", "- outcome: forget me", via="cli")
+    log = memory_root / "memory" / "2026-03-12.md"
+    fd = os.open(log, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a forget holds it
+    env = {**os.environ, "HIPO_TODAY": "2026-03-12"}
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(memory_root), "remember",
+         "Waiting note"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, text=True,
+    )  # fmt: skip
+    writer.stdin.write("- outcome: written while the log was being rewritten\n")
+    writer.stdin.close()
+    time.sleep(1.5)  # it has opened the old file and waits on its lock
+    assert writer.poll() is None
+    rewritten = without_checkpoint(log.read_text(), gone.id or "", Tombstone(gone.id or "", "x"))
+    with anchored.parent(memory_root, "memory/2026-03-12.md") as (dir_fd, name):
+        anchored.write_at(dir_fd, name, rewritten.encode())
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    assert writer.wait(timeout=60) == 0, writer.stderr.read()
+    text = log.read_text()
+    assert "written while the log was being rewritten" in text and "forget me" not in text
+    assert [cp.title for cp in parse_log(text)] == ["Waiting note"]
