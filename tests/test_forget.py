@@ -292,3 +292,19 @@ def test_a_writer_waiting_on_the_lock_appends_to_the_rewritten_log(memory_root: 
     text = log.read_text()
     assert "written while the log was being rewritten" in text and "forget me" not in text
     assert [cp.title for cp in parse_log(text)] == ["Waiting note"]
+
+
+def test_the_whoosh_backend_keeps_nothing_of_a_forgotten_checkpoint(memory_root: Path) -> None:
+    pytest.importorskip("whoosh")
+    from hipo_jupyter.memory import MemoryConfig
+
+    memory = Memory(memory_root, config=MemoryConfig(search_backend="whoosh"))
+    secret = memory.remember("Call [project]", f"- request: a call with {CUSTOMER}", via="cli")
+    memory.remember("Plan [project]", "- outcome: the plan stays", via="cli")
+    assert memory.recall("Quartermain").hits
+    report = memory.forget(secret.id, via="cli")
+    assert report.clean and "memory/.index/whoosh" in report.rebuilt, report.text()
+    assert files_holding(memory_root, "Quartermain") == []
+    assert files_holding(memory_root, "quartermain") == []  # no term of it either
+    assert memory.recall("Quartermain").hits == [] and memory.recall("plan").hits
+    assert (memory_root / "memory" / ".index" / "whoosh").is_dir()  # rebuilt

@@ -380,9 +380,15 @@ def _derived_files(memory: Memory) -> Iterator[Path]:
 
 def _drop_derived_holding(memory: Memory, needles: list[bytes]) -> list[str]:
     """A derived store that still holds the text after the sync and compaction (the graph's
-    files, Whoosh's segments, a cache) is deleted: it is rebuilt from the logs when needed."""
+    files, a cache) is deleted, and Whoosh's folder always (its segments are compressed: no
+    scan can vouch for them): each is rebuilt from the logs when needed."""
     dropped: list[str] = []
     index = memory.store.index_dir
+    whoosh = index / "whoosh"  # its segments keep a deleted document's terms, compressed
+    if memory.config.search_backend == "whoosh" and whoosh.is_dir():
+        memory._indexer.close()
+        shutil.rmtree(whoosh, ignore_errors=True)
+        dropped.append(memory.store.relative(whoosh))
     for path in list(_derived_files(memory)):
         if path.is_symlink() or not path.is_file() or not _holds(path, needles):
             continue
