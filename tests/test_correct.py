@@ -154,3 +154,16 @@ def test_an_agents_correction_of_the_users_words_waits_for_the_user(memory_root:
     assert "no proposed corrections" in run_hipo(memory_root, "corrections").stdout
     again = run_hipo(memory_root, "corrections", "accept", proposal)
     assert again.returncode == 2 and "no proposed correction" in again.stderr
+
+
+def test_forgetting_what_a_correction_replaced_leaves_the_correction(memory_root: Path) -> None:
+    from hipo_jupyter.memory.views.forgetting import forgotten_ids_remain
+
+    memory = Memory(memory_root)
+    wrong = memory.remember("Renewal price [project]", f"- outcome: {WRONG}", via="cli")
+    fixed = correct(memory, wrong.id, "", f"- outcome: {RIGHT}", via="cli")
+    report = memory.forget(wrong.id, via="cli")
+    assert report.clean, report.text()
+    assert forgotten_ids_remain(memory)[0]  # its id, named by the correction, is no text of it
+    (hit,) = memory.recall("renewal price").hits
+    assert RIGHT in hit.snippet and fixed.replaces == wrong.id

@@ -422,6 +422,20 @@ def _scan(memory: Memory, needles: list[bytes], report: ForgetReport) -> None:
         (report.remaining if ours else report.user_files).append(relative)
 
 
+def _names_only(line: bytes, needles: list[bytes]) -> bool:
+    """Whether a log line carries a forgotten id only as a name: its tombstone, or a correction
+    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`), never as its text."""
+    text = line.decode("utf-8", "replace")
+    if parse_tombstone(text):
+        return True
+    if not text.startswith("<!-- hipo "):
+        return False
+    for needle in needles:
+        word = needle.decode("utf-8", "replace")
+        text = text.replace(f"replaces={word}", "").replace(f"proposes={word}", "")
+    return not any(needle.decode("utf-8", "replace") in text for needle in needles)
+
+
 def forgotten_ids_remain(memory: Memory) -> tuple[bool, str]:
     """`hipo check`: no checkpoint, node, index row, vector or graph node carries the id of a
     forgotten checkpoint; in the raw logs (and nodes copying them) only its tombstone does."""
@@ -438,7 +452,7 @@ def forgotten_ids_remain(memory: Memory) -> tuple[bool, str]:
         if path.suffix == ".md":  # a raw log, or a node that copies it verbatim
             lines = path.read_bytes().split(b"\n")
             text_lines = [line for line in lines if any(n in line for n in needles)]
-            if all(parse_tombstone(line.decode("utf-8", "replace")) for line in text_lines):
+            if all(_names_only(line, needles) for line in text_lines):
                 continue
         carriers.append(memory.store.relative(path))
     if carriers:
