@@ -57,7 +57,11 @@ def test_a_wrong_fact_corrected_in_the_notebook_is_recalled_corrected(
     run(shell, f"%%remember --replaces {wrong_id[-8:]}\n- outcome: {RIGHT}")
     out = capsys.readouterr().out
     assert f"replacing {wrong_id}" in out
+    layer1 = Memory(memory_root).layer1().text  # ROOT.md as the write left it
+    assert RIGHT in layer1 and WRONG not in layer1
     run(shell, "%hipo compact")
+    layer1 = Memory(memory_root).layer1().text  # and as a compaction pass builds it
+    assert RIGHT in layer1 and WRONG not in layer1
 
     snippets = [hit.snippet for hit in run(shell, "%recall renewal price").result.hits]
     assert any(RIGHT in s for s in snippets) and not any(WRONG in s for s in snippets)
