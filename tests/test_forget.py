@@ -308,3 +308,22 @@ def test_the_whoosh_backend_keeps_nothing_of_a_forgotten_checkpoint(memory_root:
     assert files_holding(memory_root, "quartermain") == []  # no term of it either
     assert memory.recall("Quartermain").hits == [] and memory.recall("plan").hits
     assert (memory_root / "memory" / ".index" / "whoosh").is_dir()  # rebuilt
+
+
+def test_a_checkpoint_quoting_the_forgotten_one_is_named_and_kept(memory_root: Path) -> None:
+    memory = Memory(memory_root)
+    secret = memory.remember("Call [project]", f"- request: a call with {CUSTOMER}", via="cli")
+    body = f"- request: a call with {CUSTOMER}\n- outcome: noted"
+    quote = memory.remember("Imported turn [project]", body, via="import")
+    before = (memory_root / "memory").glob("20*.md")
+    kept = {path: path.read_text() for path in before}
+    report = memory.forget(secret.id, via="cli")
+    assert report.quoted_by == [quote.id] and quote.id in report.text()
+    (log,) = kept
+    assert render_of(quote) in log.read_text()  # the other checkpoint, byte for byte
+
+
+def render_of(checkpoint: Checkpoint) -> str:
+    from dataclasses import replace as copy
+
+    return render(copy(checkpoint, date=None, line=0)).rstrip("\n")

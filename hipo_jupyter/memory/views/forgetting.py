@@ -70,6 +70,7 @@ class ForgetReport:
     remaining: list[str] = field(default_factory=list)  # memory files still holding the text
     user_files: list[str] = field(default_factory=list)  # the user's own files holding it
     team_removed: int = 0  # rows the team database deleted
+    quoted_by: list[str] = field(default_factory=list)  # other checkpoints quoting its words
 
     @property
     def clean(self) -> bool:
@@ -86,6 +87,9 @@ class ForgetReport:
         if self.user_files:
             lines.append("your own files still hold its text (edit them): "
                          + ", ".join(self.user_files))  # fmt: skip
+        if self.quoted_by:
+            lines.append("other checkpoints quote its words (forget them too if they must go): "
+                         + ", ".join(self.quoted_by))  # fmt: skip
         if self.remaining:
             lines.append("NOT clean: the text is still in " + ", ".join(self.remaining))
         return "\n".join(lines)
@@ -130,6 +134,24 @@ def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
     return sorted(p for p in pieces if len(p) >= MIN_PIECE_CHARS and p not in kept)
 
 
+QUOTE_CHARS = 12  # a line or value this long found in another checkpoint is a quote of it
+
+
+def quoting(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
+    """The ids of the other checkpoints that hold one of its lines or values (an import, an
+    exchange, a note that copied it): they are theirs, kept byte for byte, and named so the
+    user can forget them too. A correction of it is not a quote."""
+    lines = {line.strip() for line in checkpoint.text.split("\n")}
+    for _, value in checkpoint.fields:
+        lines |= {value.strip(), *(line.strip() for line in value.split("\n"))}
+    lines = {line for line in lines if len(line) >= QUOTE_CHARS}
+    return [
+        other.id for other in others
+        if other.id and other.replaces != checkpoint.id
+        and any(line in other.search_text() for line in lines)
+    ]  # fmt: skip
+
+
 def own_words(checkpoint: Checkpoint, others: list[Checkpoint], reason: str) -> list[str]:
     """Its names and numbers that no other checkpoint holds (a customer's name, quoted alone
     in a conversation): words with a capital or a digit, at least MIN_PIECE_CHARS long, not in
@@ -168,13 +190,14 @@ def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> Forget
     assert checkpoint.id is not None and checkpoint.date is not None
     others = [cp for cp in everything if cp.id != checkpoint.id]
     pieces = text_pieces(checkpoint, others)
-    quoting = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
+    its_bytes = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
     words = own_words(checkpoint, others, reason)
-    pieces += sorted(set(words) - _innocent_words(memory, words, quoting) - set(pieces))
+    pieces += sorted(set(words) - _innocent_words(memory, words, its_bytes) - set(pieces))
     stone = Tombstone(checkpoint.id, memory.today.isoformat(), reason)
     day = date.fromisoformat(checkpoint.date)
     relative = _rewrite_log(memory, day, checkpoint.id, stone)
     report = ForgetReport(checkpoint.id, relative, stone.line())
+    report.quoted_by = quoting(checkpoint, others)
     needles = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
     report.rebuilt += _drop_nodes(memory, day, needles)
     if memory.config.team_url:
