@@ -97,7 +97,8 @@ def test_hipo_remember_replaces_in_a_real_process(memory_root: Path) -> None:
     assert fixed.returncode == 0 and "replaces" in fixed.stdout, fixed.stderr
     shown = run_hipo(memory_root, "recall", "renewal", "price").stdout
     assert RIGHT in shown and WRONG not in shown
-    assert WRONG in run_hipo(memory_root, "recall", "renewal", "price", "--all").stdout
+    everything = run_hipo(memory_root, "recall", "renewal", "price", "--all").stdout
+    assert WRONG in everything and "superseded by a correction" in everything
     context = run_hipo(memory_root, "recall", "renewal", "price", "--context").stdout
     assert RIGHT in context and WRONG not in context.split("hipo-recalled-memory", 1)[1]
 

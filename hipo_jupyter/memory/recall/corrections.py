@@ -24,6 +24,7 @@ _COMMENT_KEYS = re.compile(r"<!--[ \t]*hipo[ \t]+(.*?)[ \t]*-->[ \t]*$")
 _ID = re.compile(r"(?:^|[ \t])id=(\S+)")
 _REPLACES = re.compile(r"(?:^|[ \t])replaces=(\S+)")
 
+SUPERSEDED = "superseded by a correction"  # what a replaced checkpoint's hit says (`--all`)
 Entry = tuple[str, int, str | None]  # (id, heading line, id it replaces)
 
 

@@ -25,7 +25,7 @@ from ..search.indexing import IndexKeeper, lookup
 from ..search.semantic import SemanticBacklog, SemanticIndex
 from ..tree.topic_index import Topic, TopicsCache, TopicsIndex
 from . import ranking as recall_module
-from .corrections import Corrections
+from .corrections import SUPERSEDED, Corrections
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult
@@ -94,7 +94,8 @@ class LocalRecall:
         context's candidates (see `run`)."""
         semantic = self._indexer.semantic
         mode = resolve_mode(request.mode, semantic)
-        hidden = set() if request.superseded else self._corrections.superseded(stamps)
+        superseded = self._corrections.superseded(stamps)
+        hidden = set() if request.superseded else superseded
         if hidden:  # room for the hits the superseded ones would take
             shown = request.k
             request = replace(request, k=min(shown + len(hidden), MAX_K))
@@ -114,6 +115,12 @@ class LocalRecall:
         if hidden:
             kept = [hit for hit in result.hits if hit.location not in hidden]
             result = replace(result, hits=kept[:shown])
+        elif superseded:  # asked for with --all: each says it was corrected
+            result = replace(result, hits=[
+                replace(hit, provenance=f"{hit.provenance}; {SUPERSEDED}".lstrip("; "))
+                if hit.location in superseded else hit
+                for hit in result.hits
+            ])  # fmt: skip
         return result
 
     def documents(self, ids: Sequence[str]) -> dict[str, Document]:
