@@ -327,3 +327,14 @@ def render_of(checkpoint: Checkpoint) -> str:
     from dataclasses import replace as copy
 
     return render(copy(checkpoint, date=None, line=0)).rstrip("\n")
+
+
+def test_a_log_with_another_hard_link_is_refused_and_left_alone(memory_root: Path) -> None:
+    memory = Memory(memory_root)
+    secret = memory.remember("Call [project]", f"- request: a call with {CUSTOMER}", via="cli")
+    log = memory_root / "memory" / f"{secret.date}.md"
+    os.link(log, memory_root / "elsewhere.md")
+    before = log.read_bytes()
+    with pytest.raises(HipoError, match="hard links"):
+        memory.forget(secret.id, via="cli")
+    assert log.read_bytes() == before

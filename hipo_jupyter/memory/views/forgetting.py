@@ -235,6 +235,10 @@ def _rewrite_log(memory: Memory, day: date, checkpoint_id: str, stone: Tombstone
     fd = store._open_raw(path, os.O_RDWR)
     try:
         fd = lock_current(fd, path, lambda: store._open_raw(path, os.O_RDWR))
+        links = os.fstat(fd).st_nlink
+        if links > 1:  # the rename would leave the text in the other name
+            raise HipoError(f"{relative} has {links} hard links: its text would stay in "
+                            "the other; nothing was changed (copy it to a file of its own)")
         try:
             repair_locked(fd, path, relative)  # a killed writer's intent names the old bytes
             text = read_fd(fd, MAX_LOG_BYTES, relative).decode("utf-8")
