@@ -72,6 +72,9 @@ def test_a_wrong_fact_corrected_in_the_notebook_is_recalled_corrected(
     assert RIGHT in sent and WRONG not in sent.split("hipo-recalled-memory", 1)[1]
     raw = (memory_root / "memory" / "2026-03-12.md").read_text()
     assert WRONG in raw and f"replaces={wrong_id}" in raw  # nothing rewritten
+    recent = memory.recent_checkpoints(5, grouped=True)  # the sidebar's list
+    assert wrong_id not in [c.id for c in recent] and [c.title for c in recent].count(
+        "Renewal price") == 1
 
 
 def test_bad_ids_are_one_line_and_write_nothing(
