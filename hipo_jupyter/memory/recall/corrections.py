@@ -61,14 +61,15 @@ class Corrections:
                 kept = self._logs.get(name)
                 if kept is None or kept[0] != stamp:
                     self._logs[name] = (stamp, self._read(name))
-            where: dict[str, str] = {}
-            replaced: set[str] = set()
-            for name, (_, entries) in self._logs.items():
-                for checkpoint_id, line, replaces in entries:
-                    where[checkpoint_id] = f"{raw_log_path(name.removesuffix('.md'))}:{line}"
-                    if replaces:
-                        replaced.add(replaces)
-            return {where[i] for i in replaced if i in where}
+            replaced = {r for _, entries in self._logs.values() for _, _, r in entries if r}
+            if not replaced:  # the common case: no correction at all, nothing more to look at
+                return set()
+            return {
+                f"{raw_log_path(name.removesuffix('.md'))}:{line}"
+                for name, (_, entries) in self._logs.items()
+                for checkpoint_id, line, _ in entries
+                if checkpoint_id in replaced
+            }
 
     def _read(self, name: str) -> list[Entry]:
         try:
