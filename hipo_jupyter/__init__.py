@@ -13,10 +13,11 @@ none of them; one `Memory` object is the way in):
   magics and `%%ask`, `session.py` the kernel's session, `startup.py` what it found at start,
   `writeback.py` LLM calls written back, `display.py` rich display, `config.py` the traitlets,
   `completer.py` TAB completion, `questions.py` `%recall ...?` as a question, `progress.py`
-  progress bars); `cli.py`, `cli_parser.py` and `cli_views.py` (the `hipo` command, its
-  arguments, its views); `server/` (the REST API of the sidebar); `widgets.py`; `mcp.py`
-  (`hipo mcp`; `mcp_stdio.py` its stdio transport, answering every line; `mcp_sdk.py` the
-  SDK's parts it uses, from mcp 1.x or 2.x), `mcp_early.py` (its
+  progress bars); `cli.py`, `cli_parser.py`, `cli_views.py` and `cli_forget.py` (the `hipo`
+  command, its arguments, its views, forget and corrections); `server/` (the REST API of the
+  sidebar); `widgets.py`; `mcp.py` (`hipo mcp`; `mcp_stdio.py` its stdio transport,
+  answering every line; `mcp_sdk.py` the SDK's parts it uses, from mcp 1.x or 2.x),
+  `mcp_early.py` (its
   `initialize`, answered before the SDK has loaded), `mcp_config.py` (what registers it in
   each client) and `mcp_install.py` (`--install`: merged into a client's config file);
   `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude

@@ -48,7 +48,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from hipo_jupyter import cli_views, terminal
+from hipo_jupyter import cli_forget, cli_views, terminal
 from hipo_jupyter.cli_parser import UsageError, build_parser
 from hipo_jupyter.demo import TODAY_ENV, run_demo
 from hipo_jupyter.memory import (
@@ -186,6 +186,8 @@ def compact_after_write(memory: Memory) -> None:
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
     title = args.title if args.title is not None else " ".join(args.title_words)
+    if args.replaces is not None:  # a correction (cli_forget)
+        return cli_forget.cmd_correct(args, title, read_stdin_body(), open_memory)
     if not title.strip():
         raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
     require_title(title)  # the one rule: not only `[type]` and `#tags` either
@@ -219,6 +221,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         type=args.type,
         mode=args.mode,
         budget=args.budget,
+        superseded=args.all,
     )  # checked before the folder is looked at, as everywhere
     if request.budget is not None and not args.context:
         raise UsageError("--budget goes with --context (the token budget of the context)")
@@ -424,6 +427,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
     "demo": cmd_demo,
     **{name: _with_memory(getattr(cli_views, f"cmd_{name}")) for name in cli_views.HELP},
+    "forget": _with_memory(cli_forget.cmd_forget),
+    "corrections": _with_memory(cli_forget.cmd_corrections),
 }
 """Command -> what runs it; `cli_parser.HELP` gives each its help, in the same order."""
 

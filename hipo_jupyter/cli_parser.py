@@ -11,7 +11,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter import cli_views
+from hipo_jupyter import cli_forget, cli_views
 from hipo_jupyter.mcp_config import CONFIG_TARGETS
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
@@ -36,6 +36,7 @@ HELP: dict[str, str] = {
     "mcp": "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop",
     "demo": "run the quickstart notebook in a temporary folder and show the memory",
     **cli_views.HELP,
+    **cli_forget.HELP,
 }
 """Command -> one line of help, in the order `hipo --help` lists them."""
 
@@ -130,6 +131,9 @@ def add_remember(remember: argparse.ArgumentParser) -> None:
         "--trigger", metavar="WHEN", help="a feedback rule: when it fires (implies feedback)"
     )
     remember.add_argument("--rule", metavar="DO", help="a feedback rule: what to do")
+    remember.add_argument(
+        "--replaces", metavar="ID", help="a correction of that checkpoint, which it supersedes"
+    )
 
 
 def add_recall(recall: argparse.ArgumentParser) -> None:
@@ -138,6 +142,9 @@ def add_recall(recall: argparse.ArgumentParser) -> None:
     recall.add_argument("--since", metavar="YYYY-MM-DD", help="from this day")
     recall.add_argument("--until", metavar="YYYY-MM-DD", help="up to this day")
     recall.add_argument("--type", metavar=TYPES, help="only checkpoints of this type")
+    recall.add_argument(
+        "--all", action="store_true", help="also checkpoints a correction replaced"
+    )
     recall.add_argument(
         "--mode",
         metavar="|".join(RECALL_MODES),
@@ -184,6 +191,7 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
         "--strict", action="store_true", help="with --transcript: fail a read after the answer"
     )
     cli_views.add_arguments(sub)
+    cli_forget.add_arguments(sub)
 
     importing = sub["import"]
     importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")

@@ -5,7 +5,7 @@ read and write the same memory the notebook's kernel does, under the same protoc
 one `Memory` call and its answer rendered as text for a model to read:
 
     recall(query, k=5, since=None, until=None, type=None, budget=None)   ranked hits (or context)
-    remember(title, body, type="project", tags=[])                       append one checkpoint
+    remember(title, body, type="project", tags=[], replaces=None)        append one checkpoint
     topics()  layer1()  read(path)  status()
 
 and the Layer 1 files (ROOT.md, SCRATCHPAD.md, WORKING.md, TASK-QUEUE.md) are resources, with
@@ -49,6 +49,7 @@ from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_
 from hipo_jupyter.memory.disk import VIA_MCP
 from hipo_jupyter.memory.recall import RECALL_TAG, fence_layer1, fence_text
 from hipo_jupyter.memory.tree import LAYER1_FILES
+from hipo_jupyter.memory.views import correct
 
 INSTRUCTIONS = (
     "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "
@@ -122,6 +123,16 @@ def file_text(memory: Memory, relative: str) -> str:
 
 
 # --- the server --------------------------------------------------------------------------------
+def correction_answer(memory: Memory, replaces: str, title: str, body: str, **how: Any) -> str:
+    """The remember tool with `replaces`: an agent's correction (`disk/trust.correction`)."""
+    fixed = correct(memory, replaces, title, body, via=VIA_MCP, **how)
+    where = f"{render.checkpoint_where(fixed)}  {fixed.id}"
+    if fixed.replaces:
+        return f"{where}  replaces {fixed.replaces}"
+    return (f"{where}  proposes a correction of {fixed.proposes}: the user's own words change "
+            "only when the user accepts it")  # fmt: skip
+
+
 def build_server(memory: Memory) -> Server:
     """An MCP server whose tools and resources are calls on `memory`."""
     server = new_server(HipoMCPServer, SERVER_NAME, INSTRUCTIONS)
@@ -147,11 +158,15 @@ def build_server(memory: Memory) -> Server:
     @server.tool(structured_output=False)
     @_tool_errors
     def remember(
-        title: str, body: str, type: str = "project", tags: list[str] | None = None
-    ) -> str:
+        title: str, body: str, type: str = "project", tags: list[str] | None = None,
+        replaces: str | None = None,
+    ) -> str:  # fmt: skip
         """Append one checkpoint to today's raw log (append-only) and index it at once. The body
         is '- request: ...', '- analysis: ...', '- decisions: ...', '- outcome: ...',
-        '- references: ...' lines or free text; type is project, feedback, user or reference."""
+        '- references: ...' lines or free text; type is project, feedback, user or reference.
+        replaces: the ID of a checkpoint this corrects (of the user's: a proposal they accept)."""
+        if replaces is not None:
+            return correction_answer(memory, replaces, title, body, type=type, tags=tags)
         require_title(title)  # the rule `hipo remember` and %%remember keep
         checkpoint = memory.remember(title, body, type=type, tags=tags or (), via=VIA_MCP)
         if checkpoint.repeated:  # the existing one's id, and that nothing was written twice
@@ -184,12 +199,8 @@ def build_server(memory: Memory) -> Server:
         return status_text(memory)
 
     for part, relative in LAYER1_FILES.items():
-        server.resource(
-            resource_uri(relative),
-            name=part,
-            description=f"Layer 1: {relative}",
-            mime_type="text/markdown",
-        )(_file_reader(memory, relative))
+        server.resource(resource_uri(relative), name=part, description=f"Layer 1: {relative}",
+                        mime_type="text/markdown")(_file_reader(memory, relative))  # fmt: skip
 
     @server.resource(LAYER1_URI, name="layer1", mime_type="text/markdown")
     def layer1_resource() -> str:

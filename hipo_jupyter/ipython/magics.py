@@ -30,8 +30,12 @@ from hipo_jupyter.memory import (
 from hipo_jupyter.memory.disk import VIA_MAGIC
 from hipo_jupyter.memory.tree import count_tokens
 from hipo_jupyter.memory.views import (
+    accept_correction,
     accepted_text,
+    correct,
     hits_frame,
+    proposed_corrections,
+    proposed_corrections_text,
     result_frame,
     results_text,
     to_frame,
@@ -90,6 +94,11 @@ class HipoMagics(Magics):
         help='A feedback rule: when it fires ("before a deploy", quoted); implies feedback.',
     )
     @argument("--rule", metavar='"DO"', help="A feedback rule: what to do (quoted).")
+    @argument(
+        "--replaces",
+        metavar="ID",
+        help="A correction of that checkpoint: recall shows this one, the old one with --all.",
+    )
     def remember(self, line: str, cell: str | None = None) -> None:
         """Write a checkpoint to the raw log of the day; it is searchable at once.
 
@@ -115,6 +124,9 @@ class HipoMagics(Magics):
         head, trigger = pop_quoted_option(head, "trigger")  # quoted values hold spaces
         head, rule = pop_quoted_option(head, "rule")
         args = parse_line(self.remember, head)
+        if args.replaces is not None:
+            self._correct(args, body)
+            return
         with engine_errors():  # the engine's one parser: title line, body, --type, tags, date
             require_title(" ".join(args.title))
             checkpoint = self.session.memory.remember(
@@ -131,6 +143,17 @@ class HipoMagics(Magics):
             )
         self.session.note(f"remember {checkpoint.id}")
         print(render.checkpoint_line(checkpoint))
+
+    def _correct(self, args: Any, body: str) -> None:
+        """`%%remember --replaces ID`: a correction (the title defaults to the replaced one's)."""
+        with engine_errors():
+            checkpoint = correct(
+                self.session.memory, args.replaces, " ".join(args.title), body,
+                via=VIA_MAGIC, notebook=self.session.notebook_name, cell=self._cell_number(),
+                type=args.type, tags=args.tags, on=args.date,
+            )  # fmt: skip
+        self.session.note(f"remember {checkpoint.id} replacing {checkpoint.replaces}")
+        print(render.checkpoint_line(checkpoint) + f", replacing {checkpoint.replaces}")
 
     def _cell_number(self) -> str:
         """The running cell's execution count, `[7]` in the notebook. IPython 9 bumps
@@ -162,6 +185,7 @@ class HipoMagics(Magics):
         help="Search the team's memory (Hipo.team_url): every author's checkpoints.",
     )
     @argument("--df", action="store_true", help="Return the hits as a pandas DataFrame.")
+    @argument("--all", action="store_true", help="Also the checkpoints a correction replaced.")
     def recall(self, line: str) -> Any:
         """Search memory: Topics Index, compaction nodes and raw checkpoints, newest favoured.
 
@@ -181,6 +205,7 @@ class HipoMagics(Magics):
                 type=args.type,
                 mode=args.mode or self.session.settings.recall_mode,
                 default_k=self.session.settings.recall_k,
+                superseded=args.all,
             )
             memory = self.session.memory
             result = memory.team_recall(request) if args.team else memory.recall_query(request)
@@ -220,11 +245,13 @@ class HipoMagics(Magics):
         default="status",
         help=(
             "status | compact | layer1 | budget | topics | reindex | check | inject | rules "
-            "(default: status)."
+            "| forget | corrections (default: status)."
         ),
     )
     @argument(
-        "value", nargs="?", help="inject: on | off (no value: show the setting); rules: accept."
+        "value",
+        nargs="?",
+        help="inject: on | off (no value: show the setting); rules: accept; forget: the ID.",
     )
     @argument("id", nargs="?", help="rules accept: the ID of the proposed rule to accept.")
     @argument(
@@ -246,21 +273,32 @@ class HipoMagics(Magics):
         reindex  rebuild the search index from the Markdown files
         check    pass or fail for each rule of the protocol in this kernel session
         inject   on | off: Layer 1 in the LLM calls made in this kernel (Hipo.inject_clients)
+        forget   ID [--reason "TEXT"]: remove a checkpoint for good (a tombstone stays)
+        corrections  the corrections agents proposed to your notes; `corrections accept ID`
         """
+        line, reason = pop_quoted_option(line, "reason")
         args = parse_line(self.hipo, line)
         handler = self._subcommands().get(args.subcommand)
         if handler is None:
             valid = ", ".join(self._subcommands())
             raise UsageError(f"unknown %hipo subcommand {args.subcommand!r}: use one of {valid}")
-        if args.value is not None and args.subcommand not in ("inject", "rules"):
+        if reason is not None and args.subcommand != "forget":
+            raise UsageError("--reason goes with %hipo forget ID")
+        if args.value is not None and args.subcommand not in (
+            "inject", "rules", "forget", "corrections"
+        ):  # fmt: skip
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.value!r})")
-        if args.id is not None and args.subcommand != "rules":
+        if args.id is not None and args.subcommand not in ("rules", "corrections"):
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.id!r})")
         with engine_errors():
             if args.subcommand == "inject":
                 self._inject(args.value)
             elif args.subcommand == "rules":
                 self._rules(action=args.value, proposal=args.id)
+            elif args.subcommand == "forget":
+                self._forget(args.value, reason or "")
+            elif args.subcommand == "corrections":
+                self._corrections(action=args.value, proposal=args.id)
             else:
                 handler(text_only=args.text)
 
@@ -275,7 +313,31 @@ class HipoMagics(Magics):
             "check": self._check,
             "inject": self._inject,
             "rules": self._rules,
+            "forget": self._forget,
+            "corrections": self._corrections,
         }
+
+    def _forget(self, checkpoint_id: str | None, reason: str = "", **_: Any) -> None:
+        if not checkpoint_id:
+            raise UsageError('%hipo forget needs a checkpoint ID: %hipo forget ID [--reason "WHY"]')
+        report = self.session.memory.forget(checkpoint_id, reason=reason, via=VIA_MAGIC)
+        self.session.note(f"forget {report.id}")
+        print(report.text())
+        if not report.clean:
+            raise UsageError(f"{report.id} is still in " + ", ".join(report.remaining))
+
+    def _corrections(
+        self, action: str | None = None, proposal: str | None = None, **_: Any
+    ) -> None:
+        memory = self.session.memory
+        if action is None:
+            waiting = proposed_corrections(memory)
+            print(proposed_corrections_text(waiting, "%hipo corrections accept"), end="")
+            return
+        if action != "accept" or not proposal:
+            raise UsageError("use %hipo corrections, or %hipo corrections accept ID")
+        accepted = accept_correction(memory, proposal, via=VIA_MAGIC)
+        print(f"accepted: {accepted.id} now corrects {accepted.replaces}")
 
     def _check(self, text_only: bool) -> None:
         print(results_text(self.session.writeback.checks()))

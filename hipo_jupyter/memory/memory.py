@@ -4,13 +4,8 @@ A Memory is a root folder laid out as Hipocampus lays it out (see `store`). It w
 to the raw log and indexes them in the same call, keeps the compaction tree and the search index
 up to date from the Markdown files (which stay the truth), and answers recall.
 
-This module is the facade; each job is a module of its own, in the room that does it, that a
-method here hands over to: `recall/recall_run` (recall, and what a context reads),
-`intake/writing` (checkpoints, knowledge, imports), `intake/notes` (an agent's notes),
-`tree/topic_index` (the Topics Index kept at hand), `views/structured` (rules, frame, graph,
-SPARQL, export), `backends` (the team database, handed in), `tree/status` (status, nodes,
-latest checkpoints), `search/indexing` (the text index and vectors), `tree/chain`
-(compaction), `tree/layer1`.
+This module is the facade: each method hands over to a module of the room that does the job
+(`recall/`, `intake/`, `tree/`, `views/`, `search/indexing`, `backends` for the team database).
 """
 
 from __future__ import annotations
@@ -51,7 +46,9 @@ from .tree.status import recent_checkpoints as latest_checkpoints
 from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.tokens import TokenCountCache
 from .tree.topic_index import TopicsCache, TopicsIndex
+from .views import forgetting
 from .views.catalog import CheckpointCatalog
+from .views.forgetting import ForgetReport
 from .views.rules import Rule, acceptance_body, find_proposal, rules_index_text
 from .views.structured import StructuredViews
 
@@ -318,6 +315,11 @@ class Memory:
         max_rows = self.config.sparql_max_rows if max_rows is None else max_rows
         return self._views.sparql(query, timeout=timeout, max_rows=max_rows)
 
+    def forget(self, checkpoint_id: str, *, reason: str = "", via: str) -> ForgetReport:
+        """Remove a checkpoint for good: the user's power only (`views/forgetting`)."""
+        with self._lock:
+            return forgetting.forget(self, checkpoint_id, reason=reason, via=via)
+
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
         graph) to a path or a binary stream; returns rows written (triples for turtle)."""
@@ -410,13 +412,11 @@ class Memory:
         return self._team.sync(full=full)
 
     def team_recall(self, request: RecallQuery) -> RecallResult:
-        """`recall` over the team database: ranked with local recall's recency and dates,
-        each hit naming its author and notebook (keyword only: the team has no vectors)."""
+        """`recall` over the team database, each hit naming its author (keyword only)."""
         return self._team.recall(request, semantic_on=self.semantic.enabled)
 
     def team_resume(self) -> None:
-        """Push in the background what a past session queued for the team (`%load_ext hipo`);
-        nothing without a team URL, and nothing but a warning if it cannot."""
+        """Push in the background what a past session queued for the team (a warning at worst)."""
         self._team.after_write(None)
 
     def recall_query(
@@ -458,8 +458,7 @@ class Memory:
                 documents=lambda ids: {},  # the team's text is in its hits, not this index
             )
 
-        # The raw logs are listed once for the whole call (at a year of memory, each listing
-        # is 365 stats): Layer 1's rules and the topics both read them.
+        # The raw logs are listed once for the whole call: Layer 1's rules and topics read them.
         stamps = self.store.raw_stamps()
 
         def recall(k: int) -> RecallResult:

@@ -218,6 +218,8 @@ class CheckpointDraft:
     type: str
     tags: tuple[str, ...]
     day: date | None
+    replaces: str | None = None  # a correction: the id it supersedes (`disk/trust.correction`)
+    proposes: str | None = None  # an agent's correction of the user's words: a proposal
 
     @classmethod
     def parse(
@@ -312,6 +314,7 @@ class RecallQuery:
     type: str | None = None
     mode: str | None = None  # None: keyword, the engine's own default; front ends send "auto"
     budget: int | None = None
+    superseded: bool = False  # also the checkpoints a correction replaced (`--all`)
 
     @classmethod
     def parse(
@@ -325,6 +328,7 @@ class RecallQuery:
         mode: str | None = None,
         budget: str | int | None = None,
         default_k: int = 5,
+        superseded: bool = False,
     ) -> RecallQuery:
         text = " ".join(query.split() if isinstance(query, str) else query).strip()
         if not text:
@@ -350,4 +354,5 @@ class RecallQuery:
             type=check_type(type, "--type"),
             mode=chosen,
             budget=parse_budget(budget),
+            superseded=bool(superseded),
         )

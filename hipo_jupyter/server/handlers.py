@@ -1,13 +1,13 @@
 """REST handlers under /hipo/api/: HTTP in, one engine call, JSON out.
 
-Every endpoint is a GET (they only read) but one POST, `rules/accept`, with which the user
-accepts a proposed rule from the sidebar; each names a notebook by `path` relative to the
-server root, and answers for the memory beside that notebook. Authentication and error
-mapping live once, in `HipoHandler.respond`; each endpoint only implements `answer`, which
-runs in a worker thread: file work never blocks the server's event loop (and so never stalls
-the rest of Jupyter). Error
-bodies name paths relative to the server root only. Files and folders that Jupyter's contents API
-hides (`ContentsManager.allow_hidden` off, the default) are not served here either.
+Every endpoint is a GET (they only read) but three POSTs the user makes from the sidebar:
+`rules/accept` (accept a proposed rule), `forget` and `correct` (a checkpoint). Each names a
+notebook by `path` relative to the server root, and answers for the memory beside that
+notebook. Authentication and error mapping live once, in `HipoHandler.respond`; each endpoint
+only implements `answer`, which runs in a worker thread: file work never blocks the server's
+event loop (and so never stalls the rest of Jupyter). Error bodies name paths relative to the
+server root only. Files and folders that Jupyter's contents API hides
+(`ContentsManager.allow_hidden` off, the default) are not served here either.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from hipo_jupyter.memory import (
     parse_count,
 )
 from hipo_jupyter.memory.disk import MAX_LINE_BYTES, ROOT_FILE, VIA_SIDEBAR, parse_json
+from hipo_jupyter.memory.views import checkpoint_id_at, correct
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder
@@ -353,35 +354,87 @@ class RulesHandler(HipoHandler):
         }
 
 
-class AcceptRuleHandler(HipoHandler):
-    """POST `{"id": ...}`: the user accepts a proposed rule, in their own name from the sidebar
-    (`Memory.accept_rule`); 400 with the reason for an id that names no proposal. Jupyter
-    checks the token or the XSRF cookie of a POST."""
+class PostHandler(HipoHandler):
+    """A write the user makes from the sidebar: a POST of a JSON object naming a checkpoint by
+    `"id"`, in the user's own name (`VIA_SIDEBAR`); 400 with the reason for bad input. Jupyter
+    checks the token or the XSRF cookie of a POST; a GET is 405."""
+
+    what_id = "the ID of the checkpoint"
 
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        raise web.HTTPError(405, "rules/accept takes a POST")
+        raise web.HTTPError(405, "this endpoint takes a POST")
 
     @web.authenticated
     @authorized
     async def post(self) -> None:
         await self.respond()
 
-    def answer(self) -> dict[str, Any]:
+    def body(self) -> tuple[str, dict[str, Any]]:
+        """The checked `"id"` and the whole JSON object of the request."""
         raw = self.request.body or b"{}"
         if len(raw) > MAX_LINE_BYTES:
             raise BadParameterError(f"the body is over {MAX_LINE_BYTES:,} bytes")
         try:  # the engine's one parser: bounded depth and numbers, as for every JSON read
             body = parse_json(raw, "the body")
         except ParseError as error:
-            example = '{"id": "<proposal id>"}'
+            example = '{"id": "<checkpoint id>"}'
             raise BadParameterError(f"the body must be JSON: {example} ({error})") from None
         wanted = body.get("id") if isinstance(body, dict) else None
+        if wanted is None and isinstance(body, dict) and self.by_location and "file" in body:
+            wanted = self.id_at(body)  # a recall hit: its file and line
         if not isinstance(wanted, str) or not wanted.strip():
-            raise BadParameterError('missing "id": the ID of the proposed rule to accept')
+            raise BadParameterError(f'missing "id": {self.what_id}')
+        return wanted, body
+
+    by_location = True  # a checkpoint may be named by `"file"` and `"line"` instead
+
+    def id_at(self, body: dict[str, Any]) -> str:
+        file, line = body.get("file"), body.get("line")
+        if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool):
+            raise BadParameterError('"file" must be text and "line" a number')
+        return checkpoint_id_at(self.memory(), file, line)
+
+    def text(self, body: dict[str, Any], name: str) -> str:
+        value = body.get(name, "")
+        if not isinstance(value, str):
+            raise BadParameterError(f'"{name}" must be text')
+        return value
+
+
+class AcceptRuleHandler(PostHandler):
+    """POST `{"id": ...}`: the user accepts a proposed rule (`Memory.accept_rule`)."""
+
+    what_id = "the ID of the proposed rule to accept"
+    by_location = False
+
+    def answer(self) -> dict[str, Any]:
+        wanted, _ = self.body()
         accepted = self.memory().accept_rule(wanted, via=VIA_SIDEBAR)
         return {"accepted": accepted.field("accepts"), "checkpoint": checkpoint_view(accepted)}
+
+
+class ForgetHandler(PostHandler):
+    """POST `{"id": ..., "reason": ...}`: the user forgets a checkpoint for good
+    (`Memory.forget`); `clean` is false, with the files named, if its text is still found."""
+
+    def answer(self) -> dict[str, Any]:
+        wanted, body = self.body()
+        report = self.memory().forget(wanted, reason=self.text(body, "reason"), via=VIA_SIDEBAR)
+        return {"forgot": report.id, "tombstone": report.tombstone, "clean": report.clean,
+                "remaining": report.remaining, "user_files": report.user_files}  # fmt: skip
+
+
+class CorrectHandler(PostHandler):
+    """POST `{"id": ..., "body": ..., "title": ...}`: the user's correction of a checkpoint,
+    which supersedes it (`views/correcting`); the title defaults to the replaced one's."""
+
+    def answer(self) -> dict[str, Any]:
+        wanted, body = self.body()
+        fixed = correct(self.memory(), wanted, self.text(body, "title"), self.text(body, "body"),
+                        via=VIA_SIDEBAR)  # fmt: skip
+        return {"replaces": fixed.replaces, "checkpoint": checkpoint_view(fixed)}
 
 
 ROUTES: list[tuple[str, type[HipoHandler]]] = [
@@ -394,6 +447,8 @@ ROUTES: list[tuple[str, type[HipoHandler]]] = [
     ("sent", SentHandler),
     ("rules", RulesHandler),
     ("rules/accept", AcceptRuleHandler),
+    ("forget", ForgetHandler),
+    ("correct", CorrectHandler),
 ]
 
 

@@ -1,12 +1,14 @@
 /**
  * The "Memory" sidebar: Topics Index, context budget, rules (and the rules others proposed, each
  * with an Accept button), recent checkpoints and recall search for the memory beside the
- * notebook in focus. One widget; all server calls go through ./request.
+ * notebook in focus; each checkpoint (a recent one, a raw recall hit) can be corrected or, after
+ * a confirm, forgotten for good. One widget; all server calls go through ./request.
  */
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import {
+  CheckpointRef,
   IBudget,
   IBudgetPart,
   IHit,
@@ -19,6 +21,7 @@ import {
   ITopic,
   ITree,
   acceptRule,
+  correctCheckpoint,
   fetchBudget,
   fetchChanges,
   fetchNode,
@@ -26,6 +29,7 @@ import {
   fetchSent,
   fetchRules,
   fetchTree,
+  forgetCheckpoint,
   recall
 } from './request';
 
@@ -369,6 +373,57 @@ export class MemoryPanel extends Widget {
     await this.refresh();
   }
 
+  /** Asked before a forget: nothing is removed unless it answers true. */
+  confirmForget: (title: string) => boolean = title =>
+    window.confirm(
+      `Forget “${title}” for good? Its text is removed from every file of the memory; ` +
+        'its log keeps only a line saying it was forgotten.'
+    );
+
+  /** Asks for a correction's text (null: cancelled, nothing written). */
+  askCorrection: (title: string) => string | null = title =>
+    window.prompt(`Correct “${title}”: the corrected text (recall then shows it instead)`, '');
+
+  /** Forget a checkpoint for good, once the user confirms; then show the memory as it is. */
+  async forget(ref: CheckpointRef, title: string): Promise<void> {
+    const path = this._path;
+    if (!path || !this.confirmForget(title)) {
+      return;
+    }
+    await this._edit(async () => {
+      const done = await forgetCheckpoint(path, ref);
+      return done.clean ? '' : `Its text is still in ${done.remaining.join(', ')}`;
+    });
+  }
+
+  /** Write the user's correction of a checkpoint, which then replaces it in recall. */
+  async correct(ref: CheckpointRef, title: string): Promise<void> {
+    const path = this._path;
+    const text = path ? this.askCorrection(title) : null;
+    if (!path || text === null || !text.trim()) {
+      return;
+    }
+    await this._edit(async () => {
+      await correctCheckpoint(path, ref, text);
+      return '';
+    });
+  }
+
+  private async _edit(write: () => Promise<string>): Promise<void> {
+    try {
+      this._editError = await write();
+    } catch (error) {
+      this._editError = error instanceof Error ? error.message : String(error);
+      this._render();
+      return;
+    }
+    await this.refresh();
+    const query = this._result?.query;
+    if (query) {
+      await this.search(query); // the hits as they are now
+    }
+  }
+
   /** Show one node (or raw log) in the preview; the preview can open it in an editor. */
   async openNode(file: string): Promise<void> {
     const path = this._path;
@@ -492,6 +547,9 @@ export class MemoryPanel extends Widget {
       item.appendChild(el('div', 'jp-HipoMemory-snippet', hit.snippet));
       item.appendChild(el('div', 'jp-HipoMemory-hitMeta', `${hit.date} · ${hit.kind}`));
       this._appendProvenance(item, hit.provenance);
+      if (hit.kind === 'raw') {
+        this._appendEdits(item, { file: hit.file, line: hit.line }, hit.title);
+      }
       const path = el('details', 'jp-HipoMemory-hitPath');
       path.appendChild(el('summary', 'jp-HipoMemory-hitPathToggle', 'path in the tree'));
       path.appendChild(el('div', 'jp-HipoMemory-hitPathText', hitPath(hit)));
@@ -692,6 +750,9 @@ export class MemoryPanel extends Widget {
       return;
     }
     this._section(node, 'Recent checkpoints');
+    if (this._editError) {
+      node.appendChild(el('div', 'jp-HipoMemory-error', this._editError));
+    }
     const list = el('ul', 'jp-HipoMemory-checkpoints');
     for (const checkpoint of recent.checkpoints) {
       const item = el('li', 'jp-HipoMemory-checkpoint');
@@ -702,6 +763,9 @@ export class MemoryPanel extends Widget {
         el('span', 'jp-HipoMemory-checkpointMeta', `${checkpoint.date ?? ''} · ${checkpoint.type}${tags}`)
       );
       this._appendProvenance(item, checkpoint.provenance);
+      if (checkpoint.id) {
+        this._appendEdits(item, { id: checkpoint.id }, checkpoint.title);
+      }
       list.appendChild(item);
     }
     node.appendChild(list);
@@ -731,6 +795,19 @@ export class MemoryPanel extends Widget {
     node.appendChild(list);
   }
 
+  /** Correct and Forget for one checkpoint (the user's own actions: the server's POSTs). */
+  private _appendEdits(item: HTMLElement, ref: CheckpointRef, title: string): void {
+    const actions = el('div', 'jp-HipoMemory-edits');
+    const correct = el('button', 'jp-HipoMemory-correct jp-mod-styled', 'Correct');
+    correct.title = 'Write a correction: recall shows it instead of this one';
+    correct.addEventListener('click', () => void this.correct(ref, title));
+    const forget = el('button', 'jp-HipoMemory-forget jp-mod-styled', 'Forget');
+    forget.title = 'Remove this checkpoint for good (asks first)';
+    forget.addEventListener('click', () => void this.forget(ref, title));
+    actions.append(correct, forget);
+    item.appendChild(actions);
+  }
+
   private _appendProvenance(item: HTMLElement, provenance: string | null | undefined): void {
     const line = provenanceLine(provenance);
     if (line !== null) {
@@ -755,6 +832,7 @@ export class MemoryPanel extends Widget {
   private _timer = 0;
   private _rules: IRules | null = null;
   private _rulesError = '';
+  private _editError = '';
   private _result: IRecallResult | null = null;
   private _opened: string | null = null;
   private _preview: string | null = null;

@@ -3,7 +3,8 @@
  *
  * The shapes mirror hipo_jupyter/server/views.py and handlers.py. Every call names the notebook
  * by its path relative to the server root; the server answers for the memory in its folder.
- * Every call reads (GET) but `acceptRule`, the user accepting a proposed rule (POST).
+ * Every call reads (GET) but the user's writes (POST, with Jupyter's XSRF): `acceptRule`,
+ * `forgetCheckpoint` and `correctCheckpoint`.
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
@@ -167,6 +168,23 @@ export interface IAccepted {
   checkpoint: ICheckpoint; // the user's checkpoint that now holds the rule
 }
 
+/** A checkpoint to forget or correct: by its id (a recent checkpoint) or, for a recall hit,
+ * by where its heading is. */
+export type CheckpointRef = { id: string } | { file: string; line: number };
+
+export interface IForgotten {
+  forgot: string; // the checkpoint's id
+  tombstone: string; // the one line its raw log keeps
+  clean: boolean; // no file of the memory holds its text
+  remaining: string[];
+  user_files: string[]; // the user's own files (a notebook) that still hold it
+}
+
+export interface ICorrected {
+  replaces: string | null; // the id of the checkpoint it supersedes
+  checkpoint: ICheckpoint;
+}
+
 export interface IRecallOptions {
   k?: number;
   since?: string;
@@ -288,5 +306,31 @@ export function acceptRule(
   return getJson<IAccepted>('rules/accept', { path }, settings, {
     method: 'POST',
     body: JSON.stringify({ id })
+  });
+}
+
+/** Forget a checkpoint for good, in the user's name (its raw log keeps a tombstone). */
+export function forgetCheckpoint(
+  path: string,
+  ref: CheckpointRef,
+  reason = '',
+  settings?: ServerConnection.ISettings
+): Promise<IForgotten> {
+  return getJson<IForgotten>('forget', { path }, settings, {
+    method: 'POST',
+    body: JSON.stringify({ ...ref, reason })
+  });
+}
+
+/** Write the user's correction of a checkpoint, which supersedes it in recall. */
+export function correctCheckpoint(
+  path: string,
+  ref: CheckpointRef,
+  body: string,
+  settings?: ServerConnection.ISettings
+): Promise<ICorrected> {
+  return getJson<ICorrected>('correct', { path }, settings, {
+    method: 'POST',
+    body: JSON.stringify({ ...ref, body })
   });
 }

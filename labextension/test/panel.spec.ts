@@ -27,6 +27,8 @@ jest.mock('../src/request', () => ({
   fetchChanges: jest.fn(),
   fetchRules: jest.fn(),
   acceptRule: jest.fn(),
+  forgetCheckpoint: jest.fn(),
+  correctCheckpoint: jest.fn(),
   recall: jest.fn()
 }));
 
@@ -317,6 +319,60 @@ describe('MemoryPanel', () => {
     expect(api.acceptRule).toHaveBeenCalledWith('project/analysis.ipynb', PROPOSAL.id);
     expect(all(panel, '.jp-HipoMemory-rule')).toHaveLength(2);
     expect(all(panel, '.jp-HipoMemory-proposal')).toHaveLength(0);
+  });
+
+  it('forgets a raw hit only after the confirm, then searches again', async () => {
+    api.recall.mockResolvedValue({ query: 'starter', hits: [HIT], did_you_mean: [], topic_matches: [] });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    await panel.search('starter');
+    const asked: string[] = [];
+    panel.confirmForget = title => {
+      asked.push(title);
+      return false;
+    };
+    q<HTMLButtonElement>(panel, '.jp-HipoMemory-hit .jp-HipoMemory-forget').click();
+    await flush();
+    expect(asked).toEqual(['Competitor pricing']);
+    expect(api.forgetCheckpoint).not.toHaveBeenCalled(); // cancelled: nothing is removed
+    panel.confirmForget = () => true;
+    api.forgetCheckpoint.mockResolvedValue({
+      forgot: 'x', tombstone: '<!-- hipo forgotten id=x -->', clean: true, remaining: [], user_files: []
+    });
+    api.recall.mockResolvedValue({ query: 'starter', hits: [], did_you_mean: [], topic_matches: [] });
+    q<HTMLButtonElement>(panel, '.jp-HipoMemory-hit .jp-HipoMemory-forget').click();
+    await flush();
+    await flush();
+    await flush();
+    expect(api.forgetCheckpoint).toHaveBeenCalledWith('project/analysis.ipynb', {
+      file: 'memory/2026-03-12.md',
+      line: 1
+    });
+    expect(api.recall).toHaveBeenCalledTimes(2);
+    expect(all(panel, '.jp-HipoMemory-hit')).toHaveLength(0);
+  });
+
+  it('corrects a recent checkpoint by its id, and shows a refusal', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    // only checkpoints with an id can be named: the hand-written one has no buttons
+    expect(all(panel, '.jp-HipoMemory-checkpoint .jp-HipoMemory-correct')).toHaveLength(1);
+    panel.askCorrection = () => null;
+    await panel.correct({ id: 'x' }, 'Competitor pricing');
+    expect(api.correctCheckpoint).not.toHaveBeenCalled();
+    panel.askCorrection = () => '- decisions: a 10% cut';
+    api.correctCheckpoint.mockResolvedValue({ replaces: 'x', checkpoint: RECENT.checkpoints[0] });
+    q<HTMLButtonElement>(panel, '.jp-HipoMemory-checkpoint .jp-HipoMemory-correct').click();
+    await flush();
+    await flush();
+    expect(api.correctCheckpoint).toHaveBeenCalledWith(
+      'project/analysis.ipynb', { id: 'x' }, '- decisions: a 10% cut'
+    );
+    api.correctCheckpoint.mockRejectedValue(new Error("no checkpoint has the ID 'x'"));
+    await panel.correct({ id: 'x' }, 'Competitor pricing');
+    expect(q(panel, '.jp-HipoMemory-recent .jp-HipoMemory-error').textContent).toContain(
+      'no checkpoint has the ID'
+    );
   });
 
   it('shows why an acceptance was refused and keeps the proposal', async () => {

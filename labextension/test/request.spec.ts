@@ -10,11 +10,13 @@ import {
   HipoRequestError,
   acceptRule,
   apiUrl,
+  correctCheckpoint,
   fetchBudget,
   fetchNode,
   fetchRecent,
   fetchRules,
   fetchTree,
+  forgetCheckpoint,
   recall
 } from '../src/request';
 
@@ -105,6 +107,18 @@ describe('endpoints', () => {
     expect(calls[1].url.searchParams.get('path')).toBe('project/n.ipynb');
     expect(JSON.parse(calls[1].body)).toEqual({ id: '2026-03-12T10:00:00Z-0c8f886a' });
     expect(calls[1].headers.get('Authorization')).toBe('token secret-token');
+  });
+
+  it('forgets and corrects with a POST naming the checkpoint', async () => {
+    const { settings, calls } = fakeServer(200, {});
+    await forgetCheckpoint('project/n.ipynb', { file: 'memory/2026-03-12.md', line: 5 }, 'asked', settings);
+    await correctCheckpoint('project/n.ipynb', { id: 'abc12345' }, '- outcome: fixed', settings);
+    expect(calls.map(call => [call.method, call.url.pathname])).toEqual([
+      ['POST', '/lab-base/hipo/api/forget'],
+      ['POST', '/lab-base/hipo/api/correct']
+    ]);
+    expect(JSON.parse(calls[0].body)).toEqual({ file: 'memory/2026-03-12.md', line: 5, reason: 'asked' });
+    expect(JSON.parse(calls[1].body)).toEqual({ id: 'abc12345', body: '- outcome: fixed' });
   });
 
   it('gives a refused acceptance the server message', async () => {

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -228,3 +229,20 @@ def append_all_or_nothing(fd: int, raw: Path, size: int, payload: bytes) -> None
             raise
         raise AppendFailed(exc, kept) from exc
     drop_intent(intent_file)
+
+
+def lock_current(fd: int, path: Path, reopen: Callable[[], int]) -> int:
+    """An fd of the log `path` names now, held with the exclusive lock. A forget
+    (`views/forgetting`) renames a rewritten log over the file a waiting writer had opened;
+    appending to that one would lose the checkpoint, so the writer opens the log again."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    while True:
+        try:
+            current = os.stat(path, follow_symlinks=False).st_ino
+        except FileNotFoundError:
+            return fd
+        if current == os.fstat(fd).st_ino:
+            return fd
+        os.close(fd)
+        fd = reopen()
+        fcntl.flock(fd, fcntl.LOCK_EX)

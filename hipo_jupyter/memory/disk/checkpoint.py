@@ -23,7 +23,8 @@ Parsing (`parse_log`), line by line:
   level-1 `# ` lines there, which are the file's header.
 - The line right after a heading may be `<!-- hipo key=value ... -->`. Its keys: `id`,
   `notebook`, `cell`, `via` (the front end that wrote it: magic, cli, import, write-back, mcp),
-  `model` (for a write-back, the model id of the Claude request), `tags`, `title`. Every key is
+  `model` (for a write-back, the model id of the Claude request), `replaces` / `proposes` (the
+  id of the checkpoint it corrects, or proposes to: `disk/trust`), `tags`, `title`. Every key is
   optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
   following lines indented by two spaces continue it (two spaces removed, joined with "\\n").
@@ -70,6 +71,7 @@ _KEY_RE = re.compile(r"[A-Za-z0-9-]+\Z")
 _FIELD_RE = re.compile(r"- ([A-Za-z0-9-]+):(?:[ \t](.*))?\Z", re.DOTALL)
 _COMMENT_RE = re.compile(r"<!--[ \t]*hipo(?:[ \t]+(.*?))?[ \t]*-->[ \t]*\Z", re.DOTALL)
 _COMMENT_START_RE = re.compile(r"<!--[ \t]*hipo")
+_TOMBSTONE_RE = re.compile(r"<!-- hipo forgotten((?: [a-z]+=[^\s<>]*)+) -->\Z")
 _TYPE_TAG_RE = re.compile(r"(?:^|(?<=\s))\[([A-Za-z]+)\]\Z")
 _HASH_TAG_RE = re.compile(r"(?:^|(?<=\s))#([^\s#]+)\Z")
 _BRACKETED_RE = re.compile(r"\[([^\[\]]*)\]\Z")
@@ -93,6 +95,8 @@ class Checkpoint:
     cell: str | None = None
     via: str | None = None  # front end that wrote it: magic, cli, import, write-back, mcp
     model: str | None = None  # model id of the Claude request a write-back came from
+    replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
+    proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
     line: int = dataclasses.field(default=0, compare=False)  # 1-based line of its "## " heading
     # True when a write found this very checkpoint already in its day's log and wrote nothing
@@ -136,6 +140,40 @@ class Checkpoint:
         if self.text:
             parts.append(self.text)
         return "\n".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tombstone:
+    """What is left of a checkpoint the user forgot: one line in its raw log, with its id, the
+    day it was forgotten and why, and no word of its text. Hipocampus reads it as an HTML
+    comment (nothing); our parser skips it wherever it stands, so no checkpoint gains it."""
+
+    id: str
+    forgotten: str  # ISO date of the forget
+    reason: str = ""
+
+    def line(self) -> str:
+        reason = f" reason={_encode(self.reason)}" if self.reason else ""
+        when = _encode(self.forgotten)
+        return f"<!-- hipo forgotten id={_encode(self.id)} date={when}{reason} -->"
+
+
+def parse_tombstone(line: str) -> Tombstone | None:
+    """The tombstone a raw-log line is, or None."""
+    match = _TOMBSTONE_RE.match(line.rstrip())
+    if not match:
+        return None
+    meta = _decode_comment(match.group(1))
+    if "id" not in meta:
+        return None
+    reason = unquote(meta.get("reason", ""))
+    return Tombstone(unquote(meta["id"]), unquote(meta.get("date", "")), reason)
+
+
+def tombstones(text: str) -> list[Tombstone]:
+    """Every tombstone of a raw log, in file order."""
+    found = (parse_tombstone(line) for line in _NEWLINES_RE.sub("\n", text).split("\n"))
+    return [stone for stone in found if stone is not None]
 
 
 def without_comments(text: str) -> str:
@@ -216,6 +254,10 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("via", _encode(cp.via)))
     if cp.model is not None:
         pairs.append(("model", _encode(cp.model)))
+    if cp.replaces is not None:
+        pairs.append(("replaces", _encode(cp.replaces)))
+    if cp.proposes is not None:
+        pairs.append(("proposes", _encode(cp.proposes)))
     if cp.tags or heading_tags:
         pairs.append(("tags", ",".join(_encode(tag) for tag in cp.tags)))
     if heading_title != cp.title:
@@ -285,6 +327,8 @@ def _collect(
             cell=_decoded(meta, "cell"),
             via=_decoded(meta, "via"),
             model=_decoded(meta, "model"),
+            replaces=_decoded(meta, "replaces"),
+            proposes=_decoded(meta, "proposes"),
             date=date,
             line=start + 1,
         )
@@ -305,6 +349,9 @@ def _collect_preamble(out: list[Checkpoint], lines: list[str], date: str | None)
     if first is None:
         return
     fields, text = _parse_lines(lines, unescape=True)
+    if not fields and not text:
+        return  # only tombstones
+    first = next(i for i, line in enumerate(lines) if line.strip() and not parse_tombstone(line))
     words = lines[first].strip().lstrip("-*>#\\ \t").split()[:_TITLE_WORDS]
     title = " ".join(words)[:_TITLE_CHARS].strip() or "Notes"
     line = offset + first + 1
@@ -316,6 +363,9 @@ def _parse_lines(lines: list[str], *, unescape: bool) -> tuple[tuple[tuple[str, 
     text: list[str] = []
     current: list[str] | None = None  # value lines of the field being read
     for line in lines:
+        if unescape and line.startswith("<!-- hipo forgotten") and parse_tombstone(line):
+            current = None
+            continue  # a forgotten checkpoint's tombstone belongs to no checkpoint
         if current is not None and line.startswith("  "):
             current.append(line[2:])
             continue

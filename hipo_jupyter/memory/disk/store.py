@@ -53,6 +53,7 @@ from .appends import (  # noqa: F401 - Appended and Compose are imported from he
     append_all_or_nothing,
     drop_intent,
     intent_path,
+    lock_current,
     pending_intent,
     repair_locked,
     sha256,
@@ -373,9 +374,10 @@ class Store:
         every process writing the day, looking and appending are one step (`writing`)."""
         self.ensure_layout()
         path = self.raw_path(day)
-        fd = self._open_raw(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND
+        fd = self._open_raw(path, flags)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = lock_current(fd, path, lambda: self._open_raw(path, flags))
             try:
                 repaired = repair_locked(fd, path, self.relative(path))
                 if repaired:

@@ -50,17 +50,23 @@ LIVE_HTML = "be shown as live HTML"
 DELETE_TEAM_ROWS = "delete team rows"
 FORGET = "forget"
 REPLACE_USER_NOTES = "replace the user's own notes"
+REPLACE_AGENT_NOTES = "replace what an agent wrote"
 POWERS_LISTED = (
     RULE_IN_FORCE, LAYER1_FILES, LIVE_HTML, DELETE_TEAM_ROWS, FORGET, REPLACE_USER_NOTES,
+    REPLACE_AGENT_NOTES,
 )  # fmt: skip
 
 POWERS: dict[str, frozenset[str]] = {
     # The user's own words make rules (and a later rule of theirs supersedes an earlier one),
     # forget, and delete the team rows this folder owns (never another folder's).
-    USER: frozenset({RULE_IN_FORCE, LAYER1_FILES, DELETE_TEAM_ROWS, FORGET, REPLACE_USER_NOTES}),
+    USER: frozenset({
+        RULE_IN_FORCE, LAYER1_FILES, DELETE_TEAM_ROWS, FORGET, REPLACE_USER_NOTES,
+        REPLACE_AGENT_NOTES,
+    }),  # fmt: skip
     # Claude's memory tool keeps its working notes in SCRATCHPAD.md, WORKING.md and
     # TASK-QUEUE.md, as the protocol has an agent do; they reach a prompt fenced as data.
-    AGENT: frozenset({LAYER1_FILES}),
+    # An agent corrects what an agent wrote; its correction of the user's words is a proposal.
+    AGENT: frozenset({LAYER1_FILES, REPLACE_AGENT_NOTES}),
     CLAUDE: frozenset(),
     IMPORT: frozenset(),
     TEAMMATE: frozenset(),
@@ -94,6 +100,21 @@ def writer_of(checkpoint: Checkpoint) -> str:
 def may(writer: str, power: str) -> bool:
     """Whether `writer` may do `power` (see POWERS); an unknown writer may do nothing."""
     return power in POWERS.get(writer, frozenset())
+
+
+REPLACES = "replaces"
+PROPOSES = "proposes"
+
+
+def correction(writer: str, replaced: Checkpoint) -> str | None:
+    """What `writer`'s correction of `replaced` is: REPLACES (in force at once: `replaced` is
+    superseded), PROPOSES (an agent's correction of what it may not replace, kept and listed
+    until the user accepts it) or None (this writer corrects nothing)."""
+    owner = writer_of(replaced)
+    power = REPLACE_USER_NOTES if owner == USER else REPLACE_AGENT_NOTES
+    if may(writer, power) and (owner in (USER, AGENT) or writer == USER):
+        return REPLACES
+    return PROPOSES if writer == AGENT else None
 
 
 def trust_table() -> list[tuple[str, dict[str, bool]]]:

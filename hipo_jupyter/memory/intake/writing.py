@@ -99,6 +99,8 @@ def new_checkpoint(
             cell=storable(cell) if cell else None,
             via=storable(via) if via else None,
             model=storable(model) if model else None,
+            replaces=draft.replaces,
+            proposes=draft.proposes,
         )
     except ValueError as exc:  # the dataclass validates keys and type
         raise HipoError(f"not a valid checkpoint: {exc}") from None

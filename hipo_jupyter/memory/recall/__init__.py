@@ -7,7 +7,8 @@ Modules:
   `neighbours.py` the turns around a hit; `passages.py` the part of a long piece (and the
   Layer 1 lines) about its question.
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
-- `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance.
+- `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance;
+  `corrections.py` which checkpoints a correction superseded (hidden unless asked for).
 - `context.py` the context a model is sent (`Memory.context`) within a token budget;
   `fence.py` memory quoted as data, for a prompt and for an agent (`hipo mcp`).
 

@@ -18,13 +18,14 @@ from pathlib import Path
 from ..config import MemoryConfig
 from ..disk.store import NODE_LEVELS, RawStamps, Store
 from ..errors import HipoError, QueryError
-from ..requests import RecallQuery
+from ..requests import MAX_K, RecallQuery
 from ..search.contract import Document, SearchIndex
 from ..search.embed import SemanticUnavailable
 from ..search.indexing import IndexKeeper, lookup
 from ..search.semantic import SemanticBacklog, SemanticIndex
 from ..tree.topic_index import Topic, TopicsCache, TopicsIndex
 from . import ranking as recall_module
+from .corrections import SUPERSEDED, Corrections
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult
@@ -69,6 +70,7 @@ class LocalRecall:
         self._indexer, self._topics, self._today, self._lock = indexer, topics, today, lock
         self._neighbours = IndexNeighbours(indexer.open)  # recall's neighbouring turns
         self._node_paths = NodePaths(store)  # recall's drill-down paths, kept while valid
+        self._corrections = Corrections(store)  # what corrections superseded, kept per stamp
 
     def recall(
         self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
@@ -92,6 +94,11 @@ class LocalRecall:
         context's candidates (see `run`)."""
         semantic = self._indexer.semantic
         mode = resolve_mode(request.mode, semantic)
+        superseded = self._corrections.superseded(stamps)
+        hidden = set() if request.superseded else superseded
+        if hidden:  # room for the hits the superseded ones would take
+            shown = request.k
+            request = replace(request, k=min(shown + len(hidden), MAX_K))
         with self._lock:
             sources = RecallSources(
                 index=self._indexer.ensure(),
@@ -104,7 +111,17 @@ class LocalRecall:
                 file_documents=self._indexer.file_documents,
                 weights=FusionWeights.of(self.config),
             )
-            return run(sources, request, mode, snippets=snippets, both_lists=both_lists)
+            result = run(sources, request, mode, snippets=snippets, both_lists=both_lists)
+        if hidden:
+            kept = [hit for hit in result.hits if hit.location not in hidden]
+            result = replace(result, hits=kept[:shown])
+        elif superseded:  # asked for with --all: each says it was corrected
+            result = replace(result, hits=[
+                replace(hit, provenance=f"{hit.provenance}; {SUPERSEDED}".lstrip("; "))
+                if hit.location in superseded else hit
+                for hit in result.hits
+            ])  # fmt: skip
+        return result
 
     def documents(self, ids: Sequence[str]) -> dict[str, Document]:
         """The full documents of these ids, from the index (a context's pieces)."""

@@ -252,6 +252,8 @@ def build_root(
     source_hash: str,
     topics: Sequence[Topic] | None = None,
 ) -> str:
+    replaced = {c.replaces for c in checkpoints if c.replaces}  # superseded by a correction
+    checkpoints = [c for c in checkpoints if c.id not in replaced]
     topics = list(topics) if topics is not None else collect_topics(checkpoints, today)
     months = sorted({t for topic in topics for t in topic.months} | set(monthly))
     meta = {

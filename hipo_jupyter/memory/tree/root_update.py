@@ -85,12 +85,16 @@ def _line_date(line: str) -> str:
     return word if len(word) == 10 and word[4] == "-" and word[7] == "-" else ""
 
 
-def with_checkpoint(active: Sequence[str], checkpoint: Checkpoint, today: date) -> list[str]:
+def with_checkpoint(
+    active: Sequence[str], checkpoint: Checkpoint, today: date, replaced: Checkpoint | None = None
+) -> list[str]:
     """Active Context after one more checkpoint: newest date first (a checkpoint goes before
     the others of its day, as it is the latest written), none older than the window. A Claude
-    call's write-back only updates the one line of them all, last (`root.calls_line`)."""
+    call's write-back only updates the one line of them all, last (`root.calls_line`). The
+    line of the checkpoint a correction `replaced` goes."""
     since = (today - timedelta(days=root_node.ACTIVE_DAYS)).isoformat()
-    kept = [line for line in active if _line_date(line) > since]
+    gone = root_node.active_line(replaced) if replaced is not None else None
+    kept = [line for line in active if _line_date(line) > since and line != gone]
     calls = [line for line in kept if root_node.CALLS_LINE.match(line)][:1]
     kept = [line for line in kept if not root_node.CALLS_LINE.match(line)]
     if checkpoint.date and checkpoint.date > since:
@@ -104,7 +108,12 @@ def with_checkpoint(active: Sequence[str], checkpoint: Checkpoint, today: date) 
 
 
 def updated_root(
-    text: str, checkpoint: Checkpoint, topics: Sequence[Topic], today: date, budget: int
+    text: str,
+    checkpoint: Checkpoint,
+    topics: Sequence[Topic],
+    today: date,
+    budget: int,
+    replaced: Checkpoint | None = None,
 ) -> str:
     """ROOT.md's `text` with `checkpoint` in its Active Context and `topics` as its index."""
     node = parse_node(text)
@@ -116,7 +125,7 @@ def updated_root(
         "last-updated": today.isoformat(),
         "months-covered": list_value(sorted(m for m in months if m)),
     }
-    active = with_checkpoint(found.get("Active Context", []), checkpoint, today)
+    active = with_checkpoint(found.get("Active Context", []), checkpoint, today, replaced)
     patterns = found.get("Recent Patterns") or ["- (no repeated topics in the last 30 days)"]
     history = found.get("Historical Summary") or ["- (no earlier months)"]
     return root_node.fit_root(meta, active, patterns, history, topics, budget)
@@ -158,11 +167,21 @@ def refresh_root(
         else:
             if not text.startswith("---"):
                 return False  # not a node: a pass reports and rebuilds it
-            new = updated_root(text, checkpoint, topics, today, budget)
+            replaced = _replaced(store, checkpoint, today)
+            new = updated_root(text, checkpoint, topics, today, budget, replaced)
         store.write_atomic(store.root_node, new)
         if save:
             save_topics(store, topics, store.raw_stamps())
         return True
+
+
+def _replaced(store: Store, checkpoint: Checkpoint, today: date) -> Checkpoint | None:
+    """The checkpoint of the Active Context window a correction replaces, if any."""
+    if not checkpoint.replaces:
+        return None
+    since = today - timedelta(days=root_node.ACTIVE_DAYS)
+    recent = read_checkpoints(store, [day for day in store.raw_days() if day > since])
+    return next((c for c in recent if c.id == checkpoint.replaces), None)
 
 
 def refresh_root_after_write(

@@ -109,7 +109,8 @@ GROUPED_DAYS = 31  # logs a grouped list reads at most, looking for the user's o
 
 
 def recent_checkpoints(store: Store, n: int = 10, *, grouped: bool = False) -> list[Checkpoint]:
-    """The `n` latest checkpoints, newest first, reading only as many logs as it takes.
+    """The `n` latest checkpoints, newest first, reading only as many logs as it takes; one a
+    correction in the logs read replaced is left out (the correction stands for it).
 
     `grouped` (the sidebar's list): the user's own checkpoints, and the Claude calls'
     write-backs among them as one entry, last (`grouped_calls`), so the agent's task log never
@@ -124,6 +125,8 @@ def recent_checkpoints(store: Store, n: int = 10, *, grouped: bool = False) -> l
         except (OSError, ParseError):
             continue
         found.extend(reversed(parse_log(text, date=day.isoformat())))
+        replaced = {c.replaces for c in found if c.replaces}  # a correction shows, not its old
+        found = [c for c in found if c.id not in replaced]
         own = sum(writer_of(c) != CLAUDE for c in found) if grouped else len(found)
         if own >= n:
             break

@@ -7,12 +7,19 @@ Derived from the raw logs like the index, and deletable like it. Modules:
   SPARQL over it, `graph_run.py` a query run in a child process a time limit or Ctrl-C stops;
   `structured.py` them for one root, and export.
 - `check.py` the protocol rules verified from the memory folder alone (`hipo check`).
+- `correcting.py` corrections (`--replaces ID`) and agents' proposed ones; `forgetting.py`
+  the user's forget (`Memory.forget`) and what `hipo check` verifies of it.
 
 May import: `disk`, `search`, `tree`, `recall`, `errors`, `config`, `events`, `requests`,
 `roots`, and itself. Must not import `intake` or `memory`.
 """
 
 from .check import CheckResult, check_folder, results_text
+from .correcting import accept as accept_correction
+from .correcting import correct
+from .correcting import proposals as proposed_corrections
+from .correcting import proposals_text as proposed_corrections_text
+from .forgetting import checkpoint_id_at
 from .frame import EXPORT_FORMATS, hits_frame, inert_cell, to_frame
 from .graph import MAX_QUERY_CHARS, result_frame
 from .rules import Rule, accepted_text, proposals_text, rules_index_text
@@ -22,11 +29,16 @@ __all__ = [
     "EXPORT_FORMATS",
     "MAX_QUERY_CHARS",
     "Rule",
+    "accept_correction",
     "accepted_text",
     "check_folder",
+    "checkpoint_id_at",
+    "correct",
     "hits_frame",
     "inert_cell",
     "proposals_text",
+    "proposed_corrections",
+    "proposed_corrections_text",
     "result_frame",
     "results_text",
     "rules_index_text",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..disk.checkpoint import parse_log
 from ..errors import HipoError
+from .forgetting import forgotten_ids_remain
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -66,6 +67,7 @@ FOLDER_RULES: tuple[tuple[str, Callable[[Memory], tuple[bool, str]]], ...] = (
     ("raw logs parse", raw_logs_parse),
     ("compaction state is fresh", compaction_fresh),
     ("Layer 1 is within budget", layer1_within_budget),
+    ("forgotten checkpoints leave no trace", forgotten_ids_remain),
 )
 
 

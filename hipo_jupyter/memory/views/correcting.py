@@ -1,0 +1,79 @@
+"""Correcting: a checkpoint written to replace another (`hipo remember --replaces ID`,
+`%%remember --replaces ID`, the MCP remember tool's `replaces`, the sidebar's Correct).
+
+Who may is `disk/trust.correction`: the user corrects anything, an agent what an agent wrote;
+an agent's correction of the user's words is written as a proposal (`proposes=ID`), listed by
+`proposals` and made the user's own by `accept` (the same text, written by the user with
+`replaces=ID`). A correction in force supersedes the one it names: recall and contexts show
+the correction, the replaced checkpoint only when asked for (`recall/corrections`). Nothing is
+rewritten: the replaced checkpoint stays in its raw log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..disk.checkpoint import Checkpoint, render
+from ..disk.provenance import provenance_text
+from ..disk.trust import USER, correction, writer_of_provenance
+from ..errors import HipoError
+from ..requests import CheckpointDraft
+from .forgetting import find_checkpoint
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+
+def correct(
+    memory: Memory, replaced_id: str, title: str, body: str, *, via: str, **where: Any
+) -> Checkpoint:
+    """Write the correction of `replaced_id` (title and type default to the replaced one's);
+    HipoError, one line, for an unknown id or a writer that corrects nothing."""
+    replaced = find_checkpoint(memory._all_checkpoints(), replaced_id)
+    kind = correction(writer_of_provenance(via), replaced)
+    if kind is None:
+        raise HipoError(f"{via!r} may not correct a checkpoint")
+    draft = CheckpointDraft.parse(
+        title.strip() or replaced.title, body,
+        type=where.pop("type", None) or (None if title.strip() else replaced.type),
+        tags=where.pop("tags", None), on=where.pop("on", None),
+    )  # fmt: skip
+    draft = replace(draft, **{kind: replaced.id})
+    return memory.write_checkpoint(draft, via=via, **where)
+
+
+def proposals(memory: Memory) -> list[Checkpoint]:
+    """Corrections agents proposed to the user's words and the user has not accepted yet."""
+    everything = memory._all_checkpoints()
+    accepted = {(cp.replaces, cp.title) for cp in everything if cp.replaces}
+    return [
+        cp for cp in everything
+        if cp.proposes and (cp.proposes, cp.title) not in accepted and cp.id
+    ]  # fmt: skip
+
+
+def accept(memory: Memory, proposal_id: str, *, via: str, **where: Any) -> Checkpoint:
+    """The user's own correction restating the proposal `proposal_id`: then it is in force."""
+    if writer_of_provenance(via) != USER:
+        raise HipoError(f"only the user accepts a proposed correction, not {via!r}")
+    waiting = proposals(memory)
+    proposal = find_checkpoint(waiting, proposal_id) if waiting else None
+    if proposal is None or proposal.proposes is None:
+        raise HipoError(f"no proposed correction has the ID {proposal_id!r}")
+    body = render(replace(proposal, title="x", id=None, via=None, notebook=None, cell=None,
+                          model=None, proposes=None, tags=()))  # fmt: skip
+    body = body.split("\n", 1)[1]
+    draft = CheckpointDraft.parse(proposal.title, body, type=proposal.type, tags=proposal.tags)
+    return memory.write_checkpoint(replace(draft, replaces=proposal.proposes), via=via, **where)
+
+
+def proposals_text(waiting: list[Checkpoint], accept_with: str) -> str:
+    """One line each: the proposal's id, what it corrects, its title and who proposed it."""
+    if not waiting:
+        return "no proposed corrections\n"
+    lines = [f"Proposed corrections (not in force until you accept one: {accept_with} ID):"]
+    for cp in waiting:
+        lines.append(f"- {cp.id}: corrects {cp.proposes}: {cp.title} ({provenance_text(cp)})")
+    return "\n".join(lines) + "\n"
+

@@ -1,0 +1,487 @@
+"""Forgetting: the user's power to remove a checkpoint for good (issue 35, item 4).
+
+The raw logs are append-only except for this. `forget` finds the checkpoint by its id (or the
+end of it, as rules are accepted), asks `disk/trust` whether the front end may forget (only the
+user's: magic, cli, sidebar), and then removes every byte of its text under the root:
+
+1. its raw log is rewritten under the writers' exclusive lock (a temporary file in the same
+   folder through the folder's descriptor, fsync, rename: `anchored.write_at`); the checkpoint's
+   lines become one tombstone line (`Tombstone`: id, date, reason, no text), every other byte of
+   the log stays as it was;
+2. each compaction node that quoted it (or covers its day) and ROOT.md are deleted and the chain
+   builds them again from the logs (a missing node is rebuilt, fixed or not);
+3. the search index is synced and each SQLite file under `memory/.index` is compacted with
+   `secure_delete` on (FTS5 segments merged, VACUUM, the write-ahead log truncated), so no free
+   page keeps the text; a derived store that still holds it (the graph, Whoosh, caches) is
+   deleted, as it is rebuilt from the logs when next used;
+4. `%%ask` conversations and last-sent records quoting it have those words replaced;
+5. every regular file under the root is scanned for the text before success is reported: a
+   file of the memory that still holds it fails the forget; one of the user's own (a notebook
+   that typed the note) is named so the user can edit it.
+
+`forgotten_ids_remain` is what `hipo check` runs: no file of the memory but a tombstone line
+carries a forgotten id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..disk import anchored
+from ..disk.appends import lock_current, repair_locked
+from ..disk.checkpoint import Checkpoint, Tombstone, parse_log, parse_tombstone, tombstones
+from ..disk.files import MAX_LOG_BYTES, read_fd
+from ..disk.layout import CONVERSATIONS_DIR, MEMORY_DIR, NODE_LEVELS
+from ..disk.periods import week_id, week_month
+from ..disk.store import ROOT_FILE
+from ..disk.trust import FORGET, may, writer_of_provenance
+from ..errors import HipoError
+from .rules import MIN_ID_CHARS
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+_WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
+MIN_PIECE_CHARS = 4  # shorter field values ("yes", "Q1") are words of many notes, not its text
+FORGOTTEN_MARK = "[forgotten]"
+SCAN_LIMIT = 512 * 1024 * 1024  # files larger than this are read in chunks
+
+
+@dataclass
+class ForgetReport:
+    """What a forget did; `clean` when no file of the memory holds a word of the text."""
+
+    id: str
+    log: str  # the raw log rewritten, relative to the root
+    tombstone: str  # its tombstone line
+    rebuilt: list[str] = field(default_factory=list)  # derived files deleted and rebuilt
+    scrubbed: list[str] = field(default_factory=list)  # files whose quotes were replaced
+    remaining: list[str] = field(default_factory=list)  # memory files still holding the text
+    user_files: list[str] = field(default_factory=list)  # the user's own files holding it
+    team_removed: int = 0  # rows the team database deleted
+    quoted_by: list[str] = field(default_factory=list)  # other checkpoints quoting its words
+
+    @property
+    def clean(self) -> bool:
+        return not self.remaining
+
+    def text(self) -> str:
+        lines = [f"forgot {self.id}: {self.log} now holds only its tombstone"]
+        if self.rebuilt:
+            lines.append(f"rebuilt or dropped {len(self.rebuilt)} derived files")
+        if self.team_removed:
+            lines.append(f"the team database deleted its row ({self.team_removed})")
+        if self.scrubbed:
+            lines.append("quotes removed from " + ", ".join(self.scrubbed))
+        if self.user_files:
+            lines.append("your own files still hold its text (edit them): "
+                         + ", ".join(self.user_files))  # fmt: skip
+        if self.quoted_by:
+            lines.append("other checkpoints quote its words (forget them too if they must go): "
+                         + ", ".join(self.quoted_by))  # fmt: skip
+        if self.remaining:
+            lines.append("NOT clean: the text is still in " + ", ".join(self.remaining))
+        return "\n".join(lines)
+
+
+def find_checkpoint(checkpoints: list[Checkpoint], wanted: str) -> Checkpoint:
+    """The checkpoint whose id is `wanted` or ends with it (at least MIN_ID_CHARS characters,
+    when only one does); HipoError, one line, otherwise."""
+    wanted = wanted.strip()
+    if not wanted:
+        raise HipoError("give the ID of a checkpoint (hipo recall shows them)")
+    exact = [cp for cp in checkpoints if cp.id == wanted]
+    matches = exact or [
+        cp for cp in checkpoints
+        if len(wanted) >= MIN_ID_CHARS and cp.id and cp.id.endswith(wanted)
+    ]  # fmt: skip
+    if len({cp.id for cp in matches}) > 1:
+        raise HipoError(f"{wanted!r} names {len(matches)} checkpoints: give the whole ID")
+    if not matches:
+        raise HipoError(f"no checkpoint has the ID {wanted!r}")
+    return matches[-1]
+
+
+def checkpoint_id_at(memory: Memory, file: str, line: int) -> str:
+    """The id of the checkpoint whose heading is at `file`:`line` (a recall hit's location,
+    which is what the sidebar has of a hit); HipoError, one line, when none with an id is."""
+    for checkpoint in memory._all_checkpoints():
+        where = f"{MEMORY_DIR}/{checkpoint.date}.md"
+        if checkpoint.id and checkpoint.line == line and where == file:
+            return checkpoint.id
+    raise HipoError(f"no checkpoint with an ID starts at {file}:{line}")
+
+
+def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
+    """The words of `checkpoint` a scan looks for: its title, each field value and each line of
+    its text, less those another checkpoint also holds (they stay, as that one's words)."""
+    kept = "\n".join(other.search_text() for other in others)
+    candidates = [checkpoint.title, *checkpoint.text.split("\n")]
+    for _, value in checkpoint.fields:
+        candidates += [value, *value.split("\n")]
+    pieces = {piece.strip() for piece in candidates}
+    return sorted(p for p in pieces if len(p) >= MIN_PIECE_CHARS and p not in kept)
+
+
+QUOTE_CHARS = 12  # a line or value this long found in another checkpoint is a quote of it
+
+
+def quoting(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
+    """The ids of the other checkpoints that hold one of its lines or values (an import, an
+    exchange, a note that copied it): they are theirs, kept byte for byte, and named so the
+    user can forget them too. A correction of it is not a quote."""
+    lines = {line.strip() for line in checkpoint.text.split("\n")}
+    for _, value in checkpoint.fields:
+        lines |= {value.strip(), *(line.strip() for line in value.split("\n"))}
+    lines = {line for line in lines if len(line) >= QUOTE_CHARS}
+    return [
+        other.id for other in others
+        if other.id and other.replaces != checkpoint.id
+        and any(line in other.search_text() for line in lines)
+    ]  # fmt: skip
+
+
+def own_words(checkpoint: Checkpoint, others: list[Checkpoint], reason: str) -> list[str]:
+    """Its names and numbers that no other checkpoint holds (a customer's name, quoted alone
+    in a conversation): words with a capital or a digit, at least MIN_PIECE_CHARS long, not in
+    the reason the user gave. Plain lower-case words ("with") are every text's words."""
+    kept = "\n".join(other.search_text() for other in others) + "\n" + reason
+    words = set(_WORD_RE.findall(checkpoint.search_text()))
+    return sorted(
+        word for word in words
+        if len(word) >= MIN_PIECE_CHARS and word not in kept and word.lower() != word
+    )  # fmt: skip
+
+
+def _innocent_words(memory: Memory, words: list[str], quoting: list[bytes]) -> set[str]:
+    """The words also in a file under the root that does not quote the checkpoint (a template,
+    another file): they are not its text, and the scan must not fail on them. Conversations and
+    the index are left out: forget rewrites them, words and all."""
+    found: set[str] = set()
+    encoded = {word: word.encode("utf-8") for word in words}
+    rewritten = (memory.root / CONVERSATIONS_DIR, memory.store.index_dir)
+    for path in _regular_files(memory.root):
+        if path.parent in rewritten or memory.store.index_dir in path.parents:
+            continue
+        if _holds(path, quoting):
+            continue
+        found |= {word for word, data in encoded.items() if _holds(path, [data])}
+    return found
+
+
+def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> ForgetReport:
+    """Forget the checkpoint `wanted` names, for the front end `via` (see the module doc)."""
+    if not may(writer_of_provenance(via), FORGET):
+        raise HipoError(f"only the user forgets a checkpoint, not {via!r}")
+    reason = " ".join(reason.split())[:200]
+    everything = memory._all_checkpoints()
+    checkpoint = find_checkpoint(everything, wanted)
+    assert checkpoint.id is not None and checkpoint.date is not None
+    others = [cp for cp in everything if cp.id != checkpoint.id]
+    pieces = text_pieces(checkpoint, others)
+    its_bytes = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
+    words = own_words(checkpoint, others, reason)
+    pieces += sorted(set(words) - _innocent_words(memory, words, its_bytes) - set(pieces))
+    stone = Tombstone(checkpoint.id, memory.today.isoformat(), reason)
+    day = date.fromisoformat(checkpoint.date)
+    relative = _rewrite_log(memory, day, checkpoint.id, stone)
+    report = ForgetReport(checkpoint.id, relative, stone.line())
+    report.quoted_by = quoting(checkpoint, others)
+    needles = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
+    report.rebuilt += _drop_nodes(memory, day, needles)
+    if memory.config.team_url:
+        _forget_in_team(memory, report)
+    memory.compact()
+    memory._indexer.close()
+    memory._indexer.stale()
+    memory._ensure_index()
+    report.scrubbed += _scrub_conversations(memory, pieces)
+    report.rebuilt += _compact_sqlite(memory)
+    report.rebuilt += _drop_derived_holding(memory, needles)
+    memory._ensure_index()
+    _scan(memory, [p.encode("utf-8") for p in pieces], report)
+    memory._notify("forget")
+    return report
+
+
+def _forget_in_team(memory: Memory, report: ForgetReport) -> None:
+    """The team database's row of the checkpoint: a sync now sends the rewritten log, and the
+    database deletes this folder's rows its logs no longer hold (`team/sync`). A database that
+    cannot be reached keeps the row: that is said, and the forget is not clean."""
+    try:
+        pushed = memory.team_sync()
+    except HipoError as error:
+        report.remaining.append(f"the team database ({error}; run hipo team sync)")
+        return
+    report.team_removed = int(getattr(pushed, "removed", 0))
+
+
+def _rewrite_log(memory: Memory, day: date, checkpoint_id: str, stone: Tombstone) -> str:
+    """Replace the checkpoint's lines in its raw log by the tombstone, under the lock."""
+    store = memory.store
+    path = store.raw_path(day)
+    relative = store.relative(path)
+    fd = store._open_raw(path, os.O_RDWR)
+    try:
+        fd = lock_current(fd, path, lambda: store._open_raw(path, os.O_RDWR))
+        links = os.fstat(fd).st_nlink
+        if links > 1:  # the rename would leave the text in the other name
+            raise HipoError(f"{relative} has {links} hard links: its text would stay in "
+                            "the other; nothing was changed (copy it to a file of its own)")
+        try:
+            repair_locked(fd, path, relative)  # a killed writer's intent names the old bytes
+            text = read_fd(fd, MAX_LOG_BYTES, relative).decode("utf-8")
+            rewritten = without_checkpoint(text, checkpoint_id, stone)
+            with anchored.parent(memory.root, relative) as (dir_fd, name):
+                anchored.write_at(dir_fd, name, rewritten.encode("utf-8"))
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    return relative
+
+
+def without_checkpoint(text: str, checkpoint_id: str, stone: Tombstone) -> str:
+    """`text` (a raw log) with the lines of the checkpoint `checkpoint_id` replaced by the
+    tombstone's line; blank lines after it, tombstones of earlier forgets that followed it, and
+    every other line are kept byte for byte."""
+    found = [cp for cp in parse_log(text) if cp.id == checkpoint_id]
+    if not found:
+        raise HipoError(f"{checkpoint_id} is no longer in its raw log (forgotten already?)")
+    lines = text.split("\n")
+    start = found[0].line - 1
+    end = start + 1
+    while end < len(lines) and not (
+        lines[end].startswith("##") and (len(lines[end]) == 2 or lines[end][2] in " \t")
+    ):
+        end += 1
+    while end - 1 > start and not lines[end - 1].strip():
+        end -= 1  # the blank lines that separate it from the next one stay
+    earlier = [line for line in lines[start:end] if parse_tombstone(line)]  # kept, in order
+    return "\n".join([*lines[:start], stone.line(), *earlier, *lines[end:]])
+
+
+def _drop_nodes(memory: Memory, day: date, needles: list[bytes]) -> list[str]:
+    """Delete the nodes over `day`, ROOT.md and any node quoting the text, under the compaction
+    lock: the next pass builds each missing node again from the logs."""
+    store = memory.store
+    week = week_id(day)
+    covering = {f"daily/{day.isoformat()}.md", f"weekly/{week}.md",
+                f"monthly/{week_month(week)}.md"}  # fmt: skip
+    dropped = []
+    with store.compaction_lock():
+        for level in NODE_LEVELS:
+            for name, path in store.node_files(level).items():
+                if f"{level}/{name}.md" in covering or _holds(path, needles):
+                    dropped += _unlink(memory, store.relative(path))
+        dropped += _unlink(memory, ROOT_FILE)
+    return dropped
+
+
+def _unlink(memory: Memory, relative: str) -> list[str]:
+    with contextlib.suppress(FileNotFoundError):
+        if anchored.unlink(memory.root, relative):
+            return [relative]
+    return []
+
+
+def _holds(path: Path, needles: list[bytes]) -> bool:
+    """Whether the regular file `path` contains any of `needles` (read in chunks)."""
+    if not needles:
+        return False
+    overlap = max(len(n) for n in needles)
+    try:
+        with open(path, "rb") as handle:
+            tail = b""
+            while chunk := handle.read(1 << 20):
+                data = tail + chunk
+                if any(needle in data for needle in needles):
+                    return True
+                tail = data[-overlap:]
+    except OSError:
+        return False
+    return False
+
+
+def _scrub_conversations(memory: Memory, pieces: list[str]) -> list[str]:
+    """`%%ask` conversations and last-sent records: each string quoting the text has those
+    words replaced by FORGOTTEN_MARK (the turns stay, so the conversation goes on)."""
+    folder = memory.root / CONVERSATIONS_DIR
+    if not pieces or not folder.is_dir():
+        return []
+    scrubbed = []
+    longest_first = sorted(pieces, key=len, reverse=True)
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or path.is_symlink() or path.suffix != ".json":
+            continue
+        raw = path.read_bytes()
+        if not any(piece.encode("utf-8") in raw for piece in pieces):
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+        if data is None:
+            anchored.unlink(memory.root, memory.store.relative(path))
+        else:
+            fresh = json.dumps(_replace_in(data, longest_first), ensure_ascii=False, indent=1)
+            anchored.write_bytes(memory.root, memory.store.relative(path), fresh.encode())
+        scrubbed.append(memory.store.relative(path))
+    return scrubbed
+
+
+def _replace_in(value: object, pieces: list[str]) -> object:
+    if isinstance(value, str):
+        for piece in pieces:
+            value = value.replace(piece, FORGOTTEN_MARK)
+        return value
+    if isinstance(value, list):
+        return [_replace_in(item, pieces) for item in value]
+    if isinstance(value, dict):
+        return {key: _replace_in(item, pieces) for key, item in value.items()}
+    return value
+
+
+def _sqlite_files(memory: Memory) -> Iterator[Path]:
+    index = memory.store.index_dir
+    if index.is_dir():
+        for path in sorted(index.iterdir()):
+            if path.is_file() and not path.is_symlink():
+                with open(path, "rb") as handle:
+                    if handle.read(16) == b"SQLite format 3\x00":
+                        yield path
+
+
+def compact_sqlite(path: Path) -> None:
+    """Leave no free page or old segment of `path` holding deleted text: `secure_delete`
+    (freed pages are zeroed), FTS5 tables merged (`optimize` drops deleted rows' terms),
+    VACUUM (a new file of live pages only) and the write-ahead log truncated."""
+    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        connection.execute("PRAGMA secure_delete = ON")
+        tables = connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%'"
+        ).fetchall()
+        for (table,) in tables:
+            quoted = '"' + table.replace('"', '""') + '"'
+            connection.execute(f"INSERT INTO {quoted}({quoted}) VALUES ('optimize')")
+        connection.execute("VACUUM")
+        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise sqlite3.OperationalError("another process is reading it; try again")
+    finally:
+        connection.close()
+
+
+def _compact_sqlite(memory: Memory) -> list[str]:
+    memory._indexer.close()
+    memory.semantic.close()
+    done = []
+    for path in _sqlite_files(memory):
+        try:
+            compact_sqlite(path)
+        except sqlite3.Error as error:
+            raise HipoError(f"could not compact {memory.store.relative(path)}: {error}") from error
+        done.append(memory.store.relative(path))
+    return done
+
+
+def _derived_files(memory: Memory) -> Iterator[Path]:
+    """Every regular file of the memory that is not a raw log, a node, ROOT.md or the
+    conversations (those are rewritten above): the index folder, state and caches."""
+    for folder, _dirs, names in os.walk(memory.store.index_dir):
+        for name in names:
+            yield Path(folder) / name
+
+
+def _drop_derived_holding(memory: Memory, needles: list[bytes]) -> list[str]:
+    """A derived store that still holds the text after the sync and compaction (the graph's
+    files, a cache) is deleted, and Whoosh's folder always (its segments are compressed: no
+    scan can vouch for them): each is rebuilt from the logs when needed."""
+    dropped: list[str] = []
+    index = memory.store.index_dir
+    whoosh = index / "whoosh"  # its segments keep a deleted document's terms, compressed
+    if memory.config.search_backend == "whoosh" and whoosh.is_dir():
+        memory._indexer.close()
+        shutil.rmtree(whoosh, ignore_errors=True)
+        dropped.append(memory.store.relative(whoosh))
+    for path in list(_derived_files(memory)):
+        if path.is_symlink() or not path.is_file() or not _holds(path, needles):
+            continue
+        top = index / path.relative_to(index).parts[0]
+        if top.is_dir():
+            shutil.rmtree(top, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                top.unlink()
+        dropped.append(memory.store.relative(top))
+    return dropped
+
+
+def _regular_files(root: Path) -> Iterator[Path]:
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
+        for name in names:
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                yield path
+
+
+def _scan(memory: Memory, needles: list[bytes], report: ForgetReport) -> None:
+    """Every regular file under the root, for the text: the memory's own files go to
+    `remaining` (a failure), the user's own files to `user_files`."""
+    for path in _regular_files(memory.root):
+        if not _holds(path, needles):
+            continue
+        relative = memory.store.relative(path)
+        ours = relative.startswith(f"{MEMORY_DIR}/")
+        (report.remaining if ours else report.user_files).append(relative)
+
+
+def _names_only(line: bytes, needles: list[bytes]) -> bool:
+    """Whether a log line carries a forgotten id only as a name: its tombstone, or a correction
+    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`), never as its text."""
+    text = line.decode("utf-8", "replace")
+    if parse_tombstone(text):
+        return True
+    if not text.startswith("<!-- hipo "):
+        return False
+    for needle in needles:
+        word = needle.decode("utf-8", "replace")
+        text = text.replace(f"replaces={word}", "").replace(f"proposes={word}", "")
+    return not any(needle.decode("utf-8", "replace") in text for needle in needles)
+
+
+def forgotten_ids_remain(memory: Memory) -> tuple[bool, str]:
+    """`hipo check`: no checkpoint, node, index row, vector or graph node carries the id of a
+    forgotten checkpoint; in the raw logs (and nodes copying them) only its tombstone does."""
+    stones: list[Tombstone] = []
+    for day in memory.store.raw_days():
+        stones += tombstones(memory.store.read_text(memory.store.raw_path(day)))
+    if not stones:
+        return True, "nothing forgotten"
+    needles = [stone.id.encode("utf-8") for stone in stones]
+    carriers = []
+    for path in _regular_files(memory.store.memory_dir):
+        if not _holds(path, needles):
+            continue
+        if path.suffix == ".md":  # a raw log, or a node that copies it verbatim
+            lines = path.read_bytes().split(b"\n")
+            text_lines = [line for line in lines if any(n in line for n in needles)]
+            if all(_names_only(line, needles) for line in text_lines):
+                continue
+        carriers.append(memory.store.relative(path))
+    if carriers:
+        return False, "a forgotten id is still in " + ", ".join(carriers)
+    return True, f"{len(stones)} forgotten, no trace of them"
