@@ -245,8 +245,9 @@ def test_nodes_are_embedded_and_a_covered_node_is_not_a_second_hit(memory_root: 
     memory = make_memory(memory_root)
     fill(memory)
     memory.compact()
+    memory.semantic.wait_idle()  # compaction's index sync hands the nodes to the worker
     kinds = {hit.kind for hit in memory.semantic.store().search("heron", limit=20)}
-    assert "daily" in kinds  # compaction's index sync embedded the nodes
+    assert "daily" in kinds  # ... which embedded them
     hits = memory.recall("when is the launch", mode="hybrid", k=10)
     heron_days = [hit for hit in hits if hit.date == "2026-03-02"]
     assert [hit.kind for hit in heron_days] == ["raw"]  # its daily node is covered by the raw hit

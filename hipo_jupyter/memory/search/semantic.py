@@ -372,9 +372,7 @@ class BackgroundEmbedder:
     def _start(self) -> None:
         self._cond.notify_all()
         if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(
-                target=self._run, name="hipo-embedder", daemon=True
-            )
+            self._thread = threading.Thread(target=self._run, name="hipo-embedder", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
