@@ -138,7 +138,7 @@ class SemanticIndex:
                 if reason.startswith("semantic recall is off")
                 else (f"semantic recall is off: {reason}")
             )
-            self.close()
+        self.close()  # not under the lock: closing waits for the worker, which may want it
 
     def store(self) -> VectorStore:
         """The open vector store; SemanticUnavailable when semantic recall is off."""
@@ -378,10 +378,13 @@ class BackgroundEmbedder:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not (self._writes or self._catch_up or self._stopping):
+                mine = threading.current_thread()
+                while self._thread is mine and not (
+                    self._writes or self._catch_up or self._stopping
+                ):
                     self._cond.wait()
-                if self._thread is not threading.current_thread():
-                    return  # stopped from inside a write (a model that failed turned it off)
+                if self._thread is not mine:
+                    return  # stopped (from inside a write too: a failed model turned it off)
                 if self._stopping and not self._writes:
                     return
                 write = self._writes.popleft() if self._writes else None
