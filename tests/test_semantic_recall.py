@@ -20,6 +20,7 @@ from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.errors import HipoError, QueryError  # noqa: E402
+from hipo_jupyter.memory.recall import recall_run  # noqa: E402
 from hipo_jupyter.memory.search import semantic as semantic_module  # noqa: E402
 from hipo_jupyter.memory.search.embed import SemanticUnavailable  # noqa: E402
 
@@ -283,10 +284,14 @@ def test_weights_from_the_config_steer_the_fusion(memory_root: Path, fusion: str
     memory.close()
 
 
-def test_score_fusion_gives_a_meaning_hit_its_neighbours(memory_root: Path) -> None:
+def test_score_fusion_gives_a_meaning_hit_its_neighbours(
+    memory_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The reply after a turn found by meaning alone is lifted as a keyword hit's would be:
     # with score fusion the vector hits go through the same query handling. ("Board" is too
-    # far from the question to be a vector hit of its own at this similarity floor.)
+    # far from the question to be a vector hit of its own at this similarity floor, with no
+    # weak first hits let through below it.)
+    monkeypatch.setattr(recall_run, "WEAK_VECTOR_HITS", 0)
     memory = make_memory(memory_root, min_similarity=0.3)
     day = date(2026, 3, 2)
     memory.remember("Heron plan", "- decisions: moved Heron to May", on=day)
