@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import MemoryConfig
 from ..disk.store import NODE_LEVELS, RawStamps, Store
@@ -28,6 +29,9 @@ from . import ranking as recall_module
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult
+
+if TYPE_CHECKING:
+    from ..search.vectors import VectorHit  # numpy: imported only when vectors are used
 
 ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
 # A context's hybrid candidates: this many of the fused list, then one of the vector list
@@ -172,12 +176,7 @@ def run(
             raise
         sources.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
         return keyword(k)
-    floor = sources.config.min_similarity
-    found = [
-        hit
-        for rank, hit in enumerate(found)
-        if hit.score >= floor or (rank < WEAK_VECTOR_HITS and hit.score >= WEAK_SIMILARITY)
-    ]
+    found = vector_candidates(found, sources.config.min_similarity)
     # Documents come from the text index in one query (not by parsing each hit's file:
     # at a year of memory that was most of a hybrid recall's time).
     index, nodes = sources.index, sources.nodes
@@ -260,6 +259,16 @@ def keyword_recall(
 
 def _day(value: date | None) -> str | None:
     return value.isoformat() if value else None
+
+
+def vector_candidates(found: Sequence[VectorHit], floor: float) -> list[VectorHit]:
+    """The vector hits (best first) that join recall: at least `floor` of cosine, or among the
+    first WEAK_VECTOR_HITS and at least WEAK_SIMILARITY."""
+    return [
+        hit
+        for rank, hit in enumerate(found)
+        if hit.score >= floor or (rank < WEAK_VECTOR_HITS and hit.score >= WEAK_SIMILARITY)
+    ]
 
 
 def resolve_mode(mode: str | None, semantic: SemanticIndex) -> str:
