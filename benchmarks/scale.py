@@ -58,7 +58,14 @@ from scale_memory import (  # noqa: E402
     synthetic_days,
 )
 from scale_report import check_targets, machine, markdown  # noqa: E402
-from scale_timing import folder_bytes, measure_load, measure_session, percentile, profile_hot_paths  # noqa: E402
+from scale_timing import (  # noqa: E402
+    folder_bytes,
+    measure_load,
+    measure_model_rss,
+    measure_session,
+    percentile,
+    profile_hot_paths,
+)
 
 __all__ = [  # what the tests read here
     "ACTIVE_THEMES",
@@ -151,6 +158,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict:
             metrics: dict = {"reindex_s": reindex_copy(built_root, root, backend, args.end_day)}
             metrics["index_bytes"] = folder_bytes(root / "memory" / ".index")
             metrics.update(measure_load(root, backend, args.end_day, args.load_runs))
+            if backend.endswith("+semantic"):  # the model's memory in a kernel (issue 35)
+                metrics.update(measure_model_rss(root, args.end_day, queries[0][1]))
             metrics.update(
                 measure_session(root, backend, args.end_day, queries, args.samples, args.seed)
             )

@@ -75,6 +75,9 @@ ROWS = (
     ("remember_p95_ms", "`%%remember` p95 (ms)", "{:.1f}"),
     ("remember_p95_cpu_ms", "`%%remember` p95, CPU time (ms)", "{:.1f}"),
     ("first_recall_ms", "first `%recall` of a session (ms)", "{:.1f}"),
+    ("rss_before_mb", "kernel RSS after `%load_ext hipo` (MB)", "{:.0f}"),
+    ("model_rss_mb", "RSS the first recall by meaning adds after a keyword one (MB)", "{:.0f}"),
+    ("first_recall_rss_mb", "RSS both first recalls add (MB)", "{:.0f}"),
     ("recall_p50_ms", "`%recall` p50 (ms)", "{:.1f}"),
     ("recall_p95_ms", "`%recall` p95 (ms)", "{:.1f}"),
     ("recall_p95_cpu_ms", "`%recall` p95, CPU time (ms)", "{:.1f}"),
@@ -124,7 +127,9 @@ def markdown(result: dict) -> str:
         cells = []
         for size, backend in columns:
             value = (
-                size["build"].get(key) if key == "checkpoints" else size["backends"][backend][key]
+                size["build"].get(key)
+                if key == "checkpoints"
+                else size["backends"][backend].get(key)
             )
             cells.append(_cell(value, fmt, key))
         lines.append(f"| {label} | " + " | ".join(cells) + " |")

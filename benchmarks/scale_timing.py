@@ -94,6 +94,57 @@ print(json.dumps({"ipython_import_s": ipython_imported, "import_s": imported, "l
 """
 
 
+# The memory the embedding model adds to a kernel (issue 35: at most 250 MB): a fresh interpreter
+# loads the extension, recalls the query by keyword (what recall itself holds: the text index's
+# pages, the documents read), then by meaning (the default, hybrid); resident set size after each.
+RSS_SCRIPT = r"""
+import contextlib, io, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+def rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+config = Config()
+config.HistoryManager.enabled = False
+shell = InteractiveShell.instance(config=config)
+with contextlib.redirect_stdout(io.StringIO()):
+    shell.run_line_magic("load_ext", "hipo")
+    before = rss_mb()
+    shell.run_line_magic("recall", sys.argv[1] + " --mode keyword")
+    keyword = rss_mb()
+    view = shell.run_line_magic("recall", sys.argv[1])
+    after = rss_mb()
+print(json.dumps({"rss_before_mb": before, "rss_keyword_mb": keyword, "rss_after_mb": after,
+                  "mode": view.mode}))
+"""
+
+
+def measure_model_rss(root: Path, end: date, query: str) -> dict:
+    """RSS of a kernel after `%load_ext hipo`, after a keyword recall and after the same recall
+    by meaning (the default settings), in a real subprocess; Linux only (/proc). The model's
+    share is the last step; `first_recall_rss_mb` is both recalls."""
+    with tempfile.TemporaryDirectory(prefix="hipo-ipython-") as ipython_dir:
+        env = {key: value for key, value in os.environ.items() if key != "HIPO_SEMANTIC"}
+        env.update(HIPO_ROOT=str(root), HIPO_TODAY=end.isoformat(), IPYTHONDIR=ipython_dir)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        done = subprocess.run(
+            [sys.executable, "-c", RSS_SCRIPT, query],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"rss subprocess failed:\n{done.stderr[-2000:]}")
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found["model_rss_mb"] = found["rss_after_mb"] - found["rss_keyword_mb"]
+    found["first_recall_rss_mb"] = found["rss_after_mb"] - found["rss_before_mb"]
+    return found
+
+
 def load_mode() -> str:
     """'ipython' when the extension imports, else 'engine' (the equivalent engine calls)."""
     try:

@@ -149,7 +149,7 @@ def add_recall(recall: argparse.ArgumentParser) -> None:
         "--mode",
         metavar="|".join(RECALL_MODES),
         default="auto",
-        help="keyword, semantic (extra [semantic]), hybrid, or auto: hybrid when it is installed",
+        help="keyword, semantic, hybrid, or auto: hybrid when the model is installed",
     )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")
     recall.add_argument(

@@ -20,7 +20,7 @@ from semantic_helpers import WordHashEmbedder  # noqa: E402
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.errors import HipoError, QueryError  # noqa: E402
-from hipo_jupyter.memory.search import indexing as indexing_module  # noqa: E402
+from hipo_jupyter.memory.recall import recall_run  # noqa: E402
 from hipo_jupyter.memory.search import semantic as semantic_module  # noqa: E402
 from hipo_jupyter.memory.search.embed import SemanticUnavailable  # noqa: E402
 
@@ -112,13 +112,14 @@ def test_auto_is_hybrid_when_on_and_keyword_when_off(memory_root: Path) -> None:
     off.close()
 
 
-def test_a_checkpoint_is_embedded_in_the_same_call(memory_root: Path) -> None:
+def test_a_checkpoint_is_embedded_once_by_the_background_worker(memory_root: Path) -> None:
     embedder = WordHashEmbedder(synonyms=SYNONYMS)
     memory = make_memory(memory_root, embedder)
     fill(memory)
     memory.recall("warm up", mode="hybrid")
     embedder.embedded.clear()
     memory.remember("Launch review", "- outcome: the release checklist is done")
+    memory.semantic.flush()
     assert [text.splitlines()[0] for text in embedder.embedded] == ["Launch review"]
     store = memory.semantic.store()
     relative = f"memory/{TODAY.isoformat()}.md"
@@ -152,25 +153,63 @@ def test_a_new_model_re_embeds_the_memory(memory_root: Path) -> None:
     second.close()
 
 
-def test_reindex_embeds_a_backlog_in_batches_with_progress(
+def test_a_large_backlog_catches_up_in_the_background_not_at_the_user(
     memory_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Issue 35: a memory written before the model was installed is embedded by the background
+    worker; recall answers meanwhile (keywords find what is not embedded yet), never an error."""
     monkeypatch.setattr(semantic_module, "BACKLOG_LIMIT", 2)
-    monkeypatch.setattr(indexing_module, "BACKLOG_LIMIT", 2)
+    monkeypatch.setattr(semantic_module, "CATCH_UP_STEP", 1)
     without = make_memory(memory_root, semantic=False)
     fill(without)
     without.close()
     memory = make_memory(memory_root)
-    result = memory.recall("when is the launch", mode="hybrid")
-    assert result.mode == "keyword"  # too much waits: keyword now, not a long pause
-    on, message = memory.status().semantic, memory.semantic.status()[1]
-    assert "waiting for" in on and "%hipo reindex" in message
+    result = memory.recall("heron", mode="hybrid")
+    assert result.mode == "hybrid" and "Heron plan" in titles(result)
+    assert memory.semantic.wait_idle(timeout=30)
+    assert "catching up" not in memory.status().semantic
+    assert memory.semantic.store().count() >= 3
+    assert titles(memory.recall("when is the launch", mode="hybrid"))[0] == "Heron plan"
+    memory.close()
+
+
+def test_reindex_embeds_a_backlog_in_batches_with_progress(
+    memory_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic_module, "BACKLOG_LIMIT", 2)
+    without = make_memory(memory_root, semantic=False)
+    fill(without)
+    without.close()
+    memory = make_memory(memory_root)
     calls: list[tuple[int, int, str]] = []
     memory.reindex(progress=lambda *args: calls.append(args))
     embedding = [call for call in calls if call[2] == "embedding"]
     assert embedding and embedding[-1][0] == embedding[-1][1] >= 3
-    assert "waiting" not in memory.status().semantic
+    assert "catching up" not in memory.status().semantic
     assert memory.recall("when is the launch", mode="hybrid").mode == "hybrid"
+    memory.close()
+
+
+def test_remember_hands_its_vector_to_the_background_and_recall_waits_for_it(
+    memory_root: Path,
+) -> None:
+    """The cell's path never embeds: the model runs in the worker thread; a recall by meaning
+    right after the write still finds it (the recall flushes the worker first)."""
+    import threading
+
+    class Watched(WordHashEmbedder):
+        threads: dict[str, str] = {}
+
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            Watched.threads.update((t, threading.current_thread().name) for t in texts)
+            return super().embed(texts)
+
+    memory = make_memory(memory_root, Watched(synonyms=SYNONYMS))
+    memory.recall("warm up", mode="hybrid")  # the store opens (and catches up) on first use
+    memory.remember("Heron plan", "- decisions: moved Heron to May")
+    assert titles(memory.recall("when is the launch", mode="hybrid"))[0] == "Heron plan"
+    assert Watched.threads["Heron plan\ndecisions: moved Heron to May"] == "hipo-embedder"
+    assert Watched.threads["when is the launch"] == "MainThread"  # the query: the caller's
     memory.close()
 
 
@@ -207,8 +246,9 @@ def test_nodes_are_embedded_and_a_covered_node_is_not_a_second_hit(memory_root: 
     memory = make_memory(memory_root)
     fill(memory)
     memory.compact()
+    memory.semantic.wait_idle()  # compaction's index sync hands the nodes to the worker
     kinds = {hit.kind for hit in memory.semantic.store().search("heron", limit=20)}
-    assert "daily" in kinds  # compaction's index sync embedded the nodes
+    assert "daily" in kinds  # ... which embedded them
     hits = memory.recall("when is the launch", mode="hybrid", k=10)
     heron_days = [hit for hit in hits if hit.date == "2026-03-02"]
     assert [hit.kind for hit in heron_days] == ["raw"]  # its daily node is covered by the raw hit
@@ -244,10 +284,14 @@ def test_weights_from_the_config_steer_the_fusion(memory_root: Path, fusion: str
     memory.close()
 
 
-def test_score_fusion_gives_a_meaning_hit_its_neighbours(memory_root: Path) -> None:
+def test_score_fusion_gives_a_meaning_hit_its_neighbours(
+    memory_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The reply after a turn found by meaning alone is lifted as a keyword hit's would be:
     # with score fusion the vector hits go through the same query handling. ("Board" is too
-    # far from the question to be a vector hit of its own at this similarity floor.)
+    # far from the question to be a vector hit of its own at this similarity floor, with no
+    # weak first hits let through below it.)
+    monkeypatch.setattr(recall_run, "WEAK_VECTOR_HITS", 0)
     memory = make_memory(memory_root, min_similarity=0.3)
     day = date(2026, 3, 2)
     memory.remember("Heron plan", "- decisions: moved Heron to May", on=day)

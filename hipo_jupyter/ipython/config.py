@@ -139,14 +139,14 @@ class Hipo(Configurable):
         ),
     ).tag(config=True)
 
-    # --- semantic recall (extra [semantic]) ---------------------------------------------
+    # --- semantic recall (the model comes with hipo-jupyter) ------------------------------
     semantic = Bool(
         None,
         allow_none=True,
         help=(
             "Semantic recall: vectors of every checkpoint and node (all-MiniLM-L6-v2, offline), "
-            "fused with keyword search. None: on when the extra is installed "
-            "(pip install 'hipo-jupyter[semantic]'); False: off; True: on, or say why not."
+            "fused with keyword search. None: on when the model is installed (it comes with "
+            "hipo-jupyter); False: off; True: on, or say why not."
         ),
     ).tag(config=True)
 
@@ -156,7 +156,7 @@ class Hipo(Configurable):
             "Another ONNX sentence-embedding model for semantic recall: a model.onnx, or a "
             "downloaded model's folder, with its tokenizer.json; its pooling (mean or cls), "
             "normalisation and query/passage prefixes in a hipo-embedding.json beside it "
-            "(default: mean, normalised, none). Empty: all-MiniLM-L6-v2 from the extra. "
+            "(default: mean, normalised, none). Empty: all-MiniLM-L6-v2, installed with hipo. "
             "A new model re-embeds the memory once."
         ),
     ).tag(config=True)

@@ -175,8 +175,8 @@ class HipoMagics(Magics):
         "--mode",
         metavar="keyword|semantic|hybrid",
         help=(
-            "keyword (BM25, tree, topics), semantic (meaning, extra [semantic]) or hybrid "
-            "(both fused). Default: Hipo.recall_mode (hybrid when the extra is installed)."
+            "keyword (BM25, tree, topics), semantic (meaning) or hybrid "
+            "(both fused). Default: Hipo.recall_mode (hybrid when the model is installed)."
         ),
     )
     @argument(

@@ -33,7 +33,7 @@ class MemoryConfig:
     recency_half_life_days: float = 30.0
     search_backend: str = "fts5"  # or "whoosh" (extra [whoosh])
     grace_days: int = 7  # weekly and monthly nodes fix 7 days after their period ends
-    # Semantic recall (extra [semantic]; see semantic.py). None: on when the extra is installed.
+    # Semantic recall (search/semantic.py). None: on when the model is installed (the default).
     semantic: bool | None = None
     embedding_model: str = ""  # another ONNX sentence model; its tokenizer.json beside it
     embedding_tokenizer: str = ""  # that model's tokenizer.json, when it is not beside it
@@ -51,7 +51,8 @@ class MemoryConfig:
     recency_weight: float = 0.0
     rrf_k: float = 60.0
     # Cosine under which a vector hit is no candidate: MiniLM puts unrelated texts at 0.0-0.2
-    # and related ones from about 0.35, so a query about nothing in memory finds nothing.
+    # and related ones from about 0.35, so a query about nothing in memory finds little (the
+    # first few vector hits may go lower: recall_run.WEAK_VECTOR_HITS).
     min_similarity: float = 0.3
     # Team memory (issue 16, `hipo_jupyter/team/`): a PostgreSQL URL; "" keeps everything local.
     # `team_exclude` names checkpoint types or tags ("#tag" for a tag only) never sent.

@@ -495,5 +495,5 @@ class Memory:
         self._listeners.notify(event)
 
     def close(self) -> None:
+        self.semantic.close()  # first: the background embedder finishes what it was handed
         self._indexer.close()
-        self.semantic.close()

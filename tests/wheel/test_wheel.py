@@ -39,6 +39,15 @@ def test_hipo_jupyter_comes_from_the_wheel() -> None:
     assert Path(hipo_jupyter.__file__).resolve().is_relative_to(SITE_PACKAGES)
 
 
+def test_the_wheel_brings_recall_by_meaning() -> None:
+    """Issue 35: `pip install hipo-jupyter` includes the embedding model, its weights checked
+    against the pinned digests."""
+    from hipo_jupyter.memory.search.embed import semantic_available
+
+    on, message = semantic_available()
+    assert on, message
+
+
 def test_the_quickstart_runs_headless(tmp_path: Path) -> None:
     run = subprocess.run(
         [str(BIN / "hipo"), "demo", "--timeout", "120"],

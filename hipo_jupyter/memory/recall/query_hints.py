@@ -124,3 +124,24 @@ def query_names(query: str) -> set[str]:
     about."""
     names = (re.sub(r"['’]s\Z", "", word) for word in re.findall(r"\b[A-Z][\w'’-]*", query))
     return {name.casefold() for name in names if len(name) > 1 and name.casefold() not in STOPWORDS}
+
+
+# --- how much of the query a keyword hit holds (hybrid recall, issue 35) ----------------------
+
+STEM_LETTERS = 5  # two words match when they start alike this far ("reviewers" ~ "review")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def content_stems(query: str) -> frozenset[str]:
+    """The query's words that carry content (not STOPWORDS), cut to STEM_LETTERS letters."""
+    words = (word.casefold() for word in _WORD.findall(query))
+    return frozenset(word[:STEM_LETTERS] for word in words if word not in STOPWORDS)
+
+
+def coverage(stems: frozenset[str], text: str) -> float:
+    """The share of `stems` the text holds (1.0 when the query has no content word): a hit
+    that matched "go" alone of "where do we usually go to eat together?" holds a quarter."""
+    if not stems:
+        return 1.0
+    held = {word.casefold()[:STEM_LETTERS] for word in _WORD.findall(text)}
+    return len(stems & held) / len(stems)

@@ -2,8 +2,9 @@
 
 The files are turned into `Document`s here (a raw log: one per checkpoint; a node: one; a
 knowledge file: one), re-sent to the index when their hash changed and dropped when they are
-gone (`sync`). A checkpoint just appended is added at once, and its vector in the same call, so
-recall never lags a write (`add_raw_append`). Whichever process wrote last, the index can always
+gone (`sync`). A checkpoint just appended is added to the text index at once and its vector
+handed to the background embedder, which a recall waits for, so recall never lags a write
+(`add_raw_append`, `embed_raw_append`). Whichever process wrote last, the index can always
 be rebuilt from the files (`rebuild`). In a folder this process cannot write, the index is built
 in memory instead, and a warning says once that it is not kept.
 """
@@ -29,7 +30,7 @@ from ..disk.store import Appended, Store, decode_markdown, raw_log_day, sha256
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from .contract import BACKENDS, Document, SearchIndex, document_id
 from .fts5 import memory_index, open_fts5
-from .semantic import BACKLOG_LIMIT, SemanticIndex
+from .semantic import SemanticIndex
 
 if TYPE_CHECKING:
     from .vectors import VectorHit  # numpy: imported only with the extra
@@ -232,18 +233,16 @@ class IndexKeeper:
             index.remove_file(relative)
             changed += 1
         self._synced = True
-        # The vectors follow: at once when they are in use (the model is loaded) or for a
-        # rebuild or an import (in batches, with progress); otherwise before their first use,
-        # so `%load_ext hipo` never waits for the model, even on a day whose nodes it rebuilt.
-        if self.semantic.is_open or (backlog and self.semantic.enabled):
+        # The vectors follow: for a rebuild or an import at once (in batches, with progress);
+        # otherwise in the background when they are in use (the model is loaded), or before
+        # their first use, so neither `%load_ext hipo` nor a cell ever waits for the model.
+        if backlog and self.semantic.enabled:
+            self.semantic.flush()
             self.semantic.guarded(
-                lambda: self.semantic.catch_up(
-                    index,
-                    self.file_documents,
-                    progress=progress,
-                    limit=None if backlog else BACKLOG_LIMIT,
-                )
+                lambda: self.semantic.catch_up(index, self.file_documents, progress=progress)
             )
+        elif self.semantic.is_open:
+            self.semantic.catch_up_later(index, self.file_documents)
         return changed
 
     def rebuild(self, progress: Progress | None = None) -> int:
@@ -295,11 +294,10 @@ class IndexKeeper:
         self.vectors_in_step(lambda vectors: vectors.replace_file(relative, digest, docs))
 
     def vectors_in_step(self, write: Callable[..., object]) -> None:
-        """Mirror a text-index write into the vectors in the same call (no indexing lag), when
-        semantic recall is on; a failure turns semantic recall off, never the write."""
-        if not self.semantic.enabled:
-            return
-        self.semantic.guarded(lambda: write(self.semantic.ready(self.open(), self.file_documents)))
+        """Mirror a text-index write into the vectors, when semantic recall is on: handed to
+        the background embedder, so the caller never waits for the model (a recall that needs
+        vectors waits for it); a failure turns semantic recall off, never the write."""
+        self.semantic.submit(write, self.open(), self.file_documents)
 
 
 def lookup(

@@ -22,12 +22,21 @@ class VectorMatrix:
     filter columns are numpy arrays rebuilt on the first search after a change.
     """
 
-    def __init__(self, dim: int, rows: Sequence[tuple], blobs: Sequence[bytes]) -> None:
+    def __init__(
+        self,
+        dim: int,
+        rows: Sequence[tuple],
+        blobs: Sequence[bytes] = (),
+        vectors: np.ndarray | None = None,
+    ) -> None:
+        """`rows` (id, path, line, kind, date, type) with their vectors: as float32 `blobs`, or
+        already in `vectors` (at least len(rows) rows: spare rows are capacity)."""
         self.dim = dim
-        self.vectors = np.zeros((max(len(rows), 16), dim), dtype=np.float32)
-        if blobs:
-            flat = np.frombuffer(b"".join(blobs), dtype=np.float32)
-            self.vectors[: len(blobs)] = flat.reshape(len(blobs), dim)
+        if vectors is None:
+            vectors = np.zeros((max(len(rows), 16), dim), dtype=np.float32)
+            for at, blob in enumerate(blobs):
+                vectors[at] = np.frombuffer(blob, dtype=np.float32)
+        self.vectors = vectors
         self.ids: list[str | None] = [r[0] for r in rows]
         self.meta: list[tuple[str, int, str, str, str]] = [tuple(r[1:6]) for r in rows]
         self.row = {doc_id: i for i, doc_id in enumerate(self.ids)}
