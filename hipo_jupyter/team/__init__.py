@@ -1,11 +1,41 @@
 """Team memory on PostgreSQL (issue 16): many notebooks' raw checkpoints in one searchable
-database. Loaded only when a team URL is set; needs the `team` extra (psycopg 3)."""
+database. Loaded only when a team URL is set; needs the `team` extra (psycopg 3).
 
-from .database import TeamDatabase, TeamRow, TeamUnavailable, describe
-from .recall import TeamIndex, team_recall, websearch_query
-from .rows import author_name, is_excluded, rows_of_log
-from .schema import MIGRATIONS, migrate
-from .sync import SyncReport, TeamSync, sync_in_background, wait_for_background
+Importing this package loads nothing: each name below loads its module (and psycopg) on first
+use, so a front end may import a light module of it without the team extra installed.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .database import TeamDatabase, TeamRow, TeamUnavailable, describe
+    from .recall import TeamIndex, team_recall, websearch_query
+    from .rows import author_name, is_excluded, rows_of_log
+    from .schema import MIGRATIONS, migrate
+    from .sync import SyncReport, TeamSync, sync_in_background, wait_for_background
+
+# Each public name -> the module of this package that defines it.
+_HOMES = {
+    "TeamDatabase": "database",
+    "TeamRow": "database",
+    "TeamUnavailable": "database",
+    "describe": "database",
+    "TeamIndex": "recall",
+    "team_recall": "recall",
+    "websearch_query": "recall",
+    "author_name": "rows",
+    "is_excluded": "rows",
+    "rows_of_log": "rows",
+    "MIGRATIONS": "schema",
+    "migrate": "schema",
+    "SyncReport": "sync",
+    "TeamSync": "sync",
+    "sync_in_background": "sync",
+    "wait_for_background": "sync",
+}
 
 __all__ = [
     "MIGRATIONS",
@@ -25,3 +55,11 @@ __all__ = [
     "wait_for_background",
     "websearch_query",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, its module (and psycopg) imported on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)
