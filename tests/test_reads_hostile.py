@@ -434,7 +434,7 @@ def test_a_client_config_that_lies_is_left_as_it_is_in_one_line(tmp_path: Path, 
     make_kind(config, kind, BAD_JSON.get(kind, ""))
     script = (
         "import sys; from pathlib import Path\n"
-        "from hipo_jupyter.mcp_install import InstallError, read_config\n"
+        "from hipo_jupyter.mcp.install import InstallError, read_config\n"
         "try: read_config(Path(sys.argv[1]))\n"
         "except InstallError as error: print(error)\n"
     )

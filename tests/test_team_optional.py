@@ -42,7 +42,7 @@ def test_front_ends_without_a_team_url_load_no_psycopg(memory_root):
     load neither psycopg nor a team module that needs it."""
     script = (
         "import sys\n"
-        "from hipo_jupyter import cli\n"
+        "from hipo_jupyter.cli import commands as cli\n"
         "import hipo_jupyter.server.cache, hipo_jupyter.team\n"
         f"root = {str(memory_root)!r}\n"
         "from hipo_jupyter.memory import Memory\n"

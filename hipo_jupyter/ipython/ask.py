@@ -23,8 +23,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from hipo_jupyter import llm, tool_run
-from hipo_jupyter.context import (
+from hipo_jupyter import llm
+from hipo_jupyter.llm import tool_run
+from hipo_jupyter.llm.conversation import (
     TRIGGER_DONE,
     TRIGGER_WINDOW,
     Conversation,

@@ -18,7 +18,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from hipo_jupyter import caching, llm
+from hipo_jupyter import llm
+from hipo_jupyter.llm import caching
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
     HipoError,
@@ -41,7 +42,7 @@ from . import display
 from .progress import ProgressBar
 from .session import HipoSession
 
-WIDGETS_MODULE = "hipo_jupyter.widgets"
+WIDGETS_MODULE = "hipo_jupyter.ipython.widgets"
 TYPES = "|".join(CHECKPOINT_TYPES)
 
 

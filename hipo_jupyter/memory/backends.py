@@ -52,7 +52,7 @@ class NoTeam:
         if self.config.team_url:  # a URL in the config, but no front end handed a backend in
             return HipoError(
                 "no team backend: a team URL is set but this Memory was opened without one "
-                "(Memory(..., team=hipo_jupyter.team_link.team_backend(config)))"
+                "(Memory(..., team=hipo_jupyter.team.link.team_backend(config)))"
             )
         return HipoError(NO_TEAM)
 

@@ -20,7 +20,7 @@ import re
 
 import psycopg
 
-from hipo_jupyter.team_url import read_url, scrub
+from .url import read_url, scrub
 
 __all__ = ["CONNECT_TIMEOUT_S", "cause", "describe", "libpq_reason", "probe", "scrub"]
 

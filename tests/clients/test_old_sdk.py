@@ -40,7 +40,7 @@ INITIALIZE = {
 
 
 def test_this_environment_is_jupyter_ai_32_on_the_old_sdk() -> None:
-    from hipo_jupyter import mcp_sdk
+    from hipo_jupyter.mcp import sdk as mcp_sdk
 
     assert version("jupyter-ai") == "3.2.0"
     assert version("mcp").startswith("1.")

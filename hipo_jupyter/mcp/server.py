@@ -35,7 +35,12 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' config)
+from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
+from hipo_jupyter.memory.disk import VIA_MCP
+from hipo_jupyter.memory.recall import RECALL_TAG, fence_layer1, fence_text
+from hipo_jupyter.memory.tree import LAYER1_FILES
+
+from .config import (  # noqa: F401  (re-exported: the clients' config)
     CONFIG_TARGETS,
     CONFIG_WHERE,
     SERVER_NAME,
@@ -43,12 +48,8 @@ from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' 
     hipo_command,
     server_entry,
 )
-from hipo_jupyter.mcp_sdk import ResourceError, Server, ToolError, new_server
-from hipo_jupyter.mcp_stdio import HipoMCPServer, serve_stdio
-from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
-from hipo_jupyter.memory.disk import VIA_MCP
-from hipo_jupyter.memory.recall import RECALL_TAG, fence_layer1, fence_text
-from hipo_jupyter.memory.tree import LAYER1_FILES
+from .sdk import ResourceError, Server, ToolError, new_server
+from .stdio import HipoMCPServer, serve_stdio
 
 INSTRUCTIONS = (
     "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "

@@ -28,7 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.mcp_config import server_version
+from .config import server_version
 
 EARLY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES = {
@@ -52,7 +52,7 @@ def capabilities() -> dict[str, Any]:
 def instructions_literal() -> str | None:
     """`hipo_jupyter.mcp.INSTRUCTIONS` read from its source, without importing the SDK; None
     when it is not a plain string literal (then the SDK answers `initialize` itself)."""
-    source = Path(__file__).with_name("mcp.py").read_text("utf-8")
+    source = Path(__file__).with_name("server.py").read_text("utf-8")
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "INSTRUCTIONS" for t in node.targets
@@ -190,4 +190,4 @@ def serve_early(start_server: Any) -> None:
 def _import_sdk() -> None:
     # The slow part, done while the client waits; an ImportError shows again in the caller.
     with contextlib.suppress(ImportError):
-        import hipo_jupyter.mcp  # noqa: F401
+        import hipo_jupyter.mcp.server  # noqa: F401

@@ -18,7 +18,9 @@ import anyio
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from hipo_jupyter.mcp_sdk import (
+from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
+
+from .sdk import (
     Server,
     ToolError,
     json_rpc_error,
@@ -27,7 +29,6 @@ from hipo_jupyter.mcp_sdk import (
     session_message,
     wire_out,
 )
-from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
