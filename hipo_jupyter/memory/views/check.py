@@ -9,13 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..disk.checkpoint import parse_log
 from ..errors import HipoError
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..disk.store import Store
+    from ..tree.layer1 import Layer1
+    from ..tree.status import Status
+
+
+class CheckedMemory(Protocol):
+    """What the folder rules read of a memory: its files, its status, its Layer 1. The engine's
+    `Memory` is one; this room names the shape and never imports the facade above it."""
+
+    store: Store
+
+    def status(self) -> Status: ...
+
+    def layer1(self) -> Layer1: ...
 
 
 @dataclass(frozen=True)
@@ -29,7 +42,7 @@ class CheckResult:
         return text + (f": {self.detail}" if self.detail else "")
 
 
-def raw_logs_parse(memory: Memory) -> tuple[bool, str]:
+def raw_logs_parse(memory: CheckedMemory) -> tuple[bool, str]:
     """Every raw daily log reads as UTF-8 Markdown (the logs are the source of truth)."""
     days = memory.store.raw_days()
     bad, checkpoints = [], 0
@@ -44,7 +57,7 @@ def raw_logs_parse(memory: Memory) -> tuple[bool, str]:
     return True, f"{len(days)} day{'s' * (len(days) != 1)}, {checkpoints} checkpoints"
 
 
-def compaction_fresh(memory: Memory) -> tuple[bool, str]:
+def compaction_fresh(memory: CheckedMemory) -> tuple[bool, str]:
     """No node is waiting to be rebuilt: the tree reflects every raw entry."""
     dirty = memory.status().dirty_nodes
     if dirty:
@@ -52,7 +65,7 @@ def compaction_fresh(memory: Memory) -> tuple[bool, str]:
     return True, "no node to rebuild"
 
 
-def layer1_within_budget(memory: Memory) -> tuple[bool, str]:
+def layer1_within_budget(memory: CheckedMemory) -> tuple[bool, str]:
     """Each Layer 1 part fits its token budget (a part over it is cut in the prompt)."""
     layer1 = memory.layer1()
     over = [f"{p.name} {p.tokens:,}/{p.budget:,}" for p in layer1.parts if p.over_budget]
@@ -62,14 +75,14 @@ def layer1_within_budget(memory: Memory) -> tuple[bool, str]:
     return True, f"{used:,} / {layer1.total_budget:,} tokens"
 
 
-FOLDER_RULES: tuple[tuple[str, Callable[[Memory], tuple[bool, str]]], ...] = (
+FOLDER_RULES: tuple[tuple[str, Callable[[CheckedMemory], tuple[bool, str]]], ...] = (
     ("raw logs parse", raw_logs_parse),
     ("compaction state is fresh", compaction_fresh),
     ("Layer 1 is within budget", layer1_within_budget),
 )
 
 
-def check_folder(memory: Memory) -> list[CheckResult]:
+def check_folder(memory: CheckedMemory) -> list[CheckResult]:
     """The folder-level rules, in the order `hipo check` prints them. A rule that cannot be
     evaluated (an unreadable folder) fails with the reason rather than stopping the others."""
     results = []
