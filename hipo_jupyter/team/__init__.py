@@ -3,6 +3,19 @@ database. Loaded only when a team URL is set; needs the `team` extra (psycopg 3)
 
 Importing this package loads nothing: each name below loads its module (and psycopg) on first
 use, so a front end may import a light module of it without the team extra installed.
+
+- `link.py` the backend the front ends hand to `Memory` (`team_backend`), built once per root,
+  the rest of this package loaded only when a team URL is set; `url.py` the URL as it may be
+  shown, the password masked (no psycopg needed).
+- `database.py` the connection pool, upserts and full-text search (psycopg is imported here);
+  `connect.py` reaching the database, failures in one line without the password; `schema.py`
+  the numbered migrations; `ranking.py` search at a million checkpoints.
+- `sync.py` `hipo team sync` and the background sync; `rows.py` a notebook's raw checkpoints
+  as team rows, filtered and redacted; `identity.py` who a folder is to the database.
+- `recall.py` team recall, ranked as local recall ranks.
+
+May import: the engine's faces and psycopg (in `database.py` and `connect.py` only). Not
+`ipython/`, `cli/`, `mcp/`, `server/` or `llm/`: the front ends import this, never the reverse.
 """
 
 from __future__ import annotations
