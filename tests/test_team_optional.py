@@ -26,7 +26,7 @@ def test_without_a_team_url_psycopg_is_never_imported(memory_root):
 
 def test_the_engine_never_imports_the_team():
     """memory/ imports neither hipo_jupyter.team nor psycopg, not even inside a function: the
-    front end that read the team URL hands the backend in (`team_link.team_backend`)."""
+    front end that read the team URL hands the backend in (`team.link.team_backend`)."""
     from pathlib import Path
 
     engine = Path(__file__).resolve().parent.parent / "hipo_jupyter" / "memory"

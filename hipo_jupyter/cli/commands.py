@@ -384,7 +384,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         finally:
             memory.close()
 
-    # `initialize` is answered while the SDK still imports (hipo_jupyter/mcp_early.py)
+    # `initialize` is answered while the SDK still imports (hipo_jupyter/mcp/early.py)
     mcp_early.serve_early(start)
     return 0
 

@@ -1,7 +1,7 @@
 """The `hipo` script's entry point, kept light: `hipo --root DIR mcp` (what every printed MCP
 config runs) starts answering its client before the CLI, the engine and the MCP SDK have
-loaded (`mcp_early`), and `hipo --root DIR mcp --config TARGET` prints its snippet without
-them (`mcp_config`); every other command goes straight to `hipo_jupyter.cli.main`."""
+loaded (`mcp.early`), and `hipo --root DIR mcp --config TARGET` prints its snippet without
+them (`mcp.config`); every other command goes straight to `commands.main`."""
 
 from __future__ import annotations
 

@@ -351,7 +351,7 @@ class HipoMagics(Magics):
         print(f"search index rebuilt: {count} documents")
 
     def _show_widget(self, name: str, memory: Any) -> bool:
-        """Hand over to hipo_jupyter.widgets when it exists and a kernel front end can draw
+        """Hand over to hipo_jupyter.ipython.widgets when it exists and a kernel front end can draw
         widgets (a terminal IPython cannot); False means: print the text instead."""
         if getattr(self.shell, "kernel", None) is None:
             return False

@@ -41,7 +41,7 @@ PRIVATE_ID = "hipo-early-initialize"
 
 def capabilities() -> dict[str, Any]:
     """The capabilities the installed SDK's server declares: mcp 1.x (jupyter-ai 3.2's, see
-    `mcp_sdk`) adds an empty `experimental`. Read from the package's metadata, not imported."""
+    `sdk.py`) adds an empty `experimental`. Read from the package's metadata, not imported."""
     try:
         line = version("mcp").split(".", 1)[0]
     except PackageNotFoundError:
@@ -50,7 +50,7 @@ def capabilities() -> dict[str, Any]:
 
 
 def instructions_literal() -> str | None:
-    """`hipo_jupyter.mcp.INSTRUCTIONS` read from its source, without importing the SDK; None
+    """`hipo_jupyter.mcp.server.INSTRUCTIONS` read from its source, without importing the SDK; None
     when it is not a plain string literal (then the SDK answers `initialize` itself)."""
     source = Path(__file__).with_name("server.py").read_text("utf-8")
     for node in ast.parse(source).body:
@@ -179,7 +179,7 @@ def answer_first() -> None:
 
 
 def serve_early(start_server: Any) -> None:
-    """Answer `initialize` early (unless `hipo_jupyter.entry` already did), then run
+    """Answer `initialize` early (unless `hipo_jupyter.cli.entry` already did), then run
     `start_server()` (which serves stdio until the client closes) with the request replayed."""
     answer_first()
     assert _importer is not None

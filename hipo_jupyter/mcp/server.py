@@ -21,7 +21,7 @@ Writes go through the engine's locks (flock on the raw log, the SQLite index's t
 several servers and kernels on one root lose nothing.
 
 `hipo mcp --config claude-code|jupyter-ai|claude-desktop` prints what registers this server in
-each client, with absolute paths (`hipo_jupyter.mcp_config`, which imports no MCP SDK).
+each client, with absolute paths (`hipo_jupyter.mcp.config`, which imports no MCP SDK).
 """
 
 from __future__ import annotations
@@ -236,6 +236,6 @@ def start_session(memory: Memory) -> threading.Thread:
 
 def serve(memory: Memory) -> None:
     """Run the session-start ritual, then serve `memory` over stdio until the client closes
-    the connection; every line is answered (`mcp_stdio.py`)."""
+    the connection; every line is answered (`stdio.py`)."""
     start_session(memory)
     anyio.run(serve_stdio, build_server(memory))

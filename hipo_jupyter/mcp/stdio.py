@@ -44,7 +44,7 @@ def validation_line(tool: str, error: ValidationError) -> str:
 
 
 class HipoMCPServer(Server):
-    """The SDK's server (`mcp_sdk.Server`, of either SDK line) whose argument errors are one
+    """The SDK's server (`sdk.Server`, of either SDK line) whose argument errors are one
     line. 2.x passes a context, 1.x none: whatever comes is handed on."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *context: Any) -> Any:
@@ -106,7 +106,7 @@ class BoundedLines:
 
 
 def bounded_stdin() -> Any:
-    """The SDK's stdin, lines bounded, when hipo took the wire itself (`mcp_early`: sys.stdin
+    """The SDK's stdin, lines bounded, when hipo took the wire itself (`early.py`: sys.stdin
     is then not fd 0); None, the SDK's own reader, when stdin is still fd 0 for it to claim."""
     try:
         if sys.stdin.buffer.fileno() == 0:

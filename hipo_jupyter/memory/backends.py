@@ -3,7 +3,7 @@
 The engine knows this contract, never a backend: `Memory(..., team=factory)` calls
 `factory(store, config, today)` once and talks to what it returns. The front end that read the
 team URL (`hipo`, `%load_ext hipo`, the server, `hipo mcp`) hands the factory in
-(`hipo_jupyter.team_link.team_backend`); PostgreSQL and psycopg live behind it, in
+(`hipo_jupyter.team.link.team_backend`); PostgreSQL and psycopg live behind it, in
 `hipo_jupyter/team`, and a `Memory` without one never loads them.
 """
 

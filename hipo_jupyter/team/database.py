@@ -37,7 +37,7 @@ class TeamUnavailable(HipoError):
 
 
 class TeamUrlUnusable(HipoError):
-    """The team URL cannot be read for certain (team_url.read_url): never handed to the driver,
+    """The team URL cannot be read for certain (url.read_url): never handed to the driver,
     and not retried by the background sync, since waiting does not mend it."""
 
     http_status = 503  # as for a database that is down: the server's setting, not the request
