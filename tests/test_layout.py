@@ -492,3 +492,22 @@ def test_the_package_docstrings_name_every_module():
         if (path / "__init__.py").exists() and f"`{path.name}/`" not in package
     ]
     assert missing == []
+
+
+def test_what_users_name_stays_where_it_was():
+    """Rooms may move modules, never the names users type: the `hipo` script's target, `python
+    -m hipo_jupyter.cli` (the MCP configs' fallback), `%load_ext hipo`, the server extension
+    jupyter-config enables, and `hipo_jupyter.memory_tool.HipoMemoryTool` (the README's)."""
+    import json
+    import tomllib
+
+    repo = PACKAGE.parent
+    script = tomllib.loads((repo / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+    module, _, function = script["hipo"].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
+    assert (PACKAGE / "cli" / "__main__.py").is_file()
+    assert callable(importlib.import_module("hipo").load_ipython_extension)
+    config = repo / "jupyter-config" / "jupyter_server_config.d" / "hipo_jupyter.json"
+    for name in json.loads(config.read_text("utf-8"))["ServerApp"]["jpserver_extensions"]:
+        assert callable(importlib.import_module(name)._jupyter_server_extension_points)
+    assert importlib.import_module("hipo_jupyter.memory_tool").HipoMemoryTool
