@@ -49,7 +49,7 @@ import nbformat  # noqa: E402
 from claude_helpers import SDK_CREDENTIAL_VARIABLES, FakeMessagesAPI, last_user_text, serve  # noqa: E402
 from week_content import Fact, Week, make_week  # noqa: E402
 
-from hipo_jupyter.demo import execute_notebook  # noqa: E402
+from hipo_jupyter.cli.demo import execute_notebook  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log  # noqa: E402

@@ -50,7 +50,7 @@ for folder in (REPO, REPO / "tests"):
 
 from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, render  # noqa: E402
-from hipo_jupyter.team_link import TeamLink  # noqa: E402
+from hipo_jupyter.team.link import TeamLink  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 _VOCABULARY_TEXT = (

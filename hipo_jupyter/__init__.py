@@ -1,7 +1,8 @@
 """hipo-jupyter: persistent agent memory for notebooks, after the Hipocampus protocol.
 
 Where each job lives (arrows point down only: every front end uses the engine, the engine uses
-none of them; one `Memory` object is the way in):
+none of them; one `Memory` object is the way in). Each sub-package's docstring names its modules
+and what it may import; `tests/test_layout.py` holds the direction between them, as data.
 
 - `memory/`, the engine (no IPython, Jupyter, anthropic, mcp or psycopg; its own docstring
   is the map): `Memory` and the request/result types at its top, the work in rooms by job:
@@ -9,27 +10,30 @@ none of them; one `Memory` object is the way in):
   compaction tree and Layer 1, `recall/` recall and the context a model is sent, `views/`
   rules, frame and graph, `intake/` what comes in (writes, imports, notes). Front ends import
   only its face, `hipo_jupyter.memory`, or a room's `__init__`.
-- front ends: `ipython/` (`extension.py` `%load_ext hipo`, `magics.py` and `ask.py` the
-  magics and `%%ask`, `session.py` the kernel's session, `startup.py` what it found at start,
-  `writeback.py` LLM calls written back, `display.py` rich display, `config.py` the traitlets,
-  `completer.py` TAB completion, `questions.py` `%recall ...?` as a question, `progress.py`
-  progress bars); `cli.py`, `cli_parser.py`, `cli_views.py` and `cli_forget.py` (the `hipo`
-  command, its arguments, its views, forget and corrections); `server/` (the REST API of the
-  sidebar); `widgets.py`; `mcp.py` (`hipo mcp`; `mcp_stdio.py` its stdio transport,
-  answering every line; `mcp_sdk.py` the SDK's parts it uses, from mcp 1.x or 2.x),
-  `mcp_early.py` (its
-  `initialize`, answered before the SDK has loaded), `mcp_config.py` (what registers it in
-  each client) and `mcp_install.py` (`--install`: merged into a client's config file);
-  `memory_tool.py` and `tool_run.py` (Claude's memory tool); `llm/` (Claude
-  calls: prompt blocks, injection into the SDK, the client, the Claude summarizer);
-  `caching.py` (where prompt-cache breakpoints go); `context.py` (a long `%%ask`
-  conversation's zones); `demo.py`; `entry.py` (the `hipo` script's entry point);
-  `terminal.py` (what a terminal is shown: control characters of stored text made visible,
-  the one stream the `hipo` command prints through).
-- backends loaded only when asked for: `team/` (the team's memory on PostgreSQL);
-  `team_link.py` the team backend the front ends hand to `Memory` (`team_backend`), psycopg
-  loaded on first use; `team_url.py` its URL with the password masked, for `hipo status`
-  without psycopg.
+- two modules beside it, used by more than one front end: `terminal.py` (what a terminal is
+  shown: control characters of stored text made visible, the one stream the `hipo` command
+  prints through) and `memory_tool.py` (Claude's memory tool over a memory root,
+  `HipoMemoryTool`, public at this path).
+- `team/` the team's memory on PostgreSQL, loaded only when a team URL is set: `link.py` the
+  backend the front ends hand to `Memory` (`team_backend`), psycopg loaded on first use;
+  `url.py` its URL with the password masked, for `hipo status` without psycopg.
+- `llm/` LLM calls with memory: prompt blocks, Layer 1 injected into the SDKs' calls, the
+  client, the Claude summarizer; `caching.py` where prompt-cache breakpoints go,
+  `conversation.py` a long `%%ask` conversation's zones, `tool_run.py` a `%%ask` with Claude's
+  memory tool.
+- `mcp/` `hipo mcp`: `server.py` its tools and resources, `stdio.py` its stdio transport,
+  `sdk.py` the SDK's parts it uses (mcp 1.x or 2.x), `early.py` its `initialize` answered
+  before the SDK has loaded, `config.py` what registers it in each client, `install.py`
+  `--install` into a client's config file.
+- `cli/` the `hipo` command: `entry.py` the script's entry point, `commands.py` the commands,
+  `parser.py` their arguments, `views.py` what they print, `forget.py` forget and
+  corrections, `demo.py` `hipo demo`.
+- `ipython/` the kernel's front end: `extension.py` `%load_ext hipo`, `magics.py` and `ask.py`
+  the magics and `%%ask`, `session.py` the kernel's session, `startup.py` what it found at
+  start, `writeback.py` LLM calls written back, `display.py` rich display, `widgets.py` the
+  budget and topic widgets, `config.py` the traitlets, `completer.py` TAB completion,
+  `questions.py` `%recall ...?` as a question, `progress.py` progress bars.
+- `server/` the Jupyter server extension: the REST API of the JupyterLab sidebar.
 """
 
 from __future__ import annotations

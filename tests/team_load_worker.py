@@ -19,7 +19,7 @@ from pathlib import Path
 from hipo_jupyter.memory import Memory, MemoryConfig
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, new_id, render
 from hipo_jupyter.team import wait_for_background
-from hipo_jupyter.team_link import TeamLink
+from hipo_jupyter.team.link import TeamLink
 
 START = date(2026, 1, 1)
 TODAY = date(2026, 3, 12)

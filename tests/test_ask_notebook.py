@@ -15,7 +15,7 @@ from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, FakeMessagesAPI, ser
 from test_quickstart import cells_with, output_text
 
 from hipo_jupyter import llm
-from hipo_jupyter.demo import execute_notebook
+from hipo_jupyter.cli.demo import execute_notebook
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "claude.ipynb"

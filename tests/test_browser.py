@@ -273,7 +273,7 @@ def keeps_up(page, panel, root: Path) -> None:
 
     env = {k: v for k, v in os.environ.items() if k != "HIPO_ROOT"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    hipo = "import sys; from hipo_jupyter.entry import main; sys.exit(main())"
+    hipo = "import sys; from hipo_jupyter.cli.entry import main; sys.exit(main())"
     started = time.monotonic()
     written = subprocess.run(
         [sys.executable, "-c", hipo, "--root", str(root), "remember", "--title", "Okapi sighting"],

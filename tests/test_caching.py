@@ -16,7 +16,8 @@ from claude_helpers import (  # noqa: F401
     served_fixture,
 )
 
-from hipo_jupyter import caching, llm
+from hipo_jupyter import llm
+from hipo_jupyter.llm import caching
 
 EPHEMERAL = {"type": "ephemeral"}
 MODEL = "claude-sonnet-5-5"  # minimum 512 tokens

@@ -68,7 +68,7 @@ def test_results_read_as_lines_and_a_verdict() -> None:
 
 
 def test_hipo_check_exit_codes(memory_root: Path, monkeypatch, capsys) -> None:
-    from hipo_jupyter import cli
+    from hipo_jupyter.cli import commands as cli
 
     monkeypatch.setenv("HIPO_TODAY", TODAY.isoformat())
     memory = memory_at(memory_root)

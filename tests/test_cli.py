@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from hipo_jupyter import cli, cli_parser, demo
+from hipo_jupyter.cli import commands as cli
+from hipo_jupyter.cli import demo
+from hipo_jupyter.cli import parser as cli_parser
 from hipo_jupyter.memory import HipoError
 
 REPO = Path(__file__).resolve().parent.parent

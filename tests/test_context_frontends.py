@@ -20,7 +20,7 @@ from claude_helpers import (  # noqa: F401
 )
 from tornado.httpclient import HTTPClientError
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.recall.fence import RECALL_TAG

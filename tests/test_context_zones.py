@@ -19,7 +19,8 @@ from claude_helpers import (  # noqa: F401
 )
 
 from hipo_jupyter import llm
-from hipo_jupyter.context import (
+from hipo_jupyter.ipython import load_ipython_extension, unload_ipython_extension
+from hipo_jupyter.llm.conversation import (
     LARGE_TURN_TOKENS,
     SUMMARY_TOKENS,
     TRIGGER_DONE,
@@ -31,7 +32,6 @@ from hipo_jupyter.context import (
     extractive_fold,
     make_anchor,
 )
-from hipo_jupyter.ipython import load_ipython_extension, unload_ipython_extension
 from hipo_jupyter.memory.tree.tokens import count_tokens
 from hipo_jupyter.memory.tree.topics import identifiers
 

@@ -165,7 +165,7 @@ def test_an_agents_correction_of_the_users_words_waits_for_the_user(memory_root:
 
 
 def test_forgetting_what_a_correction_replaced_leaves_the_correction(memory_root: Path) -> None:
-    from hipo_jupyter.memory.views.forgetting import forgotten_ids_remain
+    from hipo_jupyter.memory.views.check import forgotten_ids_remain
 
     memory = Memory(memory_root)
     wrong = memory.remember("Renewal price [project]", f"- outcome: {WRONG}", via="cli")

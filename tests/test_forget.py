@@ -26,7 +26,8 @@ from hipo_jupyter.memory.disk.checkpoint import (
     render,
     tombstones,
 )
-from hipo_jupyter.memory.views.forgetting import forgotten_ids_remain, without_checkpoint
+from hipo_jupyter.memory.views.check import forgotten_ids_remain
+from hipo_jupyter.memory.views.forgetting import without_checkpoint
 
 CUSTOMER = "Zebulon Quartermain-Okafor"
 WRONG = "the renewal price is 9,999 EUR a seat"
@@ -237,7 +238,7 @@ def test_forget_deletes_the_team_databases_row(tmp_path: Path, team_url: str) ->
     import psycopg
 
     from hipo_jupyter.memory import MemoryConfig
-    from hipo_jupyter.team_link import TeamLink
+    from hipo_jupyter.team.link import TeamLink
 
     config = MemoryConfig(team_url=team_url, team_author="ana", team_exclude=(), semantic=False)
     memory = Memory(tmp_path / "notes", config=config, team=TeamLink)

@@ -19,7 +19,7 @@ from claude_helpers import (  # noqa: F401
     served_fixture,
 )
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.views.frame import COLUMNS
 

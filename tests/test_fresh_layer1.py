@@ -20,7 +20,7 @@ from claude_helpers import RaisingShell
 from traitlets.config import Config
 
 import hipo_jupyter.ipython as hipo_ipython
-from hipo_jupyter import mcp as hipo_mcp
+from hipo_jupyter.mcp import server as hipo_mcp
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory import memory as memory_module
 from hipo_jupyter.memory.tree.root_update import compaction_lock_nowait

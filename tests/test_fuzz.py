@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from test_checkpoint import CHECKPOINTS, TEXT, TRICKY_LINES
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.disk import JsonInputError, parse_json
 from hipo_jupyter.memory.disk.checkpoint import parse_body, parse_log, parse_title, render
@@ -531,7 +531,7 @@ JSON_FILE_KINDS = ("text", "fifo", "folder", "dev-zero", "link-out", "empty")
 
 def json_file_readers(root: Path) -> dict[str, tuple[Path, object]]:
     """Each reader of a JSON file beside the memory or handed in: (where it reads, a call)."""
-    from hipo_jupyter.context import Conversation
+    from hipo_jupyter.llm.conversation import Conversation
     from hipo_jupyter.memory.disk import Store
     from hipo_jupyter.memory.intake.importers import read_file
     from hipo_jupyter.memory.search.embed_settings import load_settings

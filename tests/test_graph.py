@@ -21,7 +21,7 @@ from claude_helpers import (  # noqa: F401
 )
 from IPython.core.error import UsageError
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.views.graph import SparqlError
 

@@ -12,7 +12,7 @@ import pytest
 from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, FakeMessagesAPI, serve
 from test_mcp import run_hipo
 
-from hipo_jupyter.demo import execute_notebook
+from hipo_jupyter.cli.demo import execute_notebook
 
 
 def test_hipo_check_passes_right_after_hipo_remember(memory_root: Path) -> None:

@@ -14,7 +14,7 @@ from hipo_jupyter.memory import Memory, render
 
 pytest.importorskip("mcp")
 
-from hipo_jupyter import mcp as hipo_mcp  # noqa: E402
+from hipo_jupyter.mcp import server as hipo_mcp  # noqa: E402
 
 LONG = (
     "- request: plan the second quarter with the whole team\n"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory.disk.exchanges import pair

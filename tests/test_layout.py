@@ -1,20 +1,23 @@
-"""The code layout DESIGN.md describes, held by a test (issues 12 and 27): arrows point down only.
+"""The code layout DESIGN.md describes, held by a test (issues 12, 27, 38): arrows point down.
 
-- No import cycles among hipo_jupyter's modules (imports run at module import time; an import
-  inside a function or under TYPE_CHECKING is lazy and does not count), and none inside the
-  engine even counting the imports inside functions.
+- No import cycles among hipo_jupyter's modules (imports at module import time, those under
+  TYPE_CHECKING included: a type named is an import too; an import inside a function is lazy
+  and does not count), and none inside the engine even counting the imports inside functions.
 - The engine, hipo_jupyter/memory, imports no front end: not IPython, Jupyter, anthropic,
   ipywidgets or tornado, at any level, and of hipo_jupyter only itself (the team backend is
   handed in, never imported).
-- Inside the engine, rooms import in one direction: `ENGINE_LAYERS`, written once, lowest first;
-  a unit (a room or a top module) imports only units below it, or itself. Imports inside
-  functions count; those under TYPE_CHECKING (type hints only) do not.
+- The whole package is rooms in one direction: `PACKAGE_LAYERS`, written once, lowest first
+  (the engine, the loose modules, the front ends' rooms, the package's face); a unit imports
+  only units below it, or itself. Inside the engine the same, by `ENGINE_LAYERS`. Imports
+  inside functions and under TYPE_CHECKING count.
 - Front ends import the engine only from its faces (hipo_jupyter.memory or a room's
   `__init__`), and only names the face exports in `__all__`.
-- At most 10 modules at the engine's top, at least 4 rooms of at most 15 modules each.
+- At most 10 modules at the engine's top, at least 4 rooms of at most 15 modules each; at most
+  6 modules loose in hipo_jupyter/ beside its sub-packages.
 - Modules of one job: none over 500 lines, no function over 80.
-- The package docstrings tell a new reader where each job lives: each room's docstring names its
-  modules, the engine's names each room and top module, hipo_jupyter's every front end module.
+- The package docstrings tell a new reader where each job lives: each room's docstring (the
+  engine's and the front ends') names its modules and what it may import, the engine's names
+  each room and top module, hipo_jupyter's each sub-package and loose module.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import ast
 import importlib
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hipo_jupyter"
@@ -43,6 +47,7 @@ MAX_FUNCTION_LINES = 80
 MAX_TOP_MODULES = 10
 MIN_ROOMS = 4
 MAX_ROOM_MODULES = 15
+MAX_LOOSE_MODULES = 6  # modules of hipo_jupyter/ beside its sub-packages, __init__ not counted
 
 # The engine's units, lowest first: a unit may import units of lower lines, or itself. A unit is a
 # room (a sub-package of hipo_jupyter/memory) or a module at the top; "" is the face, the
@@ -62,6 +67,18 @@ ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("",),
 )
 
+# The package's units, lowest first, by the same rule: a unit is a sub-package of hipo_jupyter
+# (a room: the engine, or a front end's) or a loose module; "" is hipo_jupyter's own __init__.
+# Units on one line do not import each other: the CLI may start the MCP server, never the
+# reverse; the kernel, the CLI and the Jupyter server are three front ends side by side.
+PACKAGE_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("memory",),  # the engine
+    ("terminal", "memory_tool"),  # loose: what a terminal is shown; Claude's memory tool
+    ("team", "llm", "mcp"),  # the team backend; LLM calls; `hipo mcp`
+    ("cli", "ipython", "server"),  # `hipo`; the kernel; the sidebar's REST API
+    ("",),
+)
+
 
 def module_files() -> dict[str, Path]:
     """Dotted module name -> file, for every module of the package."""
@@ -74,28 +91,16 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
-def imported_names(
-    module: str,
-    path: Path,
-    *,
-    lazy: bool,
-    type_checking: bool | None = None,
-    source: str | None = None,
-) -> set[str]:
+def imported_names(module: str, path: Path, *, lazy: bool, source: str | None = None) -> set[str]:
     """The dotted names `module` imports: at module level only, or also inside functions
-    (`lazy=True`); under TYPE_CHECKING as `type_checking` says (default: as `lazy`).
-    `from pkg import name` gives pkg.name and pkg."""
+    (`lazy=True`); those under TYPE_CHECKING always (a type named from a module is an arrow
+    to it). `from pkg import name` gives pkg.name and pkg."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    hints = lazy if type_checking is None else type_checking
 
     def visit(body: list[ast.stmt]) -> None:
         for node in body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                if hints:
-                    visit(node.body)
-                visit(node.orelse)
-            elif isinstance(node, ast.Import):
+            if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
                 base = module.split(".") if is_package else module.split(".")[:-1]
@@ -121,14 +126,14 @@ def imported_names(
 
 def import_graph(*, lazy: bool = False, within: str = "") -> dict[str, set[str]]:
     """Module -> the package's modules it imports at module level (`lazy`: inside functions
-    too, TYPE_CHECKING left out), for the modules under `within` (default: all). A module
+    too; TYPE_CHECKING always), for the modules under `within` (default: all). A module
     importing its own parent package is not an edge: the parent is always initialised first."""
     modules = module_files()
     graph = {}
     for module, path in modules.items():
         if not module.startswith(within):
             continue
-        names = imported_names(module, path, lazy=lazy, type_checking=False)
+        names = imported_names(module, path, lazy=lazy)
         graph[module] = {
             name
             for name in names
@@ -177,6 +182,8 @@ def test_the_graph_sees_imports():
     graph = import_graph()
     assert "hipo_jupyter.memory.disk.store" in graph["hipo_jupyter.memory.memory"]
     assert "hipo_jupyter.ipython.writeback" in graph["hipo_jupyter.ipython.session"]
+    assert "hipo_jupyter.team.sync" in graph["hipo_jupyter.team.link"]  # under TYPE_CHECKING
+    assert "hipo_jupyter.mcp.server" in package_imports()["hipo_jupyter.cli.commands"]  # lazy
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
 
@@ -242,20 +249,33 @@ def unit_of(name: str) -> str | None:
     return name[len(ENGINE) + 1 :].split(".")[0]
 
 
+def package_unit_of(name: str) -> str | None:
+    """The package unit a dotted name belongs to: its sub-package or loose module under
+    hipo_jupyter, "" for hipo_jupyter itself, None outside the package."""
+    if name == PACKAGE.name:
+        return ""
+    if not name.startswith(PACKAGE.name + "."):
+        return None
+    return name[len(PACKAGE.name) + 1 :].split(".")[0]
+
+
 def direction_breaks(
-    imports: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = ENGINE_LAYERS
+    imports: dict[str, set[str]],
+    layers: tuple[tuple[str, ...], ...] = ENGINE_LAYERS,
+    unit: Callable[[str], str | None] = unit_of,
 ) -> list[str]:
-    """Each import of an engine module that points up or sideways: a unit may import only
-    units of lower lines of `layers`, or itself. A unit not in `layers` is named as such."""
-    line_of = {unit: line for line, units in enumerate(layers) for unit in units}
+    """Each import that points up or sideways: a unit (as `unit` names it: the engine's by
+    default, `package_unit_of` for the whole package) may import only units of lower lines of
+    `layers`, or itself. A unit not in `layers` is named as such."""
+    line_of = {found: line for line, units in enumerate(layers) for found in units}
     breaks = []
     for module, names in sorted(imports.items()):
-        here = unit_of(module)
+        here = unit(module)
         if here not in line_of:
-            breaks.append(f"{module}: unit {here!r} is in no line of ENGINE_LAYERS")
+            breaks.append(f"{module}: unit {here!r} is in no line of the layers")
             continue
         for name in sorted(names):
-            there = unit_of(name)
+            there = unit(name)
             if there is None or there == here:
                 continue
             if there not in line_of:
@@ -266,16 +286,40 @@ def direction_breaks(
 
 
 def engine_imports() -> dict[str, set[str]]:
-    """Engine module -> the engine modules it imports, inside functions too (TYPE_CHECKING,
-    which only names types, left out)."""
+    """Engine module -> the engine modules it imports, inside functions and under
+    TYPE_CHECKING too."""
     modules = module_files()
     found = {}
     for module, path in modules.items():
         if unit_of(module) is None:
             continue
-        names = imported_names(module, path, lazy=True, type_checking=False)
+        names = imported_names(module, path, lazy=True)
         found[module] = {name for name in names if name in modules and unit_of(name) is not None}
     return found
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, inside functions and under TYPE_CHECKING
+    too; its own ancestors left out (a package is always initialised before its modules)."""
+    modules = module_files()
+    return {
+        module: {
+            name
+            for name in imported_names(module, path, lazy=True)
+            if name in modules and name != module and not module.startswith(name + ".")
+        }
+        for module, path in modules.items()
+    }
+
+
+def loose_modules() -> list[str]:
+    """The modules of hipo_jupyter/ beside its sub-packages (its __init__ left out)."""
+    return sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+
+
+def sub_packages() -> list[Path]:
+    """Every package under hipo_jupyter/, at any depth (the engine, its rooms, front ends)."""
+    return sorted(path.parent for path in PACKAGE.rglob("__init__.py") if path.parent != PACKAGE)
 
 
 def face_exports(face: str) -> set[str]:
@@ -355,10 +399,48 @@ def test_the_checks_see_what_they_check():
         "x: Nothing is not in hipo_jupyter.memory.__all__"
     ]
     assert face_breaks("x", listed, {ENGINE}, exports) == []
+    hint = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a.b import C\n"
+    assert "a.b" in imported_names("x", Path("x.py"), lazy=False, source=hint)
+    package_layers = (("memory",), ("mcp",), ("cli",), ("",))
+    back = {"hipo_jupyter.mcp.server": {"hipo_jupyter.cli.commands", "hipo_jupyter.memory"}}
+    assert direction_breaks(back, package_layers, package_unit_of) == [
+        "hipo_jupyter.mcp.server (mcp) imports hipo_jupyter.cli.commands (cli)"
+    ]
+    assert direction_breaks({"hipo_jupyter.loose": set()}, package_layers, package_unit_of)
 
 
 def test_rooms_import_in_one_direction():
     assert direction_breaks(engine_imports()) == []
+
+
+def test_the_package_imports_in_one_direction():
+    """The front ends' rooms and the loose modules over the engine, by PACKAGE_LAYERS; every
+    sub-package and loose module of hipo_jupyter is in a line of it."""
+    units = {path.name for path in sub_packages() if path.parent == PACKAGE}
+    units |= {name[:-3] for name in loose_modules()}
+    assert units <= {unit for line in PACKAGE_LAYERS for unit in line}
+    assert direction_breaks(package_imports(), PACKAGE_LAYERS, package_unit_of) == []
+
+
+def test_few_modules_stay_loose_beside_the_sub_packages():
+    assert len(loose_modules()) <= MAX_LOOSE_MODULES, loose_modules()
+
+
+def test_every_sub_package_says_what_lives_there_and_what_it_may_import():
+    """Each package's docstring (read from its source: nothing is imported) names each of its
+    modules and says what it may import."""
+    missing = []
+    for folder in sub_packages():
+        where = folder.relative_to(PACKAGE).as_posix()
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text("utf-8"))) or ""
+        if "May import" not in doc:
+            missing.append(f"{where}/__init__: no 'May import'")
+        missing += [
+            f"{where}/__init__: {path.name}"
+            for path in sorted(folder.glob("*.py"))
+            if path.name != "__init__.py" and f"`{path.name}`" not in doc
+        ]
+    assert missing == []
 
 
 def test_no_import_cycles_in_the_engine_even_inside_functions():
@@ -387,9 +469,9 @@ def test_the_engine_has_few_top_modules_and_rooms_of_one_job():
 
 
 def test_the_package_docstrings_name_every_module():
-    """Each room's docstring names its modules; hipo_jupyter/memory/__init__ each room and each
-    top module; hipo_jupyter/__init__ each front end module, the ipython/ modules and each
-    subpackage."""
+    """hipo_jupyter/memory/__init__ names each room and each top module; hipo_jupyter/__init__
+    each sub-package, each loose module and the ipython/ modules. (Each room's own docstring
+    names its modules: the test above.)"""
     engine = importlib.import_module(ENGINE).__doc__ or ""
     package = importlib.import_module("hipo_jupyter").__doc__ or ""
     missing = [
@@ -397,17 +479,7 @@ def test_the_package_docstrings_name_every_module():
         for path in sorted((PACKAGE / "memory").glob("*.py"))
         if path.name != "__init__.py" and f"`{path.name}`" not in engine
     ]
-    for room, modules in rooms().items():
-        room_doc = importlib.import_module(f"{ENGINE}.{room}").__doc__ or ""
-        if not room_doc.strip():
-            missing.append(f"memory/{room}/__init__: no docstring")
-        missing += [
-            f"memory/{room}/__init__: {path.name}"
-            for path in modules
-            if f"`{path.name}`" not in room_doc
-        ]
-        if f"`{room}/`" not in engine:
-            missing.append(f"memory/__init__: {room}/")
+    missing += [f"memory/__init__: {room}/" for room in rooms() if f"`{room}/`" not in engine]
     for folder in (PACKAGE, PACKAGE / "ipython"):
         missing += [
             f"__init__: {path.name}"
@@ -420,3 +492,22 @@ def test_the_package_docstrings_name_every_module():
         if (path / "__init__.py").exists() and f"`{path.name}/`" not in package
     ]
     assert missing == []
+
+
+def test_what_users_name_stays_where_it_was():
+    """Rooms may move modules, never the names users type: the `hipo` script's target, `python
+    -m hipo_jupyter.cli` (the MCP configs' fallback), `%load_ext hipo`, the server extension
+    jupyter-config enables, and `hipo_jupyter.memory_tool.HipoMemoryTool` (the README's)."""
+    import json
+    import tomllib
+
+    repo = PACKAGE.parent
+    script = tomllib.loads((repo / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+    module, _, function = script["hipo"].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
+    assert (PACKAGE / "cli" / "__main__.py").is_file()
+    assert callable(importlib.import_module("hipo").load_ipython_extension)
+    config = repo / "jupyter-config" / "jupyter_server_config.d" / "hipo_jupyter.json"
+    for name in json.loads(config.read_text("utf-8"))["ServerApp"]["jpserver_extensions"]:
+        assert callable(importlib.import_module(name)._jupyter_server_extension_points)
+    assert importlib.import_module("hipo_jupyter.memory_tool").HipoMemoryTool

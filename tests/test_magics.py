@@ -410,10 +410,10 @@ def test_budget_and_topics_hand_over_to_widgets_in_a_kernel(
     shell: RaisingShell, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     shown: list[tuple[str, object]] = []
-    widgets = types.ModuleType("hipo_jupyter.widgets")
+    widgets = types.ModuleType("hipo_jupyter.ipython.widgets")
     widgets.show_budget = lambda memory: shown.append(("budget", memory))
     widgets.show_topics = lambda memory: shown.append(("topics", memory))
-    monkeypatch.setitem(sys.modules, "hipo_jupyter.widgets", widgets)
+    monkeypatch.setitem(sys.modules, "hipo_jupyter.ipython.widgets", widgets)
 
     shell.run_cell("%hipo budget")  # a terminal shell: no kernel, so text
     assert shown == [] and "total" in capsys.readouterr().out

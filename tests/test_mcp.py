@@ -28,9 +28,10 @@ pytest.importorskip("mcp")
 
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-from hipo_jupyter import cli, mcp_config  # noqa: E402
-from hipo_jupyter import mcp as hipo_mcp  # noqa: E402
+from hipo_jupyter.cli import commands as cli  # noqa: E402
 from hipo_jupyter.llm import prompt as llm_prompt  # noqa: E402
+from hipo_jupyter.mcp import config as mcp_config
+from hipo_jupyter.mcp import server as hipo_mcp  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import parse_log  # noqa: E402
 from hipo_jupyter.memory.recall import LAYER1_PREAMBLE, RECALL_PREAMBLE, escape_fence  # noqa: E402

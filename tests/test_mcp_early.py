@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from hipo_jupyter.mcp_early import EARLY_VERSIONS, PRIVATE_ID  # noqa: E402
+from hipo_jupyter.mcp.early import EARLY_VERSIONS, PRIVATE_ID  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -26,7 +26,7 @@ def initialize(version: str, client: dict | None = None) -> dict:
 
 
 CLI = ["-m", "hipo_jupyter.cli"]
-SCRIPT = ["-c", "import sys; from hipo_jupyter.entry import main; sys.exit(main())"]  # `hipo`
+SCRIPT = ["-c", "import sys; from hipo_jupyter.cli.entry import main; sys.exit(main())"]  # `hipo`
 
 
 def exchange(

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from hipo_jupyter import mcp_config
+from hipo_jupyter.mcp import config as mcp_config
 
 REPO = Path(__file__).resolve().parent.parent
 OTHERS: dict[str, dict[str, Any]] = {

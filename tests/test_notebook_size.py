@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from hipo_jupyter.demo import execute_notebook, notebook_today
+from hipo_jupyter.cli.demo import execute_notebook, notebook_today
 
 REPO = Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"

@@ -15,7 +15,7 @@ import pytest
 from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, FakeMessagesAPI, serve
 from test_quickstart import cells_with
 
-from hipo_jupyter.demo import execute_notebook
+from hipo_jupyter.cli.demo import execute_notebook
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory_tool import HipoMemoryTool

@@ -122,7 +122,7 @@ async def test_recall_json_is_one_document(api_get, project: Path, monkeypatch) 
 
 def test_recall_text_is_one_rendering(project: Path, shell) -> None:
     """`hipo recall`, `%recall` and MCP's recall tool print the engine's one text renderer."""
-    from hipo_jupyter.mcp import recall_text as mcp_recall_text
+    from hipo_jupyter.mcp.server import recall_text as mcp_recall_text
 
     code, out, err = hipo(project, "recall", "pricing", "-k", "3", "--paths")
     assert code == 0, err

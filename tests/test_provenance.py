@@ -17,7 +17,7 @@ from claude_helpers import (  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log, render
 from hipo_jupyter.memory.disk.provenance import FRONT_ENDS, provenance_line, provenance_text

@@ -346,7 +346,7 @@ def test_mcp_refuses_a_line_over_the_bound_and_goes_on(memory_root: Path) -> Non
 
 @pytest.mark.parametrize("first", [DEEP.encode(), b'{"id": ' + HUGE_INT.encode() + b"}"])
 def test_mcp_answers_a_hostile_first_line_and_then_initialize(memory_root: Path, first) -> None:
-    """The first line is read before the SDK starts (`mcp_early`): a 100,000-deep one was a
+    """The first line is read before the SDK starts (`mcp.early`): a 100,000-deep one was a
     RecursionError traceback, and a first line longer than 8 KiB lost its end (and so the next
     line). Now: a -32700 reply, then `initialize` is answered."""
     import select
@@ -434,7 +434,7 @@ def test_a_client_config_that_lies_is_left_as_it_is_in_one_line(tmp_path: Path, 
     make_kind(config, kind, BAD_JSON.get(kind, ""))
     script = (
         "import sys; from pathlib import Path\n"
-        "from hipo_jupyter.mcp_install import InstallError, read_config\n"
+        "from hipo_jupyter.mcp.install import InstallError, read_config\n"
         "try: read_config(Path(sys.argv[1]))\n"
         "except InstallError as error: print(error)\n"
     )

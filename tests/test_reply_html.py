@@ -119,8 +119,8 @@ def test_stored_html_is_text_in_widgets_and_recall_tables(memory_root, fixed_tod
     as an import or a teammate could) shows as text in the Topics Index widget, its search
     hits, an opened node and the recall table: only the views' own tags."""
     from hipo_jupyter.ipython.display import RecallView
+    from hipo_jupyter.ipython.widgets import TopicIndex
     from hipo_jupyter.memory import Memory
-    from hipo_jupyter.widgets import TopicIndex
 
     memory = Memory(memory_root, today=lambda: fixed_today)
     try:

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory import Memory, MemoryConfig
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint
 from hipo_jupyter.memory.requests import CheckpointDraft, RequestError, pop_quoted_option

@@ -27,7 +27,8 @@ from claude_helpers import (  # noqa: F401
     served_fixture,
 )
 
-from hipo_jupyter import cli, llm
+from hipo_jupyter import llm
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory, MemoryConfig
 

@@ -25,7 +25,7 @@ from claude_helpers import (  # noqa: F401 - fixtures
 from hipo_jupyter.memory import Memory
 
 REPO = Path(__file__).resolve().parent.parent
-HIPO = "import sys; from hipo_jupyter.entry import main; sys.exit(main())"
+HIPO = "import sys; from hipo_jupyter.cli.entry import main; sys.exit(main())"
 
 
 def pricing(memory: Memory) -> None:

@@ -18,7 +18,7 @@ from hipo_jupyter.team import (  # noqa: E402
     sync,
     wait_for_background,
 )
-from hipo_jupyter.team_link import TeamLink  # noqa: E402
+from hipo_jupyter.team.link import TeamLink  # noqa: E402
 
 TODAY = "2026-03-12"
 

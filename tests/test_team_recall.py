@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
 
-from hipo_jupyter import cli  # noqa: E402
+from hipo_jupyter.cli import commands as cli  # noqa: E402
 from hipo_jupyter.memory import HipoError, Memory, MemoryConfig  # noqa: E402
 from hipo_jupyter.team import database, sync, wait_for_background  # noqa: E402
-from hipo_jupyter.team_link import TeamLink  # noqa: E402
+from hipo_jupyter.team.link import TeamLink  # noqa: E402
 
 TODAY = date(2026, 3, 12)
 

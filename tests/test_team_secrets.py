@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
 
 from hipo_jupyter.team import sync  # noqa: E402
-from hipo_jupyter.team_url import NOT_SHOWN, UNCLEAR, mask_url, read_url, scrub  # noqa: E402
+from hipo_jupyter.team.url import NOT_SHOWN, UNCLEAR, mask_url, read_url, scrub  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TAIL = "Tail9f3eS3CRET"  # the end of every password below: what no output may show
@@ -199,7 +199,7 @@ def test_without_the_team_extra_only_plain_urls_are_shown(tmp_path):
     script = (
         "import sys\n"
         "sys.modules['psycopg'] = None  # as if the team extra were not installed\n"
-        "from hipo_jupyter.team_url import NOT_READ, mask_url\n"
+        "from hipo_jupyter.team.url import NOT_READ, mask_url\n"
         "assert mask_url('postgresql://ana:pw-SECRET@db.example:5432/team') == "
         "'postgresql://ana:***@db.example:5432/team'\n"
         "assert mask_url('host=db password=pw-SECRET dbname=team') == "

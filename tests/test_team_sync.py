@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from hipo_jupyter.memory import Memory, MemoryConfig
-from hipo_jupyter.team_link import TeamLink
+from hipo_jupyter.team.link import TeamLink
 
 pytest.importorskip("psycopg", reason="the team extra is not installed: pip install .[team]")
 

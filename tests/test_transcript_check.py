@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.memory.intake.transcript_check import check_transcript
 
 LONG = "Here is the plan for the migration: " + "we move the orders table first " * 4

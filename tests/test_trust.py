@@ -25,7 +25,7 @@ from claude_helpers import (  # noqa: F401
 )
 from IPython.core.error import UsageError
 
-from hipo_jupyter import cli
+from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.ipython import unload_ipython_extension
 from hipo_jupyter.memory import Hit, Memory, RecallResult
 from hipo_jupyter.memory.disk import (

@@ -10,9 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.tree.tokens import count_tokens
-from hipo_jupyter.widgets import (
+from hipo_jupyter.ipython.widgets import (
     HEALTHY,
     OVER,
     TIGHT,
@@ -25,6 +23,8 @@ from hipo_jupyter.widgets import (
     show_topics,
     topics_text,
 )
+from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.tree.tokens import count_tokens
 
 PRICING = """\
 - request: Compare our pricing with the top 5 competitors
@@ -219,7 +219,7 @@ def test_show_in_a_kernel_displays_the_widget_with_a_text_fallback(memory_root, 
         f"""
         import sys; sys.path.insert(0, {str(repo)!r})
         from hipo_jupyter.memory import Memory
-        from hipo_jupyter.widgets import show_topics, show_budget
+        from hipo_jupyter.ipython.widgets import show_topics, show_budget
         memory = Memory({str(memory_root)!r})
         memory.remember("Competitor pricing", "- outcome: report shared", tags=["pricing"])
         show_topics(memory)

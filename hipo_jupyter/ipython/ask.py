@@ -3,7 +3,7 @@
 The cell is the question. The prompt is built by `llm.ask_request` (Layer 1 cached, the
 context-status note (saying what recall took), `Memory.context` for the question (or
 `--recall`'s query) fenced as quoted data, the conversation's
-anchor and summary) over the conversation's ACTIVE turns (`hipo_jupyter.context`). The reply
+anchor and summary) over the conversation's ACTIVE turns (`llm.conversation`). The reply
 streams in as Markdown, with one line of token usage under it. Successive cells are one
 conversation until `--new` or `%ask reset`; it is saved beside the memory after every exchange.
 
@@ -23,8 +23,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from hipo_jupyter import llm, tool_run
-from hipo_jupyter.context import (
+from hipo_jupyter import llm
+from hipo_jupyter.llm import tool_run
+from hipo_jupyter.llm.conversation import (
     TRIGGER_DONE,
     TRIGGER_WINDOW,
     Conversation,

@@ -262,10 +262,10 @@ class Hipo(Configurable):
     @classmethod
     def class_get_trait_help(cls, trait, inst=None, helptext=None):  # type: ignore[no-untyped-def]
         """`%config Hipo` shows each setting's current value: the team URL's without its
-        password (team_url.mask_url), never as typed (issue 34)."""
+        password (team.url.mask_url), never as typed (issue 34)."""
         text = super().class_get_trait_help(trait, inst, helptext)
         if trait.name == "team_url" and inst is not None and inst.team_url:
-            from hipo_jupyter.team_url import mask_url
+            from hipo_jupyter.team.url import mask_url
 
             shown = f"Current: {mask_url(inst.team_url)!r}"
             lines = [

@@ -18,7 +18,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from hipo_jupyter import caching, llm
+from hipo_jupyter import llm
+from hipo_jupyter.llm import caching
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
     HipoError,
@@ -45,7 +46,7 @@ from . import display
 from .progress import ProgressBar
 from .session import HipoSession
 
-WIDGETS_MODULE = "hipo_jupyter.widgets"
+WIDGETS_MODULE = "hipo_jupyter.ipython.widgets"
 TYPES = "|".join(CHECKPOINT_TYPES)
 
 
@@ -412,7 +413,7 @@ class HipoMagics(Magics):
         print(f"search index rebuilt: {count} documents")
 
     def _show_widget(self, name: str, memory: Any) -> bool:
-        """Hand over to hipo_jupyter.widgets when it exists and a kernel front end can draw
+        """Hand over to hipo_jupyter.ipython.widgets when it exists and a kernel front end can draw
         widgets (a terminal IPython cannot); False means: print the text instead."""
         if getattr(self.shell, "kernel", None) is None:
             return False

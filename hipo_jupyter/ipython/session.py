@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hipo_jupyter import llm
-from hipo_jupyter.caching import NoteOnce
+from hipo_jupyter.llm.caching import NoteOnce
 from hipo_jupyter.llm.layer1_pin import Layer1Pin, PromptLayer1
 from hipo_jupyter.memory import (
     Context,
@@ -25,7 +25,7 @@ from hipo_jupyter.memory import (
     Summarizer,
     resolve_root,
 )
-from hipo_jupyter.team_link import team_backend
+from hipo_jupyter.team.link import team_backend
 
 from .config import Hipo
 from .startup import Startup

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hipo_jupyter import llm
-from hipo_jupyter.context import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.llm import LLMCall
+from hipo_jupyter.llm.conversation import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK
 from hipo_jupyter.memory.tree import count_tokens

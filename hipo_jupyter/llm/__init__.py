@@ -1,14 +1,18 @@
 """LLM calls with memory: the prompt blocks, Layer 1 injection, and the Claude summarizers.
 
-One job a module: `prompt` (the blocks and %%ask's request), `injection` (Layer 1 in the user's
-own SDK calls; `sdk_hooks` patches an SDK when it arrives), `messages_shape` (where Layer 1
-goes in the anthropic SDK's requests), `openai_shapes` (in OpenAI-format requests: openai's
-chat.completions and responses, litellm's completion), `client` (the client and its errors as
-one line), `summarizer` (Claude writing summaries), `layer1_pin` (Layer 1 split so the prompt
-cache survives checkpoints written mid-session).
+One job a module: `prompt.py` (the blocks and %%ask's request), `injection.py` (Layer 1 in the
+user's own SDK calls; `sdk_hooks.py` patches an SDK when it arrives), `messages_shape.py` (where
+Layer 1 goes in the anthropic SDK's requests), `openai_shapes.py` (in OpenAI-format requests:
+openai's chat.completions and responses, litellm's completion), `client.py` (the client and its
+errors as one line), `summarizer.py` (Claude writing summaries), `layer1_pin.py` (Layer 1 split
+so the prompt cache survives checkpoints written mid-session), `caching.py` (where prompt-cache
+breakpoints go), `conversation.py` (a long `%%ask` conversation's zones: anchor, summary,
+active turns), `tool_run.py` (a `%%ask` with Claude's memory tool, `hipo_jupyter.memory_tool`).
 
 Everything that knows the LLM SDKs (anthropic, openai, litellm) lives here; the engine
 (`hipo_jupyter.memory`) never imports them and the IPython front end only calls these functions.
+May import: the engine's faces, `memory_tool` (for `tool_run.py`) and the LLM SDKs, late.
+Not `ipython/`, `cli/`, `mcp/`, `server/` or `team/`.
 
 The prompt of a call made with hipo loaded, in order, stable parts first:
 1. Layer 1 as one system block. It opens with `LAYER1_OPEN`: that marker is how injection
@@ -21,7 +25,7 @@ The prompt of a call made with hipo loaded, in order, stable parts first:
    `Hipo.auto_recall_sdk` is on), fenced as quoted data and escaped so stored text cannot close
    the fence (`fence_quoted`).
 Prompt-cache breakpoints end 1 and 2 where their prefix reaches the model's minimum cacheable
-length, within the API's four (`hipo_jupyter.caching`); 3 to 5 change from call to call, after
+length, within the API's four (`caching.py`); 3 to 5 change from call to call, after
 them.
 
 Injection patches the SDKs' request methods at class level (anthropic's `Messages`,

@@ -24,8 +24,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hipo_jupyter import caching
-
+from . import caching
 from .layer1_pin import PromptLayer1
 from .messages_shape import MESSAGES, message_of
 from .openai_shapes import CHAT, LITELLM, RESPONSES

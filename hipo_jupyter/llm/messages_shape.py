@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hipo_jupyter import caching
-
+from . import caching
 from .layer1_pin import PromptLayer1
 from .prompt import LAYER1_OPEN, fresh_block, layer1_block
 

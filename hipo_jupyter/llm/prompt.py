@@ -8,7 +8,6 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hipo_jupyter import caching
 from hipo_jupyter.memory.recall import (  # noqa: F401  (LAYER1_PREAMBLE re-exported)
     LAYER1_PREAMBLE,
     LAYER1_TAG,
@@ -18,6 +17,7 @@ from hipo_jupyter.memory.recall import (  # noqa: F401  (LAYER1_PREAMBLE re-expo
 )
 from hipo_jupyter.memory.tree import count_tokens
 
+from . import caching
 from .layer1_pin import FRESH_PREAMBLE
 
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext

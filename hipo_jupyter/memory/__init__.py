@@ -30,6 +30,9 @@ the direction, written once as data):
 (`errors`, `config` and `events` sit below `disk`; `requests` and `roots` between `disk` and
 `search`; `backends`, `render` and `memory` above every room.)
 
+May import: itself only (its rooms and top modules) and the standard library, tiktoken and,
+with their extras, the search and vector libraries. No front end, LLM SDK or backend.
+
 A `%%remember` cell: the magic calls `Memory.remember` (`memory`), which checks it as a
 `CheckpointDraft` (`requests`); `intake/writing` redacts it (`disk/redact`), renders it
 (`disk/checkpoint`) and appends it to the day's raw log (`disk/store`, `disk/appends`), then

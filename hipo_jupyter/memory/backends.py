@@ -3,7 +3,7 @@
 The engine knows this contract, never a backend: `Memory(..., team=factory)` calls
 `factory(store, config, today)` once and talks to what it returns. The front end that read the
 team URL (`hipo`, `%load_ext hipo`, the server, `hipo mcp`) hands the factory in
-(`hipo_jupyter.team_link.team_backend`); PostgreSQL and psycopg live behind it, in
+(`hipo_jupyter.team.link.team_backend`); PostgreSQL and psycopg live behind it, in
 `hipo_jupyter/team`, and a `Memory` without one never loads them.
 """
 
@@ -52,7 +52,7 @@ class NoTeam:
         if self.config.team_url:  # a URL in the config, but no front end handed a backend in
             return HipoError(
                 "no team backend: a team URL is set but this Memory was opened without one "
-                "(Memory(..., team=hipo_jupyter.team_link.team_backend(config)))"
+                "(Memory(..., team=hipo_jupyter.team.link.team_backend(config)))"
             )
         return HipoError(NO_TEAM)
 

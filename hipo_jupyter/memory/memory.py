@@ -75,7 +75,7 @@ class Memory:
         team: TeamFactory | None = None,
     ) -> None:
         """`embedder` replaces the semantic extra's model (tests, another model in code); `team`
-        builds the team backend, handed in by the front end that read its URL (`team_link`)."""
+        builds the team backend, handed in by the front end that read its URL (`team.link`)."""
         self.store = Store(root)
         self.root = self.store.root
         self.config = config or MemoryConfig()

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from hipo_jupyter.memory import Memory, MemoryConfig, resolve_team_url
-from hipo_jupyter.team_link import team_backend
+from hipo_jupyter.team.link import team_backend
 
 
 class MemoryCache:

@@ -2,7 +2,7 @@
 the password, and psycopg_pool's own warnings kept off stderr, cells and server logs.
 
 Messages name the database as `host:port/dbname` (`describe`), read from the URL by libpq, and
-never hold the URL itself. A URL libpq cannot parse is not used at all (`team_url.read_url`);
+never hold the URL itself. A URL libpq cannot parse is not used at all (`url.read_url`);
 its parse error keeps libpq's words and drops every piece of the URL they quote
 (`libpq_reason`). Whatever else a driver or server says goes through `scrub`.
 
@@ -20,7 +20,7 @@ import re
 
 import psycopg
 
-from hipo_jupyter.team_url import read_url, scrub
+from .url import read_url, scrub
 
 __all__ = ["CONNECT_TIMEOUT_S", "cause", "describe", "libpq_reason", "probe", "scrub"]
 
@@ -51,7 +51,7 @@ def libpq_reason(text: str) -> str:
 
 def describe(url: str) -> str:
     """`host:port/dbname` of a URL, for messages: never the user's password, and nothing of a
-    URL that cannot be read for certain (`team_url.read_url`)."""
+    URL that cannot be read for certain (`url.read_url`)."""
     parts = read_url(url).parts
     if parts is None:
         return "(URL not shown)"

@@ -19,11 +19,11 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hipo_jupyter.memory import HipoError
-from hipo_jupyter.team_url import read_url
 
 from .connect import CONNECT_TIMEOUT_S, cause, describe, libpq_reason, probe, scrub
 from .ranking import Filters, has_rum, ranked_rows
 from .schema import clean_name, enable_rum, migrate
+from .url import read_url
 
 T = TypeVar("T")
 POOL_TIMEOUT_S = 5.0  # how long a caller waits for a pooled connection before "not reachable"
@@ -37,7 +37,7 @@ class TeamUnavailable(HipoError):
 
 
 class TeamUrlUnusable(HipoError):
-    """The team URL cannot be read for certain (team_url.read_url): never handed to the driver,
+    """The team URL cannot be read for certain (url.read_url): never handed to the driver,
     and not retried by the background sync, since waiting does not mend it."""
 
     http_status = 503  # as for a database that is down: the server's setting, not the request

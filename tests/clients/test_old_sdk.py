@@ -2,7 +2,7 @@
 
 `make test-clients` installs the `[clients]` extra, jupyter-ai==3.2.0 beside hipo-jupyter, in a
 fresh environment: jupyter-ai's fastmcp-slim needs mcp<2, so the server runs on 1.x there
-(`hipo_jupyter/mcp_sdk.py`), while the main environment's tests (tests/test_mcp*.py) run 2.x.
+(`hipo_jupyter/mcp/sdk.py`), while the main environment's tests (tests/test_mcp*.py) run 2.x.
 Here the same promises are checked on 1.x: every tool answers, stored text comes back fenced
 (a hostile note cannot close the fence), errors are one line, every unreadable line gets its
 JSON-RPC error (with `"id": null`), and the early `initialize` answer equals the SDK's own.
@@ -40,7 +40,7 @@ INITIALIZE = {
 
 
 def test_this_environment_is_jupyter_ai_32_on_the_old_sdk() -> None:
-    from hipo_jupyter import mcp_sdk
+    from hipo_jupyter.mcp import sdk as mcp_sdk
 
     assert version("jupyter-ai") == "3.2.0"
     assert version("mcp").startswith("1.")

@@ -26,10 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..intake.importers import ImportRecord
+from typing import Protocol, TypeVar
 
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "model", "claude"})
@@ -41,6 +38,24 @@ REPLY_INDEX_TOKENS = 400
 _WORD = re.compile(r"\S+")
 
 
+class Turn(Protocol):
+    """What pairing reads of a turn: the role (`title`), the words and the reply joined so far;
+    a dataclass, since the reply is set with `dataclasses.replace`. `intake.importers`'
+    `ImportRecord` is one: this room names the shape, and never imports the room above it."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def body(self) -> str: ...
+
+    @property
+    def reply(self) -> str: ...
+
+
+TurnT = TypeVar("TurnT", bound=Turn)
+
+
 def is_user(role: str) -> bool:
     return role.strip().casefold() in USER_ROLES
 
@@ -49,13 +64,13 @@ def is_assistant(role: str) -> bool:
     return role.strip().casefold() in ASSISTANT_ROLES
 
 
-def pair(records: Sequence[ImportRecord]) -> list[ImportRecord]:
+def pair(records: Sequence[TurnT]) -> list[TurnT]:
     """The records with each assistant reply joined to the user turn before it (see the module
     docstring); records without both roles come back as they are."""
     roles = {record.title.strip().casefold() for record in records}
     if not (roles & USER_ROLES and roles & ASSISTANT_ROLES):
         return list(records)
-    out: list[ImportRecord] = []
+    out: list[TurnT] = []
     open_turn: int | None = None  # index in `out` of the user turn a reply may join
     for record in records:
         if is_user(record.title) and not record.reply:

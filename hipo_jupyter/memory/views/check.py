@@ -9,14 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from ..disk.checkpoint import parse_log
+from ..disk.checkpoint import Tombstone, parse_log, parse_tombstone, tombstones
 from ..errors import HipoError
-from .forgetting import forgotten_ids_remain
+from .forgetting import holds, regular_files
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..disk.store import Store
+    from ..tree.layer1 import Layer1
+    from ..tree.status import Status
+
+
+class CheckedMemory(Protocol):
+    """What the folder rules read of a memory: its files, its status, its Layer 1. The engine's
+    `Memory` is one; this room names the shape and never imports the facade above it."""
+
+    store: Store
+
+    def status(self) -> Status: ...
+
+    def layer1(self) -> Layer1: ...
 
 
 @dataclass(frozen=True)
@@ -30,7 +43,45 @@ class CheckResult:
         return text + (f": {self.detail}" if self.detail else "")
 
 
-def raw_logs_parse(memory: Memory) -> tuple[bool, str]:
+def _names_only(line: bytes, needles: list[bytes]) -> bool:
+    """Whether a log line carries a forgotten id only as a name: its tombstone, or a correction
+    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`), never as its text."""
+    text = line.decode("utf-8", "replace")
+    if parse_tombstone(text):
+        return True
+    if not text.startswith("<!-- hipo "):
+        return False
+    for needle in needles:
+        word = needle.decode("utf-8", "replace")
+        text = text.replace(f"replaces={word}", "").replace(f"proposes={word}", "")
+    return not any(needle.decode("utf-8", "replace") in text for needle in needles)
+
+
+def forgotten_ids_remain(memory: CheckedMemory) -> tuple[bool, str]:
+    """`hipo check`: no checkpoint, node, index row, vector or graph node carries the id of a
+    forgotten checkpoint; in the raw logs (and nodes copying them) only its tombstone does."""
+    stones: list[Tombstone] = []
+    for day in memory.store.raw_days():
+        stones += tombstones(memory.store.read_text(memory.store.raw_path(day)))
+    if not stones:
+        return True, "nothing forgotten"
+    needles = [stone.id.encode("utf-8") for stone in stones]
+    carriers = []
+    for path in regular_files(memory.store.memory_dir):
+        if not holds(path, needles):
+            continue
+        if path.suffix == ".md":  # a raw log, or a node that copies it verbatim
+            lines = path.read_bytes().split(b"\n")
+            text_lines = [line for line in lines if any(n in line for n in needles)]
+            if all(_names_only(line, needles) for line in text_lines):
+                continue
+        carriers.append(memory.store.relative(path))
+    if carriers:
+        return False, "a forgotten id is still in " + ", ".join(carriers)
+    return True, f"{len(stones)} forgotten, no trace of them"
+
+
+def raw_logs_parse(memory: CheckedMemory) -> tuple[bool, str]:
     """Every raw daily log reads as UTF-8 Markdown (the logs are the source of truth)."""
     days = memory.store.raw_days()
     bad, checkpoints = [], 0
@@ -45,7 +96,7 @@ def raw_logs_parse(memory: Memory) -> tuple[bool, str]:
     return True, f"{len(days)} day{'s' * (len(days) != 1)}, {checkpoints} checkpoints"
 
 
-def compaction_fresh(memory: Memory) -> tuple[bool, str]:
+def compaction_fresh(memory: CheckedMemory) -> tuple[bool, str]:
     """No node is waiting to be rebuilt: the tree reflects every raw entry."""
     dirty = memory.status().dirty_nodes
     if dirty:
@@ -53,7 +104,7 @@ def compaction_fresh(memory: Memory) -> tuple[bool, str]:
     return True, "no node to rebuild"
 
 
-def layer1_within_budget(memory: Memory) -> tuple[bool, str]:
+def layer1_within_budget(memory: CheckedMemory) -> tuple[bool, str]:
     """Each Layer 1 part fits its token budget (a part over it is cut in the prompt)."""
     layer1 = memory.layer1()
     over = [f"{p.name} {p.tokens:,}/{p.budget:,}" for p in layer1.parts if p.over_budget]
@@ -63,7 +114,7 @@ def layer1_within_budget(memory: Memory) -> tuple[bool, str]:
     return True, f"{used:,} / {layer1.total_budget:,} tokens"
 
 
-FOLDER_RULES: tuple[tuple[str, Callable[[Memory], tuple[bool, str]]], ...] = (
+FOLDER_RULES: tuple[tuple[str, Callable[[CheckedMemory], tuple[bool, str]]], ...] = (
     ("raw logs parse", raw_logs_parse),
     ("compaction state is fresh", compaction_fresh),
     ("Layer 1 is within budget", layer1_within_budget),
@@ -71,7 +122,7 @@ FOLDER_RULES: tuple[tuple[str, Callable[[Memory], tuple[bool, str]]], ...] = (
 )
 
 
-def check_folder(memory: Memory) -> list[CheckResult]:
+def check_folder(memory: CheckedMemory) -> list[CheckResult]:
     """The folder-level rules, in the order `hipo check` prints them. A rule that cannot be
     evaluated (an unreadable folder) fails with the reason rather than stopping the others."""
     results = []

@@ -12,7 +12,7 @@ rewritten: the replaced checkpoint stays in its raw log.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..disk.checkpoint import Checkpoint, render
 from ..disk.provenance import provenance_text
@@ -21,12 +21,18 @@ from ..errors import HipoError
 from ..requests import CheckpointDraft
 from .forgetting import find_checkpoint
 
-if TYPE_CHECKING:
-    from ..memory import Memory
+
+class CorrectingMemory(Protocol):
+    """What a correction reads and writes: every checkpoint, and the one way a checkpoint is
+    written. The engine's `Memory` is one; this room never imports the facade above it."""
+
+    def _all_checkpoints(self) -> list[Checkpoint]: ...
+
+    def write_checkpoint(self, draft: CheckpointDraft, *, via: str, **where: Any) -> Checkpoint: ...
 
 
 def correct(
-    memory: Memory, replaced_id: str, title: str, body: str, *, via: str, **where: Any
+    memory: CorrectingMemory, replaced_id: str, title: str, body: str, *, via: str, **where: Any
 ) -> Checkpoint:
     """Write the correction of `replaced_id` (title and type default to the replaced one's);
     HipoError, one line, for an unknown id or a writer that corrects nothing."""
@@ -43,7 +49,7 @@ def correct(
     return memory.write_checkpoint(draft, via=via, **where)
 
 
-def proposals(memory: Memory) -> list[Checkpoint]:
+def proposals(memory: CorrectingMemory) -> list[Checkpoint]:
     """Corrections agents proposed to the user's words and the user has not accepted yet."""
     everything = memory._all_checkpoints()
     accepted = {(cp.replaces, cp.title) for cp in everything if cp.replaces}
@@ -53,7 +59,7 @@ def proposals(memory: Memory) -> list[Checkpoint]:
     ]  # fmt: skip
 
 
-def accept(memory: Memory, proposal_id: str, *, via: str, **where: Any) -> Checkpoint:
+def accept(memory: CorrectingMemory, proposal_id: str, *, via: str, **where: Any) -> Checkpoint:
     """The user's own correction restating the proposal `proposal_id`: then it is in force."""
     if writer_of_provenance(via) != USER:
         raise HipoError(f"only the user accepts a proposed correction, not {via!r}")

@@ -19,7 +19,7 @@ user's: magic, cli, sidebar), and then removes every byte of its text under the 
    file of the memory that still holds it fails the forget; one of the user's own (a notebook
    that typed the note) is named so the user can edit it.
 
-`forgotten_ids_remain` is what `hipo check` runs: no file of the memory but a tombstone line
+`check.forgotten_ids_remain` is what `hipo check` runs: no file of the memory but a tombstone line
 carries a forgotten id.
 """
 
@@ -32,15 +32,15 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..disk import anchored
 from ..disk.appends import lock_current, repair_locked
-from ..disk.checkpoint import Checkpoint, Tombstone, parse_log, parse_tombstone, tombstones
+from ..disk.checkpoint import Checkpoint, Tombstone, parse_log, parse_tombstone
 from ..disk.files import MAX_LOG_BYTES, read_fd
 from ..disk.layout import CONVERSATIONS_DIR, MEMORY_DIR, NODE_LEVELS
 from ..disk.periods import week_id, week_month
@@ -50,7 +50,35 @@ from ..errors import HipoError
 from .rules import MIN_ID_CHARS
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..config import MemoryConfig
+    from ..disk.store import Store
+    from ..search.indexing import IndexKeeper
+    from ..search.semantic import SemanticIndex
+
+
+class ForgettingMemory(Protocol):
+    """What forgetting reaches into: the files, every index, the tree and the team link. The
+    engine's `Memory` is one; this room names the shape and never imports the facade above it
+    (which imports this room)."""
+
+    root: Path
+    store: Store
+    config: MemoryConfig
+    semantic: SemanticIndex
+    _indexer: IndexKeeper
+
+    @property
+    def today(self) -> date: ...
+
+    def compact(self) -> Any: ...
+
+    def team_sync(self) -> Any: ...
+
+    def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]: ...
+
+    def _ensure_index(self) -> Any: ...
+
+    def _notify(self, event: str) -> None: ...
 
 _WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
 MIN_PIECE_CHARS = 4  # shorter field values ("yes", "Q1") are words of many notes, not its text
@@ -113,7 +141,7 @@ def find_checkpoint(checkpoints: list[Checkpoint], wanted: str) -> Checkpoint:
     return matches[-1]
 
 
-def checkpoint_id_at(memory: Memory, file: str, line: int) -> str:
+def checkpoint_id_at(memory: ForgettingMemory, file: str, line: int) -> str:
     """The id of the checkpoint whose heading is at `file`:`line` (a recall hit's location,
     which is what the sidebar has of a hit); HipoError, one line, when none with an id is."""
     for checkpoint in memory._all_checkpoints():
@@ -164,23 +192,23 @@ def own_words(checkpoint: Checkpoint, others: list[Checkpoint], reason: str) -> 
     )  # fmt: skip
 
 
-def _innocent_words(memory: Memory, words: list[str], quoting: list[bytes]) -> set[str]:
+def _innocent_words(memory: ForgettingMemory, words: list[str], quoting: list[bytes]) -> set[str]:
     """The words also in a file under the root that does not quote the checkpoint (a template,
     another file): they are not its text, and the scan must not fail on them. Conversations and
     the index are left out: forget rewrites them, words and all."""
     found: set[str] = set()
     encoded = {word: word.encode("utf-8") for word in words}
     rewritten = (memory.root / CONVERSATIONS_DIR, memory.store.index_dir)
-    for path in _regular_files(memory.root):
+    for path in regular_files(memory.root):
         if path.parent in rewritten or memory.store.index_dir in path.parents:
             continue
-        if _holds(path, quoting):
+        if holds(path, quoting):
             continue
-        found |= {word for word, data in encoded.items() if _holds(path, [data])}
+        found |= {word for word, data in encoded.items() if holds(path, [data])}
     return found
 
 
-def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> ForgetReport:
+def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str) -> ForgetReport:
     """Forget the checkpoint `wanted` names, for the front end `via` (see the module doc)."""
     if not may(writer_of_provenance(via), FORGET):
         raise HipoError(f"only the user forgets a checkpoint, not {via!r}")
@@ -215,7 +243,7 @@ def forget(memory: Memory, wanted: str, *, reason: str = "", via: str) -> Forget
     return report
 
 
-def _forget_in_team(memory: Memory, report: ForgetReport) -> None:
+def _forget_in_team(memory: ForgettingMemory, report: ForgetReport) -> None:
     """The team database's row of the checkpoint: a sync now sends the rewritten log, and the
     database deletes this folder's rows its logs no longer hold (`team/sync`). A database that
     cannot be reached keeps the row: that is said, and the forget is not clean."""
@@ -227,7 +255,7 @@ def _forget_in_team(memory: Memory, report: ForgetReport) -> None:
     report.team_removed = int(getattr(pushed, "removed", 0))
 
 
-def _rewrite_log(memory: Memory, day: date, checkpoint_id: str, stone: Tombstone) -> str:
+def _rewrite_log(memory: ForgettingMemory, day: date, checkpoint_id: str, stone: Tombstone) -> str:
     """Replace the checkpoint's lines in its raw log by the tombstone, under the lock."""
     store = memory.store
     path = store.raw_path(day)
@@ -272,7 +300,7 @@ def without_checkpoint(text: str, checkpoint_id: str, stone: Tombstone) -> str:
     return "\n".join([*lines[:start], stone.line(), *earlier, *lines[end:]])
 
 
-def _drop_nodes(memory: Memory, day: date, needles: list[bytes]) -> list[str]:
+def _drop_nodes(memory: ForgettingMemory, day: date, needles: list[bytes]) -> list[str]:
     """Delete the nodes over `day`, ROOT.md and any node quoting the text, under the compaction
     lock: the next pass builds each missing node again from the logs."""
     store = memory.store
@@ -283,20 +311,20 @@ def _drop_nodes(memory: Memory, day: date, needles: list[bytes]) -> list[str]:
     with store.compaction_lock():
         for level in NODE_LEVELS:
             for name, path in store.node_files(level).items():
-                if f"{level}/{name}.md" in covering or _holds(path, needles):
+                if f"{level}/{name}.md" in covering or holds(path, needles):
                     dropped += _unlink(memory, store.relative(path))
         dropped += _unlink(memory, ROOT_FILE)
     return dropped
 
 
-def _unlink(memory: Memory, relative: str) -> list[str]:
+def _unlink(memory: ForgettingMemory, relative: str) -> list[str]:
     with contextlib.suppress(FileNotFoundError):
         if anchored.unlink(memory.root, relative):
             return [relative]
     return []
 
 
-def _holds(path: Path, needles: list[bytes]) -> bool:
+def holds(path: Path, needles: list[bytes]) -> bool:
     """Whether the regular file `path` contains any of `needles` (read in chunks)."""
     if not needles:
         return False
@@ -314,7 +342,7 @@ def _holds(path: Path, needles: list[bytes]) -> bool:
     return False
 
 
-def _scrub_conversations(memory: Memory, pieces: list[str]) -> list[str]:
+def _scrub_conversations(memory: ForgettingMemory, pieces: list[str]) -> list[str]:
     """`%%ask` conversations and last-sent records: each string quoting the text has those
     words replaced by FORGOTTEN_MARK (the turns stay, so the conversation goes on)."""
     folder = memory.root / CONVERSATIONS_DIR
@@ -353,7 +381,7 @@ def _replace_in(value: object, pieces: list[str]) -> object:
     return value
 
 
-def _sqlite_files(memory: Memory) -> Iterator[Path]:
+def _sqlite_files(memory: ForgettingMemory) -> Iterator[Path]:
     index = memory.store.index_dir
     if index.is_dir():
         for path in sorted(index.iterdir()):
@@ -384,7 +412,7 @@ def compact_sqlite(path: Path) -> None:
         connection.close()
 
 
-def _compact_sqlite(memory: Memory) -> list[str]:
+def _compact_sqlite(memory: ForgettingMemory) -> list[str]:
     memory._indexer.close()
     memory.semantic.close()
     done = []
@@ -397,7 +425,7 @@ def _compact_sqlite(memory: Memory) -> list[str]:
     return done
 
 
-def _derived_files(memory: Memory) -> Iterator[Path]:
+def _derived_files(memory: ForgettingMemory) -> Iterator[Path]:
     """Every regular file of the memory that is not a raw log, a node, ROOT.md or the
     conversations (those are rewritten above): the index folder, state and caches."""
     for folder, _dirs, names in os.walk(memory.store.index_dir):
@@ -405,7 +433,7 @@ def _derived_files(memory: Memory) -> Iterator[Path]:
             yield Path(folder) / name
 
 
-def _drop_derived_holding(memory: Memory, needles: list[bytes]) -> list[str]:
+def _drop_derived_holding(memory: ForgettingMemory, needles: list[bytes]) -> list[str]:
     """A derived store that still holds the text after the sync and compaction (the graph's
     files, a cache) is deleted, and Whoosh's folder always (its segments are compressed: no
     scan can vouch for them): each is rebuilt from the logs when needed."""
@@ -417,7 +445,7 @@ def _drop_derived_holding(memory: Memory, needles: list[bytes]) -> list[str]:
         shutil.rmtree(whoosh, ignore_errors=True)
         dropped.append(memory.store.relative(whoosh))
     for path in list(_derived_files(memory)):
-        if path.is_symlink() or not path.is_file() or not _holds(path, needles):
+        if path.is_symlink() or not path.is_file() or not holds(path, needles):
             continue
         top = index / path.relative_to(index).parts[0]
         if top.is_dir():
@@ -429,7 +457,7 @@ def _drop_derived_holding(memory: Memory, needles: list[bytes]) -> list[str]:
     return dropped
 
 
-def _regular_files(root: Path) -> Iterator[Path]:
+def regular_files(root: Path) -> Iterator[Path]:
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
         for name in names:
@@ -438,50 +466,12 @@ def _regular_files(root: Path) -> Iterator[Path]:
                 yield path
 
 
-def _scan(memory: Memory, needles: list[bytes], report: ForgetReport) -> None:
+def _scan(memory: ForgettingMemory, needles: list[bytes], report: ForgetReport) -> None:
     """Every regular file under the root, for the text: the memory's own files go to
     `remaining` (a failure), the user's own files to `user_files`."""
-    for path in _regular_files(memory.root):
-        if not _holds(path, needles):
+    for path in regular_files(memory.root):
+        if not holds(path, needles):
             continue
         relative = memory.store.relative(path)
         ours = relative.startswith(f"{MEMORY_DIR}/")
         (report.remaining if ours else report.user_files).append(relative)
-
-
-def _names_only(line: bytes, needles: list[bytes]) -> bool:
-    """Whether a log line carries a forgotten id only as a name: its tombstone, or a correction
-    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`), never as its text."""
-    text = line.decode("utf-8", "replace")
-    if parse_tombstone(text):
-        return True
-    if not text.startswith("<!-- hipo "):
-        return False
-    for needle in needles:
-        word = needle.decode("utf-8", "replace")
-        text = text.replace(f"replaces={word}", "").replace(f"proposes={word}", "")
-    return not any(needle.decode("utf-8", "replace") in text for needle in needles)
-
-
-def forgotten_ids_remain(memory: Memory) -> tuple[bool, str]:
-    """`hipo check`: no checkpoint, node, index row, vector or graph node carries the id of a
-    forgotten checkpoint; in the raw logs (and nodes copying them) only its tombstone does."""
-    stones: list[Tombstone] = []
-    for day in memory.store.raw_days():
-        stones += tombstones(memory.store.read_text(memory.store.raw_path(day)))
-    if not stones:
-        return True, "nothing forgotten"
-    needles = [stone.id.encode("utf-8") for stone in stones]
-    carriers = []
-    for path in _regular_files(memory.store.memory_dir):
-        if not _holds(path, needles):
-            continue
-        if path.suffix == ".md":  # a raw log, or a node that copies it verbatim
-            lines = path.read_bytes().split(b"\n")
-            text_lines = [line for line in lines if any(n in line for n in needles)]
-            if all(_names_only(line, needles) for line in text_lines):
-                continue
-        carriers.append(memory.store.relative(path))
-    if carriers:
-        return False, "a forgotten id is still in " + ", ".join(carriers)
-    return True, f"{len(stones)} forgotten, no trace of them"

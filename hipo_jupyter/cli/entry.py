@@ -1,7 +1,7 @@
 """The `hipo` script's entry point, kept light: `hipo --root DIR mcp` (what every printed MCP
 config runs) starts answering its client before the CLI, the engine and the MCP SDK have
-loaded (`mcp_early`), and `hipo --root DIR mcp --config TARGET` prints its snippet without
-them (`mcp_config`); every other command goes straight to `hipo_jupyter.cli.main`."""
+loaded (`mcp.early`), and `hipo --root DIR mcp --config TARGET` prints its snippet without
+them (`mcp.config`); every other command goes straight to `commands.main`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def serves_mcp(argv: Sequence[str]) -> bool:
 
 def prints_config(argv: Sequence[str]) -> bool:
     """`hipo --root DIR mcp --config TARGET` with an existing DIR and a known TARGET."""
-    from hipo_jupyter.mcp_config import CONFIG_TARGETS
+    from hipo_jupyter.mcp.config import CONFIG_TARGETS
 
     words = list(argv)
     return (
@@ -40,16 +40,16 @@ def prints_config(argv: Sequence[str]) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     if prints_config(words):
-        from hipo_jupyter import mcp_config
+        from hipo_jupyter.mcp import config as mcp_config
 
         root = Path(words[1]).expanduser().absolute()  # as hipo_jupyter.memory.resolve_root
         print(mcp_config.config_snippet(words[4], root))
         print(f"hipo: {mcp_config.CONFIG_WHERE[words[4]]}", file=sys.stderr)
         return 0
     if serves_mcp(words):
-        from hipo_jupyter import mcp_early
+        from hipo_jupyter.mcp import early as mcp_early
 
         mcp_early.answer_first()
-    from hipo_jupyter.cli import main as cli_main
+    from .commands import main as cli_main
 
     return cli_main(words)

@@ -21,7 +21,7 @@ Writes go through the engine's locks (flock on the raw log, the SQLite index's t
 several servers and kernels on one root lose nothing.
 
 `hipo mcp --config claude-code|jupyter-ai|claude-desktop` prints what registers this server in
-each client, with absolute paths (`hipo_jupyter.mcp_config`, which imports no MCP SDK).
+each client, with absolute paths (`hipo_jupyter.mcp.config`, which imports no MCP SDK).
 """
 
 from __future__ import annotations
@@ -35,7 +35,13 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' config)
+from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
+from hipo_jupyter.memory.disk import VIA_MCP
+from hipo_jupyter.memory.recall import RECALL_TAG, fence_layer1, fence_text
+from hipo_jupyter.memory.tree import LAYER1_FILES
+from hipo_jupyter.memory.views import correct
+
+from .config import (  # noqa: F401  (re-exported: the clients' config)
     CONFIG_TARGETS,
     CONFIG_WHERE,
     SERVER_NAME,
@@ -43,13 +49,8 @@ from hipo_jupyter.mcp_config import (  # noqa: F401  (re-exported: the clients' 
     hipo_command,
     server_entry,
 )
-from hipo_jupyter.mcp_sdk import ResourceError, Server, ToolError, new_server
-from hipo_jupyter.mcp_stdio import HipoMCPServer, serve_stdio
-from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
-from hipo_jupyter.memory.disk import VIA_MCP
-from hipo_jupyter.memory.recall import RECALL_TAG, fence_layer1, fence_text
-from hipo_jupyter.memory.tree import LAYER1_FILES
-from hipo_jupyter.memory.views import correct
+from .sdk import ResourceError, Server, ToolError, new_server
+from .stdio import HipoMCPServer, serve_stdio
 
 INSTRUCTIONS = (
     "Persistent memory of a notebook folder (the Hipocampus protocol), shared with the notebook "
@@ -246,6 +247,6 @@ def start_session(memory: Memory) -> threading.Thread:
 
 def serve(memory: Memory) -> None:
     """Run the session-start ritual, then serve `memory` over stdio until the client closes
-    the connection; every line is answered (`mcp_stdio.py`)."""
+    the connection; every line is answered (`stdio.py`)."""
     start_session(memory)
     anyio.run(serve_stdio, build_server(memory))

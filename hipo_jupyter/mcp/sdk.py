@@ -42,7 +42,7 @@ except ImportError:  # mcp 1.x (jupyter-ai 3.2's)
 
 from mcp.shared.message import SessionMessage
 
-from hipo_jupyter.mcp_config import server_version
+from .config import server_version
 
 __all__ = [
     "SDK_LINE",

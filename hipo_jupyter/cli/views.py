@@ -4,7 +4,7 @@
 write-back, imports) with who proposed each and its ID; `hipo rules accept ID` makes one the
 user's own rule (`Memory.accept_rule`).
 
-Each takes the parsed arguments and the opened Memory (cli.py opens it, so the root is decided
+Each takes the parsed arguments and the opened Memory (commands.py opens it, so the root is decided
 in one place), makes one engine call and prints. Errors are HipoErrors, which `hipo` reports
 as one line with exit code 2; a SPARQL error names the line and column of the query.
 

@@ -35,7 +35,7 @@ CONFIG_WHERE = {
 
 def server_version() -> str:
     """hipo-jupyter's version: the `serverInfo.version` clients show, from the SDK's answer
-    and from the early one (`mcp_early`) alike."""
+    and from the early one (`early.py`) alike."""
     try:
         return version("hipo-jupyter")
     except PackageNotFoundError:  # a source tree never installed

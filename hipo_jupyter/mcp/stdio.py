@@ -18,7 +18,9 @@ import anyio
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from hipo_jupyter.mcp_sdk import (
+from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
+
+from .sdk import (
     Server,
     ToolError,
     json_rpc_error,
@@ -27,7 +29,6 @@ from hipo_jupyter.mcp_sdk import (
     session_message,
     wire_out,
 )
-from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -43,7 +44,7 @@ def validation_line(tool: str, error: ValidationError) -> str:
 
 
 class HipoMCPServer(Server):
-    """The SDK's server (`mcp_sdk.Server`, of either SDK line) whose argument errors are one
+    """The SDK's server (`sdk.Server`, of either SDK line) whose argument errors are one
     line. 2.x passes a context, 1.x none: whatever comes is handed on."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *context: Any) -> Any:
@@ -105,7 +106,7 @@ class BoundedLines:
 
 
 def bounded_stdin() -> Any:
-    """The SDK's stdin, lines bounded, when hipo took the wire itself (`mcp_early`: sys.stdin
+    """The SDK's stdin, lines bounded, when hipo took the wire itself (`early.py`: sys.stdin
     is then not fd 0); None, the SDK's own reader, when stdin is still fd 0 for it to claim."""
     try:
         if sys.stdin.buffer.fileno() == 0:

@@ -48,9 +48,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from hipo_jupyter import cli_forget, cli_views, terminal
-from hipo_jupyter.cli_parser import UsageError, build_parser
-from hipo_jupyter.demo import TODAY_ENV, run_demo
+from hipo_jupyter import terminal
 from hipo_jupyter.memory import (
     MAX_BODY_CHARS,
     CheckpointDraft,
@@ -67,8 +65,13 @@ from hipo_jupyter.memory import (
 from hipo_jupyter.memory.disk import VIA_CLI, raw_log_path
 from hipo_jupyter.memory.intake import check_transcript, read_file
 from hipo_jupyter.memory.views import check_folder, results_text
-from hipo_jupyter.team_link import team_backend
-from hipo_jupyter.team_url import mask_url
+from hipo_jupyter.team.link import team_backend
+from hipo_jupyter.team.url import mask_url
+
+from . import forget as cli_forget
+from . import views as cli_views
+from .demo import TODAY_ENV, run_demo
+from .parser import UsageError, build_parser
 
 
 def today_from_env() -> Callable[[], date] | None:
@@ -354,13 +357,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     if args.config:
         # Printing a config needs neither the MCP SDK nor an open index: only the root's path.
-        from hipo_jupyter import mcp_config
+        from hipo_jupyter.mcp import config as mcp_config
 
         print(mcp_config.config_snippet(args.config, checked_root(args)))
         print(f"hipo: {mcp_config.CONFIG_WHERE[args.config]}", file=sys.stderr)
         return 0
     if args.install or args.uninstall:
-        from hipo_jupyter import mcp_install
+        from hipo_jupyter.mcp import install as mcp_install
 
         target = args.install or args.uninstall
         try:
@@ -370,14 +373,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 0
     import importlib.util
 
-    from hipo_jupyter import mcp_early
+    from hipo_jupyter.mcp import early as mcp_early
 
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("hipo mcp needs mcp: pip install 'hipo-jupyter[mcp]'")
     checked_root(args)  # a wrong root is one line before anything is served
 
     def start() -> None:
-        from hipo_jupyter import mcp as mcp_server
+        from hipo_jupyter.mcp import server as mcp_server
 
         memory = open_memory(args)
         try:
@@ -385,7 +388,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         finally:
             memory.close()
 
-    # `initialize` is answered while the SDK still imports (hipo_jupyter/mcp_early.py)
+    # `initialize` is answered while the SDK still imports (hipo_jupyter/mcp/early.py)
     mcp_early.serve_early(start)
     return 0
 

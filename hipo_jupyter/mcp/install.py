@@ -26,9 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.mcp_config import SERVER_NAME, ConfigTargetError, server_entry
 from hipo_jupyter.memory import ParseError
 from hipo_jupyter.memory.disk import MAX_SETTINGS_BYTES, parse_json, read_user_file
+
+from .config import SERVER_NAME, ConfigTargetError, server_entry
 
 RESTART = {
     "claude-code": "Claude Code asks once, in this folder, whether to use the project's servers",

@@ -28,7 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter.mcp_config import server_version
+from .config import server_version
 
 EARLY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES = {
@@ -41,7 +41,7 @@ PRIVATE_ID = "hipo-early-initialize"
 
 def capabilities() -> dict[str, Any]:
     """The capabilities the installed SDK's server declares: mcp 1.x (jupyter-ai 3.2's, see
-    `mcp_sdk`) adds an empty `experimental`. Read from the package's metadata, not imported."""
+    `sdk.py`) adds an empty `experimental`. Read from the package's metadata, not imported."""
     try:
         line = version("mcp").split(".", 1)[0]
     except PackageNotFoundError:
@@ -50,9 +50,9 @@ def capabilities() -> dict[str, Any]:
 
 
 def instructions_literal() -> str | None:
-    """`hipo_jupyter.mcp.INSTRUCTIONS` read from its source, without importing the SDK; None
+    """`hipo_jupyter.mcp.server.INSTRUCTIONS` read from its source, without importing the SDK; None
     when it is not a plain string literal (then the SDK answers `initialize` itself)."""
-    source = Path(__file__).with_name("mcp.py").read_text("utf-8")
+    source = Path(__file__).with_name("server.py").read_text("utf-8")
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "INSTRUCTIONS" for t in node.targets
@@ -179,7 +179,7 @@ def answer_first() -> None:
 
 
 def serve_early(start_server: Any) -> None:
-    """Answer `initialize` early (unless `hipo_jupyter.entry` already did), then run
+    """Answer `initialize` early (unless `hipo_jupyter.cli.entry` already did), then run
     `start_server()` (which serves stdio until the client closes) with the request replayed."""
     answer_first()
     assert _importer is not None
@@ -190,4 +190,4 @@ def serve_early(start_server: Any) -> None:
 def _import_sdk() -> None:
     # The slow part, done while the client waits; an ImportError shows again in the caller.
     with contextlib.suppress(ImportError):
-        import hipo_jupyter.mcp  # noqa: F401
+        import hipo_jupyter.mcp.server  # noqa: F401

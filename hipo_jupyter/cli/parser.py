@@ -11,8 +11,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any
 
-from hipo_jupyter import cli_forget, cli_views
-from hipo_jupyter.mcp_config import CONFIG_TARGETS
+from hipo_jupyter.mcp.config import CONFIG_TARGETS
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
     DEFAULT_BUDGET,
@@ -21,6 +20,9 @@ from hipo_jupyter.memory import (
     parse_number,
 )
 from hipo_jupyter.memory.intake import FORMATS
+
+from . import forget as cli_forget
+from . import views as cli_views
 
 HELP: dict[str, str] = {
     "init": "create memory/, knowledge/, plans/ and the Layer 1 files",

@@ -21,7 +21,7 @@ TODAY_ENV = "HIPO_TODAY"
 
 def find_quickstart() -> Path:
     """notebooks/quickstart.ipynb of the source tree, else the copy shipped in the package."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parent.parent.parent
     candidate = repo / "notebooks" / QUICKSTART
     if candidate.is_file() and (repo / "pyproject.toml").is_file():
         return candidate
@@ -52,7 +52,7 @@ def kernel_environment(today: str | None = None) -> dict[str, str]:
     env.pop("HIPO_ROOT", None)
     if today:
         env[TODAY_ENV] = today
-    package_parent = Path(__file__).resolve().parent.parent
+    package_parent = Path(__file__).resolve().parent.parent.parent
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     installed = package_parent.name in ("site-packages", "dist-packages")
     if not installed and str(package_parent) not in paths:
