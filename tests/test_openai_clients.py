@@ -524,3 +524,25 @@ def test_ask_is_written_back_whichever_clients_are_chosen(
     assert layer1_count(asked) == 1 and layer1_count(own) == 0
     (checkpoint,) = written_back(memory_root)
     assert checkpoint.startswith("What did we decide on pricing? [project]")  # titled by its task
+
+
+def test_two_hooks_for_one_module_both_run_without_asking_each_other_forever(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Two shells in one process (or an extension loaded twice) each wait for the same SDK:
+    the import runs both patches once, instead of the hooks asking each other until Python's
+    recursion limit (what a test order that left one hook behind showed)."""
+    import importlib
+
+    from hipo_jupyter.llm.sdk_hooks import AfterImport
+
+    (tmp_path / "hipo_hooked_sdk.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ran: list[str] = []
+    first = AfterImport({"hipo_hooked_sdk"}, lambda name: ran.append(f"first:{name}"))
+    second = AfterImport({"hipo_hooked_sdk"}, lambda name: ran.append(f"second:{name}"))
+    monkeypatch.setattr(sys, "meta_path", [first, second, *sys.meta_path])
+    monkeypatch.delitem(sys.modules, "hipo_hooked_sdk", raising=False)
+    module = importlib.import_module("hipo_hooked_sdk")
+    assert module.VALUE == 1
+    assert sorted(ran) == ["first:hipo_hooked_sdk", "second:hipo_hooked_sdk"]

@@ -17,24 +17,31 @@ class AfterImport(MetaPathFinder):
     """Runs `callback(name)` right after one of `names` is imported (then forgets that name).
 
     It finds the module with the other finders and wraps the loader's exec_module; nothing
-    else about the import changes.
+    else about the import changes. Two hooks for one name (two shells in one process, an
+    extension reloaded) ask each other: a hook already looking for a name answers None, so the
+    search ends in the real finders and each hook's loader wraps the other's.
     """
 
     def __init__(self, names: set[str], callback: Callable[[str], None]) -> None:
         self.names = set(names)
         self.callback = callback
+        self._looking: set[str] = set()
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.names:
+        if fullname not in self.names or fullname in self._looking:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                self.names.discard(fullname)
-                spec.loader = PatchingLoader(spec.loader, lambda: self.callback(fullname))
-                return spec
+        self._looking.add(fullname)
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None and spec.loader is not None:
+                    self.names.discard(fullname)
+                    spec.loader = PatchingLoader(spec.loader, lambda: self.callback(fullname))
+                    return spec
+        finally:
+            self._looking.discard(fullname)
         return None
 
 
