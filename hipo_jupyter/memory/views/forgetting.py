@@ -47,7 +47,7 @@ from ..disk.periods import week_id, week_month
 from ..disk.store import ROOT_FILE
 from ..disk.trust import FORGET, may, writer_of_provenance
 from ..errors import HipoError
-from .rules import MIN_ID_CHARS
+from .rules import pick_by_id
 
 if TYPE_CHECKING:
     from ..config import MemoryConfig
@@ -126,19 +126,13 @@ class ForgetReport:
 def find_checkpoint(checkpoints: list[Checkpoint], wanted: str) -> Checkpoint:
     """The checkpoint whose id is `wanted` or ends with it (at least MIN_ID_CHARS characters,
     when only one does); HipoError, one line, otherwise."""
-    wanted = wanted.strip()
-    if not wanted:
-        raise HipoError("give the ID of a checkpoint (hipo recall shows them)")
-    exact = [cp for cp in checkpoints if cp.id == wanted]
-    matches = exact or [
-        cp for cp in checkpoints
-        if len(wanted) >= MIN_ID_CHARS and cp.id and cp.id.endswith(wanted)
-    ]  # fmt: skip
-    if len({cp.id for cp in matches}) > 1:
-        raise HipoError(f"{wanted!r} names {len(matches)} checkpoints: give the whole ID")
-    if not matches:
-        raise HipoError(f"no checkpoint has the ID {wanted!r}")
-    return matches[-1]
+    return pick_by_id(
+        checkpoints,
+        wanted,
+        plural="checkpoints",
+        none="give the ID of a checkpoint (hipo recall shows them)",
+        unknown="no checkpoint has the ID {wanted!r}",
+    )
 
 
 def checkpoint_id_at(memory: ForgettingMemory, file: str, line: int) -> str:

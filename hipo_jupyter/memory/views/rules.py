@@ -24,8 +24,9 @@ from the raw logs, which stay append-only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from ..disk.checkpoint import Checkpoint
 from ..disk.provenance import provenance_text
@@ -158,6 +159,31 @@ def proposals_text(waiting: list[Rule], accept: str = "hipo rules accept") -> st
     return "\n".join(lines) + "\n"
 
 
+Identified = TypeVar("Identified", Checkpoint, "Rule")
+
+
+def pick_by_id(
+    items: Sequence[Identified], wanted: str, *, plural: str, none: str, unknown: str
+) -> Identified:
+    """The item whose id is `wanted`, or ends with it (its random part, at least MIN_ID_CHARS
+    characters, when only one id does): how every front end names a checkpoint or a rule.
+    HipoError, one line, for no id (`none`), an id naming several `plural`, or none
+    (`unknown`, formatted with `wanted`)."""
+    wanted = wanted.strip()
+    if not wanted:
+        raise HipoError(none)
+    exact = [item for item in items if item.id == wanted]
+    matches = exact or [
+        item for item in items
+        if len(wanted) >= MIN_ID_CHARS and item.id and item.id.endswith(wanted)
+    ]  # fmt: skip
+    if len({item.id for item in matches}) > 1:
+        raise HipoError(f"{wanted!r} names {len(matches)} {plural}: give the whole ID")
+    if not matches:
+        raise HipoError(unknown.format(wanted=wanted))
+    return matches[-1]
+
+
 def find_proposal(found: list[Rule], wanted: str, *, accepted_via: str) -> Rule:
     """The proposal of `found` (all rules) whose id is `wanted`, or ends with it (its random
     part, at least MIN_ID_CHARS characters, when only one id does), for the front end
@@ -165,19 +191,13 @@ def find_proposal(found: list[Rule], wanted: str, *, accepted_via: str) -> Rule:
     for an id that names no proposal, one already accepted or a rule already in force."""
     if not may(writer_of_provenance(accepted_via), RULE_IN_FORCE):
         raise HipoError(f"only the user accepts a rule, not {accepted_via!r}")
-    wanted = wanted.strip()
-    if not wanted:
-        raise HipoError("accept needs the ID of a proposed rule (hipo rules lists them)")
-    exact = [rule for rule in found if rule.id == wanted]
-    matches = exact or [
-        rule for rule in found
-        if len(wanted) >= MIN_ID_CHARS and rule.id and rule.id.endswith(wanted)
-    ]  # fmt: skip
-    if len({rule.id for rule in matches}) > 1:
-        raise HipoError(f"{wanted!r} names {len(matches)} rules: give the whole ID")
-    if not matches:
-        raise HipoError(f"no proposed rule has the ID {wanted!r} (hipo rules lists them)")
-    rule = matches[-1]
+    rule = pick_by_id(
+        found,
+        wanted,
+        plural="rules",
+        none="accept needs the ID of a proposed rule (hipo rules lists them)",
+        unknown="no proposed rule has the ID {wanted!r} (hipo rules lists them)",
+    )
     if rule.in_force:
         raise HipoError(f"{rule.id} is already a rule in force (written by you)")
     if rule.id in {r.accepts for r in found if r.in_force}:
