@@ -10,11 +10,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from claude_helpers import RaisingShell, new_shell, run
+from claude_helpers import RaisingShell, run
 from IPython.core.error import UsageError
 from test_cli import run_hipo
+from test_forget import shell_fixture  # noqa: F401  (`shell`: a real shell with hipo loaded)
 
-from hipo_jupyter.ipython import unload_ipython_extension
 from hipo_jupyter.memory import HipoError, Memory
 from hipo_jupyter.memory.disk.trust import (
     AGENT,
@@ -29,18 +29,6 @@ from hipo_jupyter.memory.views import correct
 
 WRONG = "the renewal price is 9999 EUR a seat"
 RIGHT = "the renewal price is 99 EUR a seat"
-
-
-@pytest.fixture
-def shell(memory_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
-    monkeypatch.setenv("HIPO_TODAY", "2026-03-12")
-    shell: RaisingShell = new_shell()
-    shell.run_cell(f"%config Hipo.root = {str(memory_root)!r}")
-    shell.run_cell("%config Hipo.summarizer = 'extractive'")
-    shell.run_cell("%load_ext hipo")
-    capsys.readouterr()
-    yield shell
-    unload_ipython_extension(shell)
 
 
 def the_id(text: str) -> str:

@@ -33,8 +33,10 @@ CUSTOMER = "Zebulon Quartermain-Okafor"
 WRONG = "the renewal price is 9,999 EUR a seat"
 
 
-@pytest.fixture
-def shell(memory_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
+@pytest.fixture(name="shell")
+def shell_fixture(
+    memory_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+):
     monkeypatch.setenv("HIPO_TODAY", "2026-03-12")
     shell: RaisingShell = new_shell()
     shell.run_cell(f"%config Hipo.root = {str(memory_root)!r}")
