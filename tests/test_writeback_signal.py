@@ -128,3 +128,22 @@ def test_at_equal_relevance_the_users_note_ranks_first(memory_root: Path) -> Non
         hits = memory.recall(query, k=5).hits
         assert hits[0].provenance == "a notebook cell", [(h.provenance, h.score) for h in hits]
     memory.close()
+
+
+def test_a_recurring_call_is_recalled_once_by_its_best_run(memory_root: Path) -> None:
+    """The same task asked of Claude on many days (a weekly status draft) is one task of the
+    agent's log: recall shows its best run once, and the room goes to the user's notes."""
+    memory = Memory(memory_root, today=lambda: date.fromisoformat(TODAY))
+    title = "Draft a two-line update on the fraud scoring for Lena"
+    for day, score in (("2026-02-02", "0.81"), ("2026-02-09", "0.83"), ("2026-02-16", "0.84")):
+        body = f"- request: {title}\n- outcome: fraud scoring AUC {score}, no drift this week"
+        memory.remember(title, body, via=VIA_WRITE_BACK, on=day, model="claude-sonnet-5-5")
+    memory.remember(
+        "Fraud threshold", "- decisions: fraud scoring flags above 0.7, reviewed by Lena",
+        via=VIA_MAGIC, on="2026-02-03",
+    )  # fmt: skip
+    hits = memory.recall("fraud scoring update for Lena", k=10).hits
+    titles = [hit.title for hit in hits]
+    assert titles.count(title) == 1, titles
+    assert "Fraud threshold" in titles
+    memory.close()

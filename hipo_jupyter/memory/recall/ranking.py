@@ -354,14 +354,18 @@ def _distinct_best(
     query: str | None = None,
 ) -> list[Hit]:
     """The `k` best of (score, document, snippet, topics), as hits; the same title and text
-    twice (a repeated import, a copy) is shown once. Only the hits walked are fingerprinted.
+    twice (a repeated import, a copy) is shown once, and so is one task of Claude's task log
+    (write-backs of one title: a recurring call, asked again on other days), by its best run:
+    its other runs would fill the context with the agent's log, not the user's notes. Only
+    the hits walked are fingerprinted.
     With `query`, each hit's snippet is the passage of its text that answers it
     (`passages.hit_snippet`), whichever backend found it."""
     scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
     hits: list[Hit] = []
     seen_texts: set[str] = set()
     for score, doc, snippet, hit_topics in scored:
-        fingerprint = " ".join(f"{doc.title}\n{doc.text}".split()).casefold()
+        text = "(a task of Claude's)" if written_back(doc) else doc.text
+        fingerprint = " ".join(f"{doc.title}\n{text}".split()).casefold()
         if fingerprint in seen_texts:
             continue
         seen_texts.add(fingerprint)
