@@ -60,6 +60,9 @@ def kernel_environment(today: str | None = None) -> dict[str, str]:
     return env
 
 
+KERNEL_START_SECONDS = 180
+
+
 def execute_notebook(path: Path, *, timeout: int = 300, today: str | None = None) -> Any:
     """Run a notebook top to bottom in its own folder with a kernel of *this* interpreter.
 
@@ -86,6 +89,9 @@ def execute_notebook(path: Path, *, timeout: int = 300, today: str | None = None
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        # a kernel on a busy 2-core machine (a test run beside other kernels) may take over
+        # nbclient's default minute to answer; a slow start is not a failed notebook
+        startup_timeout=KERNEL_START_SECONDS,
     )
     try:
         # cleanup_kc: shut the kernel down afterwards, though we made its manager
