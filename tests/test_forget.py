@@ -341,3 +341,22 @@ def test_a_log_with_another_hard_link_is_refused_and_left_alone(memory_root: Pat
     with pytest.raises(HipoError, match="hard links"):
         memory.forget(secret.id, via="cli")
     assert log.read_bytes() == before
+
+
+def test_a_recalled_note_shows_the_id_it_is_forgotten_by(
+    shell: RaisingShell, memory_root: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """What a user has of a wrong note is a recall: its hit names the id `%hipo forget` and
+    `--replaces` take (the text, the JSON and the CLI alike), so the error that asks for an ID
+    points somewhere that shows one."""
+    run(shell, f"%%remember Call with {CUSTOMER} [project]\n- outcome: {CUSTOMER} renews in May")
+    written = only_id(capsys.readouterr().out)
+    run(shell, "%recall renews in May")
+    shown = capsys.readouterr().out
+    assert f"id {written}" in shown, shown
+    (hit,) = run(shell, "%recall renews in May").result.hits
+    assert hit.to_json()["id"] == written
+    cli = run_hipo(memory_root, "recall", "renews in May", "--json")
+    assert json.loads(cli.stdout)["hits"][0]["id"] == written
+    run(shell, f"%hipo forget {hit.checkpoint_id}")
+    assert run(shell, "%recall renews in May").result.hits == []

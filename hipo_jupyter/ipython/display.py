@@ -52,14 +52,14 @@ def recall_html(result: RecallResult) -> str:
     rows = []
     for hit, data in zip(result.hits, result.to_json()["hits"], strict=True):
         by = f" (by {data['author']} in {data['notebook']})" if data.get("author") else ""
-        source = data["provenance"]
+        source = render.hit_source(hit)  # where it came from, and its id
         rows.append(
             "<tr>"
             f"<td style='white-space:nowrap'>{esc(data['date'])}</td>"
             f"<td>{esc(data['type'] or data['kind'])}</td>"
             f"<td><b>{esc(data['title'])}</b>{esc(by)}<br>{esc(data['snippet'])}<br>"
             f"<small><code>{esc(render.drill_down(hit))}</code></small>"
-            + (f"<br><small>{esc(render.provenance_line(source))}</small>" if source else "")
+            + (f"<br><small>{esc(source)}</small>" if source else "")
             + "</td>"
             "</tr>"
         )

@@ -74,11 +74,20 @@ def recall_text(result: RecallResult, *, paths: bool = True) -> str:
         snippet = " ".join(hit.snippet.split())
         if snippet:
             lines.append(f"   {snippet}")
-        if hit.provenance:
-            lines.append(f"   {provenance_line(hit.provenance)}")
+        if hit.provenance or hit.checkpoint_id:
+            lines.append(f"   {hit_source(hit)}")
         if paths:
             lines.append(f"   {drill_down(hit)}")
     return "\n".join(lines)
+
+
+def hit_source(hit: Hit) -> str:
+    """Where a hit came from and the id to correct or forget it by: "from a notebook cell ·
+    id 2026-03-12T10:00:00Z-1a2b3c4d" (either part alone when the other is not known)."""
+    parts = [provenance_line(hit.provenance)] if hit.provenance else []
+    if hit.checkpoint_id:
+        parts.append(f"id {hit.checkpoint_id}")
+    return " · ".join(parts)
 
 
 # --- checkpoints ----------------------------------------------------------------------------

@@ -45,7 +45,8 @@ def log_entries(text: str) -> list[Entry]:
 
 
 class Corrections:
-    """The superseded checkpoints of one store, as hit locations (`memory/DAY.md:LINE`)."""
+    """The checkpoints of one store by hit location (`memory/DAY.md:LINE`): their ids, and
+    which of them a correction superseded."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -54,6 +55,22 @@ class Corrections:
 
     def superseded(self, stamps: RawStamps) -> set[str]:
         """Where each checkpoint a correction in force replaced starts (`Hit.location`)."""
+        logs = self._current(stamps)
+        replaced = {r for entries in logs.values() for _, _, r in entries if r}
+        if not replaced:  # the common case: no correction at all, nothing more to look at
+            return set()
+        return {
+            location for location, checkpoint_id in _locations(logs).items()
+            if checkpoint_id in replaced
+        }  # fmt: skip
+
+    def ids(self, stamps: RawStamps) -> dict[str, str]:
+        """The id of each checkpoint that has one, by where it starts (`Hit.location`): what a
+        hit shows so the user can correct or forget it by its id."""
+        return _locations(self._current(stamps))
+
+    def _current(self, stamps: RawStamps) -> dict[str, list[Entry]]:
+        """Each raw log's entries, read again only when its stamp changed."""
         with self._lock:
             for name in set(self._logs) - set(stamps):
                 del self._logs[name]
@@ -61,15 +78,7 @@ class Corrections:
                 kept = self._logs.get(name)
                 if kept is None or kept[0] != stamp:
                     self._logs[name] = (stamp, self._read(name))
-            replaced = {r for _, entries in self._logs.values() for _, _, r in entries if r}
-            if not replaced:  # the common case: no correction at all, nothing more to look at
-                return set()
-            return {
-                f"{raw_log_path(name.removesuffix('.md'))}:{line}"
-                for name, (_, entries) in self._logs.items()
-                for checkpoint_id, line, _ in entries
-                if checkpoint_id in replaced
-            }
+            return {name: entries for name, (_, entries) in self._logs.items()}
 
     def _read(self, name: str) -> list[Entry]:
         try:
@@ -77,3 +86,11 @@ class Corrections:
         except (OSError, ParseError):
             return []
         return log_entries(text)
+
+
+def _locations(logs: dict[str, list[Entry]]) -> dict[str, str]:
+    return {
+        f"{raw_log_path(name.removesuffix('.md'))}:{line}": checkpoint_id
+        for name, entries in logs.items()
+        for checkpoint_id, line, _ in entries
+    }

@@ -89,6 +89,7 @@ class Hit:
     author: str = ""  # team recall (hipo_jupyter/team): who wrote it; "" for one's own memory
     notebook: str = ""  # team recall: the notebook (memory folder) it was written in
     provenance: str = ""  # raw hits: notebook, cell, front end, model ("" if not recorded)
+    checkpoint_id: str = ""  # raw hits: the checkpoint's id (to correct or forget it), if any
 
     @property
     def location(self) -> str:
@@ -108,6 +109,7 @@ class Hit:
             "path": list(self.path),
             "topics": list(self.topics),
             "provenance": self.provenance,
+            **({"id": self.checkpoint_id} if self.checkpoint_id else {}),
             **({"author": self.author, "notebook": self.notebook} if self.author else {}),
         }
 

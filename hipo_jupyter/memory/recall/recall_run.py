@@ -89,7 +89,14 @@ class LocalRecall:
         """`Memory.recall_query`: the ranked hits, raw ones with their provenance (from the
         index, which read it from each checkpoint's comment line)."""
         stamps = self.store.raw_stamps()  # the raw logs listed once: topics and rules
-        return self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
+        result = self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
+        if not any(hit.kind == "raw" for hit in result.hits):
+            return result
+        ids = self._corrections.ids(stamps)  # each raw hit shows its id: correct or forget it
+        return replace(result, hits=[
+            replace(hit, checkpoint_id=ids.get(hit.location, "")) if hit.kind == "raw" else hit
+            for hit in result.hits
+        ])  # fmt: skip
 
     def ranked(
         self,
