@@ -64,10 +64,12 @@ class Corrections:
             if checkpoint_id in replaced
         }  # fmt: skip
 
-    def ids(self, stamps: RawStamps) -> dict[str, str]:
-        """The id of each checkpoint that has one, by where it starts (`Hit.location`): what a
-        hit shows so the user can correct or forget it by its id."""
-        return _locations(self._current(stamps))
+    def ids(self, stamps: RawStamps, files: set[str]) -> dict[str, str]:
+        """The id of each checkpoint of these raw logs (`memory/DAY.md`) that has one, by where
+        it starts (`Hit.location`): what a hit shows so the user can correct or forget it."""
+        logs = self._current(stamps)
+        names = {file.rsplit("/", 1)[-1] for file in files}
+        return _locations({name: logs[name] for name in names if name in logs})
 
     def _current(self, stamps: RawStamps) -> dict[str, list[Entry]]:
         """Each raw log's entries, read again only when its stamp changed."""

@@ -90,9 +90,10 @@ class LocalRecall:
         index, which read it from each checkpoint's comment line)."""
         stamps = self.store.raw_stamps()  # the raw logs listed once: topics and rules
         result = self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
-        if not any(hit.kind == "raw" for hit in result.hits):
+        files = {hit.file for hit in result.hits if hit.kind == "raw"}
+        if not files:
             return result
-        ids = self._corrections.ids(stamps)  # each raw hit shows its id: correct or forget it
+        ids = self._corrections.ids(stamps, files)  # each raw hit shows its id, to correct it
         return replace(result, hits=[
             replace(hit, checkpoint_id=ids.get(hit.location, "")) if hit.kind == "raw" else hit
             for hit in result.hits
