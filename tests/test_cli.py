@@ -188,7 +188,8 @@ def test_recall_prints_hits_and_json(hipo) -> None:
     assert "Competitor pricing" in out and "Hiring plan" not in out
     lines = out.splitlines()  # the answer first: heading, passage, where it came from
     assert lines[1].startswith("1. 2026-03-05 [project] Competitor pricing")
-    assert "cut the starter tier by 15%" in lines[2] and lines[3] == "   from the command line"
+    assert "cut the starter tier by 15%" in lines[2]
+    assert re.fullmatch(r"   from the command line · id \S+-[0-9a-f]{8}", lines[3]), lines[3]
     assert " -> " not in out  # the tree path only on request
     code, with_paths, _ = hipo("recall", "starter", "tier", "--paths")
     assert code == 0 and "-> memory/2026-03-05.md#L" in with_paths
@@ -201,7 +202,7 @@ def test_recall_prints_hits_and_json(hipo) -> None:
     hit = next(h for h in payload["hits"] if h["kind"] == "raw")
     assert set(hit) == {
         "file", "line", "date", "kind", "type", "title", "snippet", "score", "path", "topics",
-        "provenance",
+        "provenance", "id",
     }
     assert hit["file"] == "memory/2026-03-05.md"
     assert hit["date"] == "2026-03-05"

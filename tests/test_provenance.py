@@ -68,7 +68,7 @@ def test_the_magic_records_itself_and_recall_shows_it(claude_shell, memory_root:
     assert checkpoint.via == "magic" and checkpoint.cell
     hits = claude_shell.run_line_magic("recall", "launch")
     assert hits[0].provenance == f"cell {checkpoint.cell}"
-    assert f"\n   from cell {checkpoint.cell}\n" in str(hits) + "\n"
+    assert f"\n   from cell {checkpoint.cell} · id {checkpoint.id}\n" in str(hits) + "\n"
     assert "from cell" in hits._repr_html_() and "via" not in str(hits)
 
 
