@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import load_benchmark
 from claude_helpers import RaisingShell
-from traitlets.config import Config
+from test_semantic_magics import bare_shell_fixture  # noqa: F401  (`bare_shell`: the shell)
 
-import hipo_jupyter.ipython as hipo_ipython
 from hipo_jupyter.memory.search.embed import semantic_available
 
 TODAY = "2026-03-12"
@@ -37,21 +36,12 @@ NOTES = [
 
 
 @pytest.fixture
-def kernel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, memory_root: Path):
-    """A real IPython shell with the default settings (HIPO_SEMANTIC unset), notes written by
-    `%%remember` cells."""
+def kernel(bare_shell: RaisingShell) -> RaisingShell:
+    """A real IPython shell with the default settings (HIPO_SEMANTIC unset; the semantic magics'
+    shell), notes written by `%%remember` cells."""
     on, message = semantic_available()
     assert on, f"the default install must bring the model: {message}"
-    monkeypatch.setenv("HIPO_TODAY", TODAY)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    monkeypatch.delenv("HIPO_SEMANTIC", raising=False)
-    monkeypatch.chdir(tmp_path)
-    config = Config()
-    config.HistoryAccessor.enabled = False
-    shell = RaisingShell(config=config)
-    shell.run_cell(f"%config Hipo.root = {str(memory_root)!r}")
-    yield shell
-    hipo_ipython.unload_ipython_extension(shell)
+    return bare_shell
 
 
 def remember_notes(shell: RaisingShell) -> None:

@@ -21,8 +21,8 @@ from hipo_jupyter.memory.search.embed import INSTALL_HINT, missing_modules, sema
 TODAY = "2026-03-12"
 
 
-@pytest.fixture
-def bare_shell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, memory_root: Path):
+@pytest.fixture(name="bare_shell")
+def bare_shell_fixture(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, memory_root: Path):
     monkeypatch.setenv("HIPO_TODAY", TODAY)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     monkeypatch.delenv("HIPO_SEMANTIC", raising=False)
