@@ -30,6 +30,7 @@ from .intake.importers import ImportRecord, ImportReport
 from .intake.notes import NoteFiles
 from .intake.writing import Writer, new_checkpoint
 from .recall import context as context_pack
+from .recall.corrections import PROPOSED_CORRECTION, PROPOSED_RULE, mark_proposals
 from .recall.ranking import RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
@@ -425,7 +426,18 @@ class Memory:
         """`recall` for a request already parsed (the front ends parse it first); raw hits
         carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
         carry the start of their text, not the index's cut around the matches."""
-        return self._recall.recall(request, neighbours=neighbours, snippets=snippets)
+        result = self._recall.recall(request, neighbours=neighbours, snippets=snippets)
+        return mark_proposals(result, self._proposals(self.store.raw_stamps()))
+
+    def _proposals(self, stamps: RawStamps) -> dict[str, str]:
+        """Where each proposal the user has not accepted starts (`Hit.location`), and what it
+        is: a rule (`views/rules`) or a correction of the user's words (`recall/corrections`)
+        another writer proposed. Recall and contexts say so on its hit (`mark_proposals`)."""
+        found = {
+            f"{rule.file}:{rule.line}": PROPOSED_RULE for rule in self._views.proposals(stamps)
+        }
+        found.update(dict.fromkeys(self._recall.proposed_corrections(stamps), PROPOSED_CORRECTION))
+        return found
 
     def context(
         self,
@@ -464,8 +476,9 @@ class Memory:
         def recall(k: int) -> RecallResult:
             request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
                                         mode=mode or "auto")  # fmt: skip
-            return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
-                                       both_lists=True)  # fmt: skip
+            ranked = self._recall.ranked(request, stamps, neighbours=True, snippets=False,
+                                         both_lists=True)  # fmt: skip
+            return mark_proposals(ranked, self._proposals(stamps))  # shown as proposals
 
         return context_pack.build(
             query,

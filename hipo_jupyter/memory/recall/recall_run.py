@@ -142,6 +142,10 @@ class LocalRecall:
             ])  # fmt: skip
         return result
 
+    def proposed_corrections(self, stamps: RawStamps) -> set[str]:
+        """Where each correction an agent proposed and the user has not accepted starts."""
+        return self._corrections.proposed(stamps)
+
     def documents(self, ids: Sequence[str]) -> dict[str, Document]:
         """The full documents of these ids, from the index (a context's pieces)."""
         with self._lock:
