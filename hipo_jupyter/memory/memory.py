@@ -30,7 +30,6 @@ from .intake.importers import ImportRecord, ImportReport
 from .intake.notes import NoteFiles
 from .intake.writing import Writer, new_checkpoint
 from .recall import context as context_pack
-from .recall.corrections import PROPOSED_CORRECTION, PROPOSED_RULE, mark_proposals
 from .recall.ranking import RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
@@ -95,9 +94,9 @@ class Memory:
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._topics = TopicsCache(self.store, self._all_checkpoints)
-        self._recall = LocalRecall(
-            self.store, self.config, self._indexer, self._topics, self._today, self._lock
-        )
+        self._recall = LocalRecall(self.store, self.config, self._indexer, self._topics,
+                                   self._today, self._lock,  # marks the rules proposed as such:
+                                   lambda stamps: self._views.proposal_places(stamps))  # fmt: skip
         self._views = StructuredViews(self.store, self.catalog, self._lock)
         self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
@@ -202,11 +201,11 @@ class Memory:
         return relative
 
     # --- notes an agent keeps (issue 14: Claude's memory tool; see intake/notes) -------------
-    def write_note(self, relative_path: str, text: str) -> str:
+    def write_note(self, relative_path: str, text: str, *, via: str | None = None) -> str:
         """Write a Layer 1 working file or a note under knowledge/ or plans/ (atomically, secrets
-        redacted); a knowledge note is indexed at once. Anything else is refused (NotWritable)
-        with why and what to do instead. Returns the clean relative path."""
-        relative = self._notes.write(relative_path, text)
+        redacted) as `via` (None: the user; `tree/line_writers`); a knowledge note is indexed at
+        once. Anything else is refused (NotWritable) with why; returns the clean path."""
+        relative = self._notes.write(relative_path, text, via=via)
         self._notify("remember")
         return relative
 
@@ -426,18 +425,7 @@ class Memory:
         """`recall` for a request already parsed (the front ends parse it first); raw hits
         carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
         carry the start of their text, not the index's cut around the matches."""
-        result = self._recall.recall(request, neighbours=neighbours, snippets=snippets)
-        return mark_proposals(result, self._proposals(self.store.raw_stamps()))
-
-    def _proposals(self, stamps: RawStamps) -> dict[str, str]:
-        """Where each proposal the user has not accepted starts (`Hit.location`), and what it
-        is: a rule (`views/rules`) or a correction of the user's words (`recall/corrections`)
-        another writer proposed. Recall and contexts say so on its hit (`mark_proposals`)."""
-        found = {
-            f"{rule.file}:{rule.line}": PROPOSED_RULE for rule in self._views.proposals(stamps)
-        }
-        found.update(dict.fromkeys(self._recall.proposed_corrections(stamps), PROPOSED_CORRECTION))
-        return found
+        return self._recall.recall(request, neighbours=neighbours, snippets=snippets)
 
     def context(
         self,
@@ -476,9 +464,8 @@ class Memory:
         def recall(k: int) -> RecallResult:
             request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
                                         mode=mode or "auto")  # fmt: skip
-            ranked = self._recall.ranked(request, stamps, neighbours=True, snippets=False,
-                                         both_lists=True)  # fmt: skip
-            return mark_proposals(ranked, self._proposals(stamps))  # shown as proposals
+            return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
+                                       both_lists=True)  # fmt: skip
 
         return context_pack.build(
             query,
