@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -186,7 +187,31 @@ def shown(text: str) -> str:
     """`text` as a person is shown it, in a terminal, a notebook or the sidebar: as stored
     (`storable`), with the invisible format characters (`FORMAT_CHARACTERS`: bidi controls,
     zero-width and tag characters) as visible escapes too, so none is obeyed."""
-    return _FORMAT_RE.sub(_escape, storable(text))
+    return _FORMAT_RE.sub(_escape_format, storable(text))
+
+
+ZERO_WIDTH_JOINER = "\u200d"
+_EMOJI_BEFORE_JOINER = (
+    "\ufe0f",
+    "\U0001f3fb",
+    "\U0001f3fc",
+    "\U0001f3fd",
+    "\U0001f3fe",
+    "\U0001f3ff",
+)
+
+
+def _escape_format(match: re.Match[str]) -> str:
+    """A format character as a visible escape, but the zero-width joiner inside an emoji
+    sequence (`👩‍💻`: a symbol, or its variation selector or skin tone, before it and a
+    symbol after), which only draws the two as one picture."""
+    char, text, at = match.group(), match.string, match.start()
+    if char == ZERO_WIDTH_JOINER and 0 < at < len(text) - 1:
+        before, after = text[at - 1], text[at + 1]
+        emoji_before = unicodedata.category(before) == "So" or before in _EMOJI_BEFORE_JOINER
+        if emoji_before and unicodedata.category(after) == "So":
+            return char
+    return _escape(match)
 
 
 def parse_tags(values: str | Iterable[str] | None) -> tuple[str, ...]:

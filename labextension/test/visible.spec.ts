@@ -16,4 +16,11 @@ describe('visible', () => {
   it('leaves text, tabs, newlines and emoji as they are', () => {
     expect(visible('Zürich → 東京\tok\n👍')).toBe('Zürich → 東京\tok\n👍');
   });
+
+  it('keeps a joiner only inside an emoji sequence, as the engine does', () => {
+    // the same text and answer as tests/test_format_characters_shown.py's EMOJI
+    expect(
+      visible('dev 👩\u200d💻 flag 🏳\ufe0f\u200d🌈 hand 👍🏽\u200d x\u200dy \u200d👩 👩\u200d')
+    ).toBe('dev 👩\u200d💻 flag 🏳\ufe0f\u200d🌈 hand 👍🏽\\u200d x\\u200dy \\u200d👩 👩\\u200d');
+  });
 });
