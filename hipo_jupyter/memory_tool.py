@@ -312,7 +312,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
         if kind_of(relative) in (RAW, RAW_FOLDER_FILE):
             return self._append(relative, command.file_text)
         existed = self.memory.note_file(relative).exists() if relative else False
-        self.memory.write_note(relative, command.file_text)
+        self.memory.write_note(relative, command.file_text, via=VIA_MEMORY_TOOL)
         if existed:
             return f"File {command.path} overwritten with the new content."
         return f"File created successfully at: {command.path}"
@@ -339,7 +339,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
             )
         changed_line = text[: text.index(command.old_str)].count("\n")
         new_text = text.replace(command.old_str, command.new_str, 1)
-        self.memory.write_note(relative, new_text)
+        self.memory.write_note(relative, new_text, via=VIA_MEMORY_TOOL)
         lines = new_text.split("\n")
         first = max(0, changed_line - 2)
         snippet = numbered("\n".join(lines[first : changed_line + 3]), first + 1)
@@ -358,7 +358,7 @@ class HipoMemoryTool(BetaAbstractMemoryTool):
                 f"insert_line {command.insert_line} is outside [0, {len(lines)}] for {command.path}"
             )
         lines.insert(command.insert_line, command.insert_text.rstrip("\n"))
-        self.memory.write_note(relative, "\n".join(lines) + "\n")
+        self.memory.write_note(relative, "\n".join(lines) + "\n", via=VIA_MEMORY_TOOL)
         return f"The file {command.path} has been edited."
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:

@@ -6,7 +6,9 @@ sets the clipboard, a C1 control (`\\x9b` is a one-byte CSI) starts a sequence o
 `\\r` overwrites a line. So every character a terminal would act on, C0 controls other than
 newline and tab, DEL and the C1 controls, and with them every escape sequence (CSI, OSC, DCS,
 a bare ESC), is shown as a visible escape (`\\x1b[2J`), the same way checkpoints escape them on
-disk: the engine's `storable` is the one table of them, used here as it is.
+disk: the engine's `storable` is the one table of them, used here as it is. So are the invisible
+format characters a terminal obeys or hides (a bidi override reverses what follows it, a tag
+character shows nothing): the engine's `shown` writes them as `\\u202e`, `\\U000e0041`.
 
 - `TerminalText` wraps a text stream and writes everything through `visible`. The `hipo`
   command prints only through it (`cli.main` puts it in front of stdout and stderr for the
@@ -27,21 +29,34 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from hipo_jupyter.memory import storable
+from hipo_jupyter.memory import FORMAT_CHARACTERS, shown
 
-_JSON_RAW_RE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_JSON_RAW_RE = re.compile(
+    "[\x7f-\x9f\u2028\u2029\ud800-\udfff"
+    + "".join(f"{chr(first)}-{chr(last)}" for first, last in FORMAT_CHARACTERS)
+    + "]"
+)
 
 
 def visible(text: str) -> str:
-    """`text` with every control character a terminal would act on as a visible escape."""
-    return storable(text)
+    """`text` with every control character a terminal would act on, and every invisible
+    format character, as a visible escape (`shown`)."""
+    return shown(text)
 
 
 def json_text(data: Any, **options: Any) -> str:
-    """`json.dumps(data, ensure_ascii=False, **options)` with DEL, C1, the line separators
-    and lone surrogates written as `\\uXXXX`: valid JSON a terminal shows as text."""
+    """`json.dumps(data, ensure_ascii=False, **options)` with DEL, C1, the line separators,
+    lone surrogates and the invisible format characters written as `\\uXXXX` (a pair of them
+    past U+FFFF): valid JSON a terminal shows as text."""
     text = json.dumps(data, ensure_ascii=False, **options)
-    return _JSON_RAW_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return _JSON_RAW_RE.sub(lambda match: _json_escape(ord(match.group())), text)
+
+
+def _json_escape(code: int) -> str:
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells a code point past U+FFFF as its UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 class TerminalText:

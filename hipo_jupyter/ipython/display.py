@@ -43,10 +43,17 @@ class RecallView(RecallResult):
         return recall_html(self)
 
 
+def shown_html(text: str) -> str:
+    """Stored text as notebook HTML: escaped, so it is never live HTML, with its control and
+    invisible format characters (bidi overrides, zero-width, tags) as visible escapes
+    (`visible`), so a browser obeys none of them. Every HTML output of stored text uses it."""
+    return html.escape(visible(text))
+
+
 def recall_html(result: RecallResult) -> str:
     """The notebook's table of a recall, from the fields of its JSON (the same the CLI's
     `--json` and the server give), with the text renderer's caption and drill-down."""
-    esc = html.escape
+    esc = shown_html
     if not result.hits:
         return f"<div class='hipo-recall'><em>{esc(render.no_hits_text(result))}</em></div>"
     rows = []

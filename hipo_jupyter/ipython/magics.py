@@ -41,6 +41,7 @@ from hipo_jupyter.memory.views import (
     results_text,
     to_frame,
 )
+from hipo_jupyter.terminal import standard_streams_shown_as_text, visible
 
 from . import display
 from .progress import ProgressBar
@@ -143,7 +144,7 @@ class HipoMagics(Magics):
                 rule=rule if rule is not None else args.rule,
             )
         self.session.note(f"remember {checkpoint.id}")
-        print(render.checkpoint_line(checkpoint))
+        print(visible(render.checkpoint_line(checkpoint)))
 
     def _correct(self, args: Any, body: str) -> None:
         """`%%remember --replaces ID`: a correction (the title defaults to the replaced one's)."""
@@ -154,7 +155,7 @@ class HipoMagics(Magics):
                 type=args.type, tags=args.tags, on=args.date,
             )  # fmt: skip
         self.session.note(f"remember {checkpoint.id} replacing {checkpoint.replaces}")
-        print(render.checkpoint_line(checkpoint) + f", replacing {checkpoint.replaces}")
+        print(visible(render.checkpoint_line(checkpoint) + f", replacing {checkpoint.replaces}"))
 
     def _cell_number(self) -> str:
         """The running cell's execution count, `[7]` in the notebook. IPython 9 bumps
@@ -291,7 +292,8 @@ class HipoMagics(Magics):
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.value!r})")
         if args.id is not None and args.subcommand not in ("rules", "corrections"):
             raise UsageError(f"%hipo {args.subcommand} takes no value ({args.id!r})")
-        with engine_errors():
+        # what it prints holds stored text: shown, never obeyed (escapes, bidi, zero-width)
+        with engine_errors(), standard_streams_shown_as_text():
             if args.subcommand == "inject":
                 self._inject(args.value)
             elif args.subcommand == "rules":

@@ -15,7 +15,6 @@ them orphaned by a redraw.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,8 @@ from hipo_jupyter.memory import render
 from hipo_jupyter.memory.disk import node_path, raw_log_path
 from hipo_jupyter.memory.recall import Hit, RecallResult
 from hipo_jupyter.memory.tree import Topic
+
+from .display import shown_html
 
 if TYPE_CHECKING:
     from hipo_jupyter.memory import Memory
@@ -115,9 +116,7 @@ class _Shared:
         return widgets.HTML(value, layout=self.layout(), style=self.style(HTMLStyle))
 
     def label(self, value: str = "", **shape: str) -> widgets.Label:
-        return widgets.Label(
-            value, layout=self.layout(**shape), style=self.style(LabelStyle)
-        )
+        return widgets.Label(value, layout=self.layout(**shape), style=self.style(LabelStyle))
 
     def button(self, **kwargs: Any) -> widgets.Button:
         shape = kwargs.pop("shape", {})
@@ -162,7 +161,7 @@ class _MemoryView(widgets.VBox):
         if bundle is not None:  # what a reader without this widget's state shows instead
             text = self.text()
             bundle["text/plain"] = text
-            bundle["text/html"] = f"<pre>{html.escape(text)}</pre>"
+            bundle["text/html"] = f"<pre>{shown_html(text)}</pre>"
         return bundle
 
     def close(self) -> None:
@@ -241,7 +240,7 @@ class TopicIndex(_MemoryView):
     def _topic_box(self, topic: Topic) -> widgets.VBox:
         rows: list[widgets.Widget] = []
         if topic.keywords:
-            words = f"<i>{html.escape(', '.join(topic.keywords))}</i>"
+            words = f"<i>{shown_html(', '.join(topic.keywords))}</i>"
             rows.append(self._row(topic.name, "keywords", lambda: self.shared.html()))
             rows[-1].value = words
         months = [(month, node_path("monthly", month)) for month in topic.months]
@@ -296,9 +295,9 @@ class TopicIndex(_MemoryView):
         text = self.memory.read(relative)
         self.opened = relative
         self.content.value = (
-            f"<b>{html.escape(relative)}</b>"
+            f"<b>{shown_html(relative)}</b>"
             f"<pre style='white-space: pre-wrap; max-height: 24em; overflow: auto'>"
-            f"{html.escape(text)}</pre>"
+            f"{shown_html(text)}</pre>"
         )
 
     def _on_search_submit(self, change: dict[str, Any]) -> None:
@@ -315,7 +314,7 @@ class TopicIndex(_MemoryView):
         self.last_result = result
         old = self.results.children
         if not result.hits:
-            self.results.children = [self.shared.html(html.escape(render.no_hits_text(result)))]
+            self.results.children = [self.shared.html(shown_html(render.no_hits_text(result)))]
         else:
             self.results.children = [self._hit_row(hit) for hit in result.hits]
         for row in old:
@@ -324,9 +323,9 @@ class TopicIndex(_MemoryView):
 
     def _hit_row(self, hit: Hit) -> widgets.HBox:
         summary = self.shared.html(
-            f"<b>{html.escape(hit.title)}</b> · {html.escape(hit.date)} · {html.escape(hit.kind)}"
-            f"<br><small>{html.escape(render.drill_down(hit))}</small>"
-            f"<br>{html.escape(hit.snippet)}"
+            f"<b>{shown_html(hit.title)}</b> · {shown_html(hit.date)} · {shown_html(hit.kind)}"
+            f"<br><small>{shown_html(render.drill_down(hit))}</small>"
+            f"<br>{shown_html(hit.snippet)}"
         )
         button = self.shared.button(description="open", tooltip=hit.file, shape={"width": "5em"})
         button.on_click(lambda _, relative=hit.file: self.open_node(relative))

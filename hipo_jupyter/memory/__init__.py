@@ -59,6 +59,7 @@ from .recall.context import Context
 from .recall.ranking import Hit, RecallResult
 from .requests import (
     DEFAULT_BUDGET,
+    FORMAT_CHARACTERS,
     MAX_BODY_CHARS,
     MAX_QUERY_CHARS,
     MIN_BUDGET,
@@ -71,6 +72,7 @@ from .requests import (
     parse_number,
     pop_quoted_option,
     require_title,
+    shown,
     storable,
 )
 from .roots import resolve_root
@@ -89,6 +91,7 @@ __all__ = [
     "TeamFactory",
     "CHECKPOINT_TYPES",
     "DEFAULT_BUDGET",
+    "FORMAT_CHARACTERS",
     "MAX_BODY_CHARS",
     "MAX_QUERY_CHARS",
     "MIN_BUDGET",
@@ -127,5 +130,6 @@ __all__ = [
     "require_title",
     "resolve_root",
     "resolve_team_url",
+    "shown",
     "storable",
 ]

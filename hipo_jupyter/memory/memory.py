@@ -94,9 +94,9 @@ class Memory:
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._topics = TopicsCache(self.store, self._all_checkpoints)
-        self._recall = LocalRecall(
-            self.store, self.config, self._indexer, self._topics, self._today, self._lock
-        )
+        self._recall = LocalRecall(self.store, self.config, self._indexer, self._topics,
+                                   self._today, self._lock,  # marks the rules proposed as such:
+                                   lambda stamps: self._views.proposal_places(stamps))  # fmt: skip
         self._views = StructuredViews(self.store, self.catalog, self._lock)
         self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
@@ -201,11 +201,11 @@ class Memory:
         return relative
 
     # --- notes an agent keeps (issue 14: Claude's memory tool; see intake/notes) -------------
-    def write_note(self, relative_path: str, text: str) -> str:
+    def write_note(self, relative_path: str, text: str, *, via: str | None = None) -> str:
         """Write a Layer 1 working file or a note under knowledge/ or plans/ (atomically, secrets
-        redacted); a knowledge note is indexed at once. Anything else is refused (NotWritable)
-        with why and what to do instead. Returns the clean relative path."""
-        relative = self._notes.write(relative_path, text)
+        redacted) as `via` (None: the user; `tree/line_writers`); a knowledge note is indexed at
+        once. Anything else is refused (NotWritable) with why; returns the clean path."""
+        relative = self._notes.write(relative_path, text, via=via)
         self._notify("remember")
         return relative
 

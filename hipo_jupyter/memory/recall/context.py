@@ -17,10 +17,12 @@ what users get. In order:
    and asks for enough hits to fill the budget; they are packed best first while they fit (a
    piece that does not fit is skipped and the next tried), then shown in time order, one line
    per source file with its date, each piece with its line, title and type, so a model (or a
-   person) can cite and open it. A piece over LONG_PIECE tokens shows its passage that
-   matches the question (`passages.py`), so a pasted page does not take the room of a dozen
-   memories; shorter pieces are shown whole. An imported exchange's request is shown as its
-   passage from EXCHANGE_LONG_PIECE tokens, a shorter one (EXCHANGE_PASSAGE_TOKENS).
+   person) can cite and open it; a proposal the user has not accepted (an agent's rule or
+   correction of the user's words) says so and who proposed it, beside its title. A piece
+   over LONG_PIECE tokens shows its passage that matches the question (`passages.py`), so a
+   pasted page does not take the room of a dozen memories; shorter pieces are shown whole. An
+   imported exchange's request is shown as its passage from EXCHANGE_LONG_PIECE tokens, a
+   shorter one (EXCHANGE_PASSAGE_TOKENS).
 
 The budget is counted with `count_tokens` (o200k) on the final text and is never exceeded: the
 packing estimates each piece's cost, then the rendered text is counted and the last-packed
@@ -38,6 +40,7 @@ from ..errors import QueryError
 from ..requests import MIN_BUDGET
 from ..search.contract import Document, document_id
 from ..tree.tokens import count_tokens
+from .corrections import is_proposal
 from .fence import LAYER1_TAG, RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute, wrap
 from .passages import matching_lines, passage, query_stems
 from .ranking import Hit, RecallResult
@@ -194,6 +197,10 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     body = piece_body(text, stems, exchange=EXCHANGE_PROVENANCE in hit.provenance)
     body = body.replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
+    if is_proposal(hit):  # who proposed it and that it is not in force (`mark_proposals`)
+        label = (
+            f"{label}; from {hit.provenance}" if label != "project" else f"from {hit.provenance}"
+        )
     tag = f" [{label}]" if label and label != "project" else ""
     return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
 

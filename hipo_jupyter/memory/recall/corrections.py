@@ -5,6 +5,12 @@ the correction; the replaced checkpoint stays in its raw log and is found only w
 (`proposes=ID`) supersedes nothing until the user accepts it, which writes the user's own
 correction.
 
+What only the user may put in force, and another writer proposed (`disk/trust`), stays a
+proposal in every recall and context: `mark_proposals` writes on each such hit what it is and
+that the user has not accepted it (`PROPOSED_RULE`, `PROPOSED_CORRECTION`, then `NOT_ACCEPTED`,
+after its provenance), and a context shows that beside the piece (`context.piece_line`), so a
+model never reads a proposal as if it were in force, next to the user's note it contradicts.
+
 Finding them must not cost a recall a parse of every log: each log's checkpoints are read once
 per stamp as (id, line, replaces) from their comment lines only, and kept.
 """
@@ -13,19 +19,27 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
+from dataclasses import replace
 from urllib.parse import unquote
 
 from ..disk.layout import raw_log_path
 from ..disk.store import RawStamps, Store
 from ..errors import ParseError
+from .ranking import Hit, RecallResult
 
 _HEADING = re.compile(r"##(?:[ \t]|$)")
 _COMMENT_KEYS = re.compile(r"<!--[ \t]*hipo[ \t]+(.*?)[ \t]*-->[ \t]*$")
 _ID = re.compile(r"(?:^|[ \t])id=(\S+)")
 _REPLACES = re.compile(r"(?:^|[ \t])replaces=(\S+)")
+_PROPOSES = re.compile(r"(?:^|[ \t])proposes=(\S+)")
 
 SUPERSEDED = "superseded by a correction"  # what a replaced checkpoint's hit says (`--all`)
-Entry = tuple[str, int, str | None]  # (id, heading line, id it replaces)
+PROPOSED_RULE = "a proposed rule"
+PROPOSED_CORRECTION = "a proposed correction"
+NOT_ACCEPTED = "not accepted by the user"
+# (id, heading line, id it replaces, id it proposes to replace, its heading)
+Entry = tuple[str, int, str | None, str | None, str]
 
 
 def log_entries(text: str) -> list[Entry]:
@@ -39,8 +53,11 @@ def log_entries(text: str) -> list[Entry]:
         found = _ID.search(keys.group(1)) if keys else None
         if keys and found:
             replaces = _REPLACES.search(keys.group(1))
+            proposes = _PROPOSES.search(keys.group(1))
             entries.append((unquote(found.group(1)), number - 1,
-                            unquote(replaces.group(1)) if replaces else None))  # fmt: skip
+                            unquote(replaces.group(1)) if replaces else None,
+                            unquote(proposes.group(1)) if proposes else None,
+                            lines[number - 2].strip()))  # fmt: skip
     return entries
 
 
@@ -56,13 +73,27 @@ class Corrections:
     def superseded(self, stamps: RawStamps) -> set[str]:
         """Where each checkpoint a correction in force replaced starts (`Hit.location`)."""
         logs = self._current(stamps)
-        replaced = {r for entries in logs.values() for _, _, r in entries if r}
+        replaced = {entry[2] for entries in logs.values() for entry in entries if entry[2]}
         if not replaced:  # the common case: no correction at all, nothing more to look at
             return set()
         return {
             location for location, checkpoint_id in _locations(logs).items()
             if checkpoint_id in replaced
         }  # fmt: skip
+
+    def proposed(self, stamps: RawStamps) -> set[str]:
+        """Where each correction an agent proposed, and the user has not accepted, starts
+        (`Hit.location`). Accepting writes the user's correction of the same checkpoint under
+        the same heading (`views/correcting.accept`), which settles it."""
+        logs = self._current(stamps)
+        entries = [entry for found in logs.values() for entry in found]
+        accepted = {(entry[2], entry[4]) for entry in entries if entry[2]}
+        waiting = {
+            entry[0] for entry in entries if entry[3] and (entry[3], entry[4]) not in accepted
+        }
+        if not waiting:
+            return set()
+        return {location for location, found in _locations(logs).items() if found in waiting}
 
     def ids(self, stamps: RawStamps, files: set[str]) -> dict[str, str]:
         """The id of each checkpoint of these raw logs (`memory/DAY.md`) that has one, by where
@@ -94,5 +125,25 @@ def _locations(logs: dict[str, list[Entry]]) -> dict[str, str]:
     return {
         f"{raw_log_path(name.removesuffix('.md'))}:{line}": checkpoint_id
         for name, entries in logs.items()
-        for checkpoint_id, line, _ in entries
+        for checkpoint_id, line, *_ in entries
     }
+
+
+def mark_proposals(result: RecallResult, proposals: Mapping[str, str]) -> RecallResult:
+    """`result` with each hit at a location of `proposals` (location -> PROPOSED_RULE or
+    PROPOSED_CORRECTION) saying so after its provenance: `MCP; a proposed rule, not accepted
+    by the user`. Every front end shows a hit's provenance, so each shows this too."""
+    if not proposals or not any(hit.location in proposals for hit in result.hits):
+        return result
+    return replace(result, hits=[_marked(hit, proposals.get(hit.location)) for hit in result.hits])
+
+
+def _marked(hit: Hit, kind: str | None) -> Hit:
+    if kind is None or hit.kind != "raw":
+        return hit
+    return replace(hit, provenance=f"{hit.provenance}; {kind}, {NOT_ACCEPTED}".lstrip("; "))
+
+
+def is_proposal(hit: Hit) -> bool:
+    """Whether `mark_proposals` marked `hit` a proposal the user has not accepted."""
+    return hit.provenance.endswith(f", {NOT_ACCEPTED}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -26,7 +26,13 @@ from ..search.indexing import IndexKeeper, lookup
 from ..search.semantic import SemanticBacklog, SemanticIndex
 from ..tree.topic_index import Topic, TopicsCache, TopicsIndex
 from . import ranking as recall_module
-from .corrections import SUPERSEDED, Corrections
+from .corrections import (
+    PROPOSED_CORRECTION,
+    PROPOSED_RULE,
+    SUPERSEDED,
+    Corrections,
+    mark_proposals,
+)
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult
@@ -76,12 +82,14 @@ class LocalRecall:
         topics: TopicsCache,
         today: Callable[[], date],
         lock: threading.RLock,
+        proposed_rules: Callable[[RawStamps], Iterable[str]] = lambda stamps: (),
     ) -> None:
         self.store, self.config = store, config
         self._indexer, self._topics, self._today, self._lock = indexer, topics, today, lock
         self._neighbours = IndexNeighbours(indexer.open)  # recall's neighbouring turns
         self._node_paths = NodePaths(store)  # recall's drill-down paths, kept while valid
         self._corrections = Corrections(store)  # what corrections superseded, kept per stamp
+        self._proposed_rules = proposed_rules  # where the rules others proposed start (views)
 
     def recall(
         self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
@@ -140,7 +148,14 @@ class LocalRecall:
                 if hit.location in superseded else hit
                 for hit in result.hits
             ])  # fmt: skip
-        return result
+        return mark_proposals(result, self.proposals(stamps))  # never as if in force
+
+    def proposals(self, stamps: RawStamps) -> dict[str, str]:
+        """Where each proposal the user has not accepted starts (`Hit.location`), and what it
+        is: a rule another writer proposed, or an agent's correction of the user's words."""
+        found = dict.fromkeys(self._proposed_rules(stamps), PROPOSED_RULE)
+        found.update(dict.fromkeys(self._corrections.proposed(stamps), PROPOSED_CORRECTION))
+        return found
 
     def documents(self, ids: Sequence[str]) -> dict[str, Document]:
         """The full documents of these ids, from the index (a context's pieces)."""

@@ -8,7 +8,8 @@ Modules:
   checkpoint is written.
 - `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data, and
   kept current without re-reading the logs (`TopicsCache`).
-- `layer1.py` the always-loaded files and their budgets; `tokens.py` token counts.
+- `layer1.py` the always-loaded files and their budgets; `line_writers.py` who added which
+  lines of its working files (an agent's are shown as its own); `tokens.py` token counts.
 - `status.py` what a memory holds: status, nodes and the latest checkpoints.
 
 May import: `disk`, `search`, `errors`, `config`, `events`, `requests`, `roots`, and itself.

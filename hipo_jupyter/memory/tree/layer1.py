@@ -2,7 +2,9 @@
 
 ROOT.md is the topic index of everything remembered; SCRATCHPAD.md, WORKING.md and TASK-QUEUE.md
 are the working files a user or an agent keeps by hand (Hipocampus's hot memory). They are read
-as they are on disk every time, so an edit shows up in the next prompt. A file over its budget is
+as they are on disk every time, so an edit shows up in the next prompt. The lines an agent
+added to one (through Claude's memory tool: `tree/line_writers`) are shown as the agent's
+(`mark_writers`), so none reads as the user's rules. A file over its budget is
 cut at a line boundary and flagged, never rewritten: shrinking the file itself is the compaction
 chain's job (ROOT) or the user's (the working files).
 """
@@ -19,9 +21,11 @@ from pathlib import Path
 from ..config import MemoryConfig
 from ..disk.files import MAX_NODE_BYTES, UnsafeFileError, read_regular
 from ..disk.nodes import parse_node
+from ..disk.provenance import VIA_PHRASES
 from ..disk.store import ROOT_FILE
 from ..errors import MemoryRootError
 from ..requests import storable
+from .line_writers import UNKNOWN, LineWriters, line_key
 from .tokens import count_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -71,6 +75,9 @@ Hot context: 2-5 currently active tasks. Update after every task.
 <!-- task description — date completed -->
 """,
 }
+
+WRITTEN_BY = "[the lines below starting with > were written by {who} not the user: its notes]"
+"""Put over each run of a working file's lines another writer than the user added."""
 
 TRUNCATION_NOTE = "[hipo: {path} cut to its {budget}-token budget; the file has {tokens} tokens]"
 """Appended to a cut part so the model knows the file goes on (counted inside the budget)."""
@@ -201,8 +208,42 @@ def _read_part(
             log.warning("hipo: cannot read %s, left out of Layer 1: %s", relative, error)
     if name == "ROOT" and text.startswith("---"):
         text = parse_node(text).body + "\n"
+    elif name != "ROOT" and text:
+        text = mark_writers(text, LineWriters(root).of(relative, text))
     text = storable(text)  # control characters visible, as in checkpoints (a prompt sees it)
     return generated_part(name, relative, text, budget, count, exists=exists)
+
+
+def mark_writers(text: str, writers: Mapping[str, str]) -> str:
+    """A working file's text with the lines another writer than the user added (`writers`:
+    line hash -> `via`, from `tree/line_writers`) shown as theirs: each run of them under a
+    WRITTEN_BY line naming who, each of its lines behind `> `. Whatever shape such a line has
+    (a `# rules` heading, a `- rule:` field, a Layer 1 part's header), it reads as quoted
+    from that writer, never as the user's rules or words."""
+    if not writers:
+        return text
+    out: list[str] = []
+    current: str | None = None  # the writer of the run being shown, None: the user's lines
+    for line in text.split("\n"):
+        if not line.strip():  # a blank line neither starts nor ends a run
+            out.append(line)
+            continue
+        via = writers.get(line_key(line))
+        if via is None:
+            current = None
+            out.append(line)
+            continue
+        if via != current:
+            out.append(WRITTEN_BY.format(who=_who(via)))
+            current = via
+        out.append(f"> {line}")
+    return "\n".join(out)
+
+
+def _who(via: str) -> str:
+    if via == UNKNOWN:
+        return "someone hipo cannot name (its record of who wrote which line is unreadable)"
+    return f"{VIA_PHRASES.get(via, via or 'an unknown front end')}, an agent,"
 
 
 def generated_part(

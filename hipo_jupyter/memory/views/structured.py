@@ -45,9 +45,14 @@ class StructuredViews:
         same rules again."""
         return list(self._kept(stamps)[2])
 
-    def proposals(self) -> list[Rule]:
+    def proposals(self, stamps: dict[str, tuple[int, int]] | None = None) -> list[Rule]:
         """The rules others proposed that the user has not accepted, newest first."""
-        return proposals(self._kept(None)[1])
+        return proposals(self._kept(stamps)[1])
+
+    def proposal_places(self, stamps: dict[str, tuple[int, int]] | None = None) -> list[str]:
+        """Where each rule `proposals` lists starts (`Hit.location`): recall says, on its hit,
+        that it is a proposal the user has not accepted (`recall/corrections`)."""
+        return [f"{rule.file}:{rule.line}" for rule in self.proposals(stamps)]
 
     def all_rules(self) -> list[Rule]:
         """Every rule the raw logs state, proposals included, oldest first."""
