@@ -164,6 +164,7 @@ def test_check_reports_each_rule(claude_shell, memory_root: Path, capsys) -> Non
         "pass  compaction state is fresh",
         "pass  Layer 1 is within budget",
         "pass  forgotten checkpoints leave no trace",
+        "pass  forgets are obeyed by every copy",
         "all rules pass",
     ]
 
