@@ -217,3 +217,23 @@ async def test_the_server_and_the_sidebar_obey_a_forget_from_another_process(
     for endpoint, extra in (("recall", {"q": "renewal"}), ("recent", {}), ("tree", {})):
         answer = await server.api(endpoint, query(path="project/analysis.ipynb", **extra))
         assert answer.code == 200 and "Quartermain" not in answer.body.decode(), endpoint
+
+
+def test_a_correction_in_another_process_unpins_the_superseded_layer1_line(
+    claude_shell: RaisingShell,
+    api: FakeMessagesAPI,
+    memory_root: Path,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    claude_shell.run_cell("%config Hipo.auto_checkpoint = False")
+    run(claude_shell, "%%remember Renewal price [project]\n- outcome: 9,999 EUR a seat")
+    wrong = only_id(capsys.readouterr().out)
+    run(claude_shell, "%%ask\nWhat should the offer say?")
+    assert "9,999 EUR" in json.dumps(api.requests[-1], ensure_ascii=False)  # ROOT.md, pinned
+
+    fixed = run_hipo(memory_root, "remember", "Renewal price [project]", "--replaces", wrong,
+                     stdin="- outcome: 99 EUR a seat\n")  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    run(claude_shell, "%%ask\nAnd now?")
+    sent = json.dumps(api.requests[-1], ensure_ascii=False)
+    assert "99 EUR a seat" in sent and "9,999 EUR" not in sent
