@@ -266,7 +266,7 @@ class Memory:
         budgets, count = self.config.layer1_budgets, self._token_cache.count
         layer1 = assemble_layer1(self.root, budgets, count)
         rules = rules_index_text(self._views.rules(stamps))
-        layer1 = with_rules_index(layer1, rules, budgets, count)
+        layer1 = self.forgotten.without_pending(with_rules_index(layer1, rules, budgets, count))
         layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
         self._token_cache.save()
         return layer1

@@ -40,6 +40,7 @@ from ..disk.checkpoint import Checkpoint
 from ..disk.layout import MEMORY_DIR
 from ..disk.store import Store
 from ..errors import HipoError
+from ..tree.layer1 import Layer1
 
 LEDGER_FILE = f"{MEMORY_DIR}/.forgotten.json"
 KEY_FILE = f"{MEMORY_DIR}/.forget-key"
@@ -183,6 +184,16 @@ class ForgetLedger:
         """Whether a text holds a piece of `events` (what recall leaves out while pending)."""
         pieces = {piece for event in events for piece in event.pieces}
         return lambda text: bool(pieces) and holds_piece(text, pieces, self.digest)
+
+    def without_pending(self, layer1: Layer1) -> Layer1:
+        """`layer1` with the pieces of a pending forget (killed before ROOT.md was rebuilt)
+        replaced in every part: not in any prompt until the forget is run again."""
+        pending = self.pending()
+        if not pending:
+            return layer1
+        scrub = self.scrubber(pending)
+        parts = tuple(replace(part, text=scrub(part.text)) for part in layer1.parts)
+        return replace(layer1, parts=parts)
 
     # --- writing ---------------------------------------------------------------------------
     def begin_forget(self, checkpoint: Checkpoint, pieces: Iterable[str]) -> ForgetEvent:
