@@ -69,6 +69,11 @@ def test_a_forget_in_another_process_holds_for_the_next_ask_of_a_running_kernel(
     check = run_hipo(memory_root, "check")
     assert "pass  forgets are obeyed by every copy" in check.stdout, check.stdout
 
+    run(claude_shell, f"%%remember Call with {CUSTOMER} [project] #sales\n{NOTE}")  # run again
+    told = capsys.readouterr().out
+    assert told.startswith("not remembered:") and told.count("\n") == 1, told
+    assert files_holding(memory_root, "Quartermain") == []
+
 
 def test_a_forget_racing_a_call_is_not_written_back(
     claude_shell: RaisingShell,
