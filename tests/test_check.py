@@ -30,6 +30,7 @@ def test_a_compacted_folder_passes_every_rule(memory_root: Path) -> None:
         "compaction state is fresh",
         "Layer 1 is within budget",
         "forgotten checkpoints leave no trace",
+        "forgets are obeyed by every copy",
     ]
     assert all(r.passed for r in results), results
     assert by_rule(results)["raw logs parse"].detail == "1 day, 1 checkpoints"

@@ -164,6 +164,7 @@ def test_check_reports_each_rule(claude_shell, memory_root: Path, capsys) -> Non
         "pass  compaction state is fresh",
         "pass  Layer 1 is within budget",
         "pass  forgotten checkpoints leave no trace",
+        "pass  forgets are obeyed by every copy",
         "all rules pass",
     ]
 
@@ -173,7 +174,7 @@ def test_check_reports_each_rule(claude_shell, memory_root: Path, capsys) -> Non
     claude_shell.run_cell("%hipo check")
     out = capsys.readouterr().out
     assert "FAIL  Layer 1 was loaded before the first LLM call: 1 of 2 calls went without it" in out
-    assert "FAIL  compaction state is fresh" in out and "2 of 6 rules fail" in out
+    assert "FAIL  compaction state is fresh" in out and "2 of 7 rules fail" in out
 
 
 def test_ask_no_memory_is_an_opt_out_not_a_violation(claude_shell, capsys) -> None:

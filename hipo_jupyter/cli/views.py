@@ -151,13 +151,20 @@ def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
 
 
 def format_import(report: Any, file: Path) -> str:
+    forgot = getattr(report, "forgotten", 0)
+    kept_out = (f"{forgot} turns you forgot were not imported again (a forget is kept)"
+                if forgot else "")  # fmt: skip
     if not report.written:
-        return f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
+        if kept_out and not report.skipped:
+            return f"Nothing new in {file.name}: {kept_out}."
+        there = f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
+        return there + (f" {kept_out[0].upper()}{kept_out[1:]}." if kept_out else "")
     days = report.days
     span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
     lines = [
         f"Imported {report.written} turns from {file.name} into {len(days)} raw logs ({span})"
         + (f"; {report.skipped} already there" if report.skipped else "")
+        + (f"; {kept_out}" if kept_out else "")
         + "."
     ]
     if report.compaction is not None:

@@ -31,13 +31,14 @@ from hipo_jupyter.llm.conversation import (
     Conversation,
     archive,
     conversation_path,
+    drop_forgotten,
 )
 from hipo_jupyter.memory import MIN_BUDGET, Context, HipoError, Sent, SentPart
 from hipo_jupyter.memory.tree import count_tokens
 
 from . import display
 from .magics import engine_errors, parse_line
-from .session import HipoSession
+from .session import ForgetWatch, HipoSession
 
 SUBCOMMANDS = ("reset", "done", "status")
 
@@ -51,6 +52,7 @@ class AskMagics(Magics):
         self.session = session
         self._conversation: Conversation | None = None
         self._path: Path | None = None
+        self._forgets = ForgetWatch()  # the forgets this conversation has obeyed
 
     @line_cell_magic
     @magic_arguments()
@@ -142,9 +144,29 @@ class AskMagics(Magics):
             if loaded is not None:
                 print(f"hipo: continuing the conversation in {path.name} ({loaded.turns} turns)")
             self._conversation, self._path = loaded or Conversation(), path
+        self._obey_forgets(path)
         return self._conversation, path
 
+    def _obey_forgets(self, path: Path | None) -> None:
+        """A forget done since the last call, by any process (`hipo forget`, the sidebar):
+        the conversation is read again from its file, which the forget scrubbed, and what the
+        ledger's keyed hashes still find in it is replaced, before anything is sent or saved."""
+        with engine_errors():
+            memory = self.session.memory
+            forgets = self._forgets.new(memory)
+            if not forgets or self._conversation is None:
+                return
+            if path is not None:
+                with contextlib.suppress(ValueError):
+                    self._conversation = Conversation.load(path) or self._conversation
+            drop_forgotten(self._conversation, memory.forgotten.scrubber(forgets))
+        print("hipo: what you forgot since the last call is out of this conversation")
+
     def _save(self, conversation: Conversation, path: Path) -> None:
+        with engine_errors():  # a forget done while the call ran: not written back
+            forgets = self._forgets.new(self.session.memory)
+            if forgets:
+                drop_forgotten(conversation, self.session.memory.forgotten.scrubber(forgets))
         try:
             conversation.save(path)
         except OSError as error:

@@ -36,6 +36,23 @@ NOTEBOOK_VARIABLES = ("__session__", "__vsc_ipynb_file__")
 JPY_SESSION_NAME into `__session__`; VS Code sets `__vsc_ipynb_file__`."""
 
 
+class ForgetWatch:
+    """The forgets a holder of memory (a conversation, the pinned Layer 1) has obeyed: the
+    ledger's generation it last saw (`Memory.forgotten`), per memory root."""
+
+    def __init__(self) -> None:
+        self._seen: tuple[Path, int] | None = None
+
+    def new(self, memory: Memory) -> list[Any]:
+        """The forgets done since the last look, by any process; none at the first look
+        (what the holder read then was read after them)."""
+        generation = memory.forgotten.generation()
+        seen, self._seen = self._seen, (memory.root, generation)
+        if seen is None or seen[0] != memory.root or seen[1] == generation:
+            return []
+        return [event for event in memory.forgotten.since(seen[1]) if event.kind == "forget"]
+
+
 class NotLoadedError(HipoError):
     """`current()` was asked for while the extension is not loaded in this kernel."""
 
@@ -203,7 +220,8 @@ class HipoSession:
         """Layer 1 as it is on disk now, split for the prompt cache (`llm.layer1_pin`): ROOT.md
         as this kernel first sent it, then the lines written since."""
         memory = self.memory
-        return self.layer1_pin.split(memory.root, memory.layer1())
+        generation = memory.forgotten.generation()  # a forget or correction: pinned afresh
+        return self.layer1_pin.split(memory.root, memory.layer1(), generation)
 
     def _memory_event(self, event: str) -> None:
         if event == "compact":

@@ -379,3 +379,18 @@ def _redacted(value: Any) -> Any:
     if isinstance(value, list):
         return [_redacted(item) for item in value]
     return value
+
+
+def drop_forgotten(conversation: Conversation, scrub: Callable[[str], str]) -> bool:
+    """Obey a forget in a conversation kept alive by a kernel: the anchor, the summary and
+    every turn go through `scrub` (`ForgetLedger.scrubber`: what the forgotten checkpoint's
+    keyed hashes find is replaced), so nothing forgotten is sent or saved again. Called at
+    the start of each call and before each save; True when anything changed."""
+    changed = False
+    for turn in conversation.active:
+        text = scrub(turn.text)
+        changed, turn.text = changed or text != turn.text, text
+    anchor, summary = scrub(conversation.anchor), scrub(conversation.summary)
+    changed = changed or (anchor, summary) != (conversation.anchor, conversation.summary)
+    conversation.anchor, conversation.summary = anchor, summary
+    return changed

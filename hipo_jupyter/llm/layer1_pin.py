@@ -11,7 +11,9 @@ go in a small block of their own after the breakpoints (`FRESH_PREAMBLE` says th
 than the block above). The working files (SCRATCHPAD.md and the others) are not pinned: an edit
 to them is the user's and goes into the cached block as before. The pin is dropped, and the
 next call caches Layer 1 afresh, when a compaction pass rewrites ROOT.md, when the memory root
-changes, or when the fresh lines outgrow `MAX_FRESH_TOKENS`.
+changes, when the fresh lines outgrow `MAX_FRESH_TOKENS`, or when the memory's forget ledger
+moved (a forget or a correction, by any process: the pinned text may hold what was forgotten
+or superseded, and must not be sent again).
 """
 
 from __future__ import annotations
@@ -51,13 +53,17 @@ class Layer1Pin:
     def __init__(self, max_fresh_tokens: int = MAX_FRESH_TOKENS) -> None:
         self.max_fresh_tokens = max_fresh_tokens
         self._pinned: tuple[Path, str] | None = None
+        self._generation = 0  # the forget ledger's, when pinned
 
     def reset(self) -> None:
         """Cache Layer 1 afresh at the next call (a compaction pass rewrote ROOT.md)."""
         self._pinned = None
 
-    def split(self, root: Path, layer1: Layer1) -> PromptLayer1:
-        """`layer1` with ROOT.md as pinned, and ROOT.md's lines written since as `fresh`."""
+    def split(self, root: Path, layer1: Layer1, generation: int = 0) -> PromptLayer1:
+        """`layer1` with ROOT.md as pinned, and ROOT.md's lines written since as `fresh`;
+        `generation` is the forget ledger's now (`Memory.forgotten`)."""
+        if generation != self._generation:
+            self._pinned, self._generation = None, generation
         index = next((i for i, part in enumerate(layer1.parts) if part.name == "ROOT"), None)
         if index is None:
             return PromptLayer1(layer1.text)

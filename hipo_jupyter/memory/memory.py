@@ -30,6 +30,7 @@ from .intake.importers import ImportRecord, ImportReport
 from .intake.notes import NoteFiles
 from .intake.writing import Writer, new_checkpoint
 from .recall import context as context_pack
+from .recall.forgotten import ForgetLedger
 from .recall.ranking import RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
@@ -94,11 +95,13 @@ class Memory:
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._topics = TopicsCache(self.store, self._all_checkpoints)
+        self.forgotten = ForgetLedger(self.store)  # what every holder obeys (`recall/forgotten`)
         self._recall = LocalRecall(self.store, self.config, self._indexer, self._topics,
-                                   self._today, self._lock,  # marks the rules proposed as such:
+                                   self._today, self._lock, self.forgotten,  # marks proposals:
                                    lambda stamps: self._views.proposal_places(stamps))  # fmt: skip
         self._views = StructuredViews(self.store, self.catalog, self._lock)
-        self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views)
+        self._writer = Writer(self.store, self._indexer, self._topics, self._lock, self._views,
+                              self.forgotten)  # fmt: skip
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
         self._team = (team or NoTeam)(self.store, self.config, self._today)
 
@@ -229,12 +232,8 @@ class Memory:
     def import_records(
         self, records: Sequence[ImportRecord], *, progress: Progress | None = None
     ) -> ImportReport:
-        """Write imported turns into the raw logs of their own dates, then compact.
-
-        Every checkpoint is rendered before the first write, and each day gets one append of
-        whole checkpoints. A turn whose source id is already in its day's log is skipped, so a
-        repeated import (or one re-run after a failed write) adds nothing twice.
-        """
+        """Write imported turns into the raw logs of their own dates (`Writer.imports`: whole
+        checkpoints, nothing twice, nothing forgotten), then compact."""
         written = self._writer.imports(records)
         compaction = self.compact(progress=progress) if written.counts else None
         if written.counts and self.semantic.enabled:  # every turn embedded now, with progress
@@ -268,7 +267,7 @@ class Memory:
         budgets, count = self.config.layer1_budgets, self._token_cache.count
         layer1 = assemble_layer1(self.root, budgets, count)
         rules = rules_index_text(self._views.rules(stamps))
-        layer1 = with_rules_index(layer1, rules, budgets, count)
+        layer1 = self.forgotten.without_pending(with_rules_index(layer1, rules, budgets, count))
         layer1.total_tokens  # noqa: B018 - counted now so the count is saved with the rest
         self._token_cache.save()
         return layer1

@@ -108,8 +108,12 @@ def checkpoint_line(checkpoint: Checkpoint) -> str:
 
 
 def repeated_line(checkpoint: Checkpoint, what: str = "") -> str:
-    """One line for a write that found the same checkpoint already in its day's log."""
+    """One line for a write that found the same checkpoint already in its day's log, or
+    content the user forgot (a forget is remembered: nothing is written again)."""
     what = what or f"{checkpoint.title!r}"
+    if checkpoint.forgotten:
+        return (f"not remembered: {what} is what you forgot (id {checkpoint.id}); a forget "
+                "is kept, so it is not written again")  # fmt: skip
     return (
         f"already remembered: {what} is in {checkpoint_where(checkpoint)} "
         f"(id {checkpoint.id}); nothing written twice"

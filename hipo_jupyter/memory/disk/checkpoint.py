@@ -102,6 +102,9 @@ class Checkpoint:
     # True when a write found this very checkpoint already in its day's log and wrote nothing
     # (`intake/writing`: nothing twice); then id, date and line are the one already there.
     repeated: bool = dataclasses.field(default=False, compare=False)
+    # True (with `repeated`) when the user forgot this content: nothing was written, and id and
+    # date are the forgotten checkpoint's (`recall/forgotten`: a forget is remembered).
+    forgotten: bool = dataclasses.field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         kind = self.type.strip().lower()

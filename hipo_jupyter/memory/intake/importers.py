@@ -104,6 +104,7 @@ class ImportReport:
     days: tuple[str, ...]  # ISO dates of the raw logs written to
     compaction: CompactionReport | None = None  # the pass that followed (None: nothing new)
     per_day: dict[str, int] = field(default_factory=dict)  # ISO date -> turns written
+    forgotten: int = 0  # turns the user forgot, kept out (`recall/forgotten`)
 
 
 # --- reading ---------------------------------------------------------------------------------

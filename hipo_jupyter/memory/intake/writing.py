@@ -9,6 +9,12 @@ Nothing twice: a checkpoint whose `identity` is already in its day's log (a note
 is not appended; the one there comes back marked `repeated`. The test runs under the log's
 append lock, against the day's checkpoints parsed once and kept against the log's (size,
 mtime): a `%%remember` re-reads nothing while this process is the one writing the day.
+
+A forget is remembered: content the user forgot (its keyed hash in `recall/forgotten`), or an
+imported turn under a forgotten id, is not written again by any writer (a notebook run again,
+an import of the same file, a write-back, a teammate's copy); the checkpoint comes back
+`repeated` and `forgotten`, so the front end says so in one line. A correction in force is
+published there too, so holders of the text it superseded re-read.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import redact
 from ..disk.store import Store
 from ..errors import HipoError
+from ..recall.forgotten import ForgetLedger
 from ..requests import CheckpointDraft, storable
 from ..search.indexing import IndexKeeper
 from ..tree.chain import CompactionReport
@@ -35,7 +42,7 @@ from ..tree.status import read_checkpoints
 from ..tree.topic_index import TopicsCache
 from ..tree.topics import slug
 from ..views.structured import StructuredViews
-from .importers import ImportRecord, ImportReport, blocks_by_day
+from .importers import ImportRecord, ImportReport, blocks_by_day, to_checkpoint
 
 log = logging.getLogger("hipo_jupyter.memory.memory")  # where these warnings always came from
 
@@ -124,6 +131,7 @@ class ImportWrite:
 
     counts: dict[date, int]
     skipped: int
+    forgotten: int = 0  # turns the user forgot, kept out
 
     def report(self, compaction: CompactionReport | None) -> ImportReport:
         """What `hipo import` tells the user, with the compaction pass that followed."""
@@ -133,6 +141,7 @@ class ImportWrite:
             days=tuple(day.isoformat() for day in self.counts),
             compaction=compaction,
             per_day={day.isoformat(): n for day, n in self.counts.items()},
+            forgotten=self.forgotten,
         )
 
 
@@ -146,8 +155,10 @@ class Writer:
         topics: TopicsCache,
         lock: threading.RLock,
         views: StructuredViews | None = None,
+        forgotten: ForgetLedger | None = None,
     ) -> None:
         self.store = store
+        self._forgotten = forgotten or ForgetLedger(store)
         self._indexer = indexer
         self._topics = topics
         self._lock = lock
@@ -177,10 +188,28 @@ class Writer:
                 held[1].setdefault(identity(checkpoint), checkpoint)
             self._known[day] = (stamp, held[1])
 
+    def kept_out(self, checkpoint: Checkpoint) -> Checkpoint | None:
+        """The forgotten checkpoint whose content (or id) `checkpoint` is, marked `repeated`
+        and `forgotten`, or None: a forget is remembered. Cheap when nothing was forgotten."""
+        forgotten = self._forgotten.forgotten()
+        if not forgotten:
+            return None
+        by_id = {event.id: event for event in forgotten}
+        event = by_id.get(checkpoint.id or "") or self._forgotten.forgotten_content().get(
+            self._forgotten.content_key(checkpoint))  # fmt: skip
+        if event is None:
+            return None
+        return replace(checkpoint, id=event.id, date=event.day or None, line=0, repeated=True,
+                       forgotten=True)  # fmt: skip
+
     def checkpoint(self, checkpoint: Checkpoint, day: date) -> Checkpoint:
         """Append `checkpoint` to the raw log of `day`, index and embed it, add its topics;
         returns it with its date and line. When the log holds the same checkpoint already
-        (`identity`), nothing is written and that one is returned, `repeated`."""
+        (`identity`), nothing is written and that one is returned, `repeated`; when the user
+        forgot it, nothing is written either (`kept_out`)."""
+        refused = self.kept_out(checkpoint)
+        if refused is not None:
+            return refused
         key = identity(checkpoint)
         there: list[Checkpoint] = []
 
@@ -208,6 +237,8 @@ class Writer:
             self._topics.after_append(day, written, checkpoint)
             if self._views is not None:
                 self._views.after_append(self.store.raw_path(day).name, written, checkpoint)
+        if checkpoint.replaces and checkpoint.id:
+            self._forgotten.corrected(checkpoint.replaces, checkpoint.id)
         return checkpoint
 
     def many(
@@ -232,6 +263,11 @@ class Writer:
         the growing log every time. Returns them with their date and line."""
         if not checkpoints:
             return []
+        refused = {i: r for i, c in enumerate(checkpoints) if (r := self.kept_out(c)) is not None}
+        if refused:
+            rest = iter(self.checkpoints([c for i, c in enumerate(checkpoints)
+                                          if i not in refused], day))  # fmt: skip
+            return [refused[i] if i in refused else next(rest) for i in range(len(checkpoints))]
         there: dict[int, Checkpoint] = {}  # position -> the one already in the log (or batch)
 
         def new_ones(data: bytes, stamp: Stamp) -> str | None:
@@ -287,10 +323,14 @@ class Writer:
         already in its day's log is skipped, so a repeated import adds nothing twice. A user
         turn and the assistant's reply become one checkpoint (`exchanges.pair`)."""
         records = pair(records)
+        forgotten = 0
+        if self._forgotten.forgotten():  # redacted and hashed only when something was forgotten
+            kept = [record for record in records if self.kept_out(to_checkpoint(record)) is None]
+            forgotten, records = len(records) - len(kept), kept
         days = sorted({record.day for record in records})
         with self._lock:
             known = {c.id for c in read_checkpoints(self.store, days) if c.id}
             blocks, counts, skipped = blocks_by_day(records, known)
             for day, block in blocks.items():
                 self.store.append_raw(day, block)
-        return ImportWrite(counts=counts, skipped=skipped)
+        return ImportWrite(counts=counts, skipped=skipped, forgotten=forgotten)

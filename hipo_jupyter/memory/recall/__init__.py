@@ -8,7 +8,8 @@ Modules:
   Layer 1 lines) about its question.
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance;
-  `corrections.py` which checkpoints a correction superseded (hidden unless asked for).
+  `corrections.py` which checkpoints a correction superseded (hidden unless asked for);
+  `forgotten.py` the forget ledger every holder of memory obeys (keyed hashes, no text).
 - `context.py` the context a model is sent (`Memory.context`) within a token budget;
   `fence.py` memory quoted as data, for a prompt and for an agent (`hipo mcp`).
 

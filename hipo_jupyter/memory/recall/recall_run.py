@@ -33,6 +33,7 @@ from .corrections import (
     Corrections,
     mark_proposals,
 )
+from .forgotten import ForgetLedger
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult
@@ -82,9 +83,10 @@ class LocalRecall:
         topics: TopicsCache,
         today: Callable[[], date],
         lock: threading.RLock,
+        forgotten: ForgetLedger,
         proposed_rules: Callable[[RawStamps], Iterable[str]] = lambda stamps: (),
     ) -> None:
-        self.store, self.config = store, config
+        self.store, self.config, self._forgotten = store, config, forgotten
         self._indexer, self._topics, self._today, self._lock = indexer, topics, today, lock
         self._neighbours = IndexNeighbours(indexer.open)  # recall's neighbouring turns
         self._node_paths = NodePaths(store)  # recall's drill-down paths, kept while valid
@@ -139,6 +141,7 @@ class LocalRecall:
                 weights=FusionWeights.of(self.config),
             )
             result = run(sources, request, mode, snippets=snippets, both_lists=both_lists)
+        result = without_pending_forgets(result, self._forgotten)
         if hidden:
             kept = [hit for hit in result.hits if hit.location not in hidden]
             result = replace(result, hits=kept[:shown])
@@ -161,6 +164,17 @@ class LocalRecall:
         """The full documents of these ids, from the index (a context's pieces)."""
         with self._lock:
             return self._indexer.ensure().documents_by_id(list(ids))
+
+
+def without_pending_forgets(result: RecallResult, forgotten: ForgetLedger) -> RecallResult:
+    """`result` less the hits holding a piece of a forget begun and not finished (a forget
+    killed midway): its text is not recalled until the forget is run again."""
+    pending = forgotten.pending()
+    if not pending:
+        return result
+    hides = forgotten.hides(pending)
+    kept = [hit for hit in result.hits if not hides(f"{hit.title}\n{hit.snippet}")]
+    return replace(result, hits=kept) if len(kept) != len(result.hits) else result
 
 
 def run(

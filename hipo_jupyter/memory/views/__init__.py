@@ -8,7 +8,8 @@ Derived from the raw logs like the index, and deletable like it. Modules:
   `structured.py` them for one root, and export.
 - `check.py` the protocol rules verified from the memory folder alone (`hipo check`).
 - `correcting.py` corrections (`--replaces ID`) and agents' proposed ones; `forgetting.py`
-  the user's forget (`Memory.forget`) and what `hipo check` verifies of it.
+  the user's forget (`Memory.forget`) and what `hipo check` verifies of it; `scrubbing.py`
+  its later steps, the derived copies of the text found and removed.
 
 May import: `disk`, `search`, `tree`, `recall`, `errors`, `config`, `events`, `requests`,
 `roots`, and itself. Must not import `intake` or `memory`.

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..disk.checkpoint import Tombstone, parse_log, parse_tombstone, tombstones
+from ..disk.layout import CONVERSATIONS_DIR
 from ..errors import HipoError
-from .forgetting import holds, regular_files
+from ..recall.forgotten import LEDGER_FILE, ForgetLedger
+from .scrubbing import holds, regular_files
 
 if TYPE_CHECKING:
     from ..disk.store import Store
@@ -26,6 +28,7 @@ class CheckedMemory(Protocol):
     `Memory` is one; this room names the shape and never imports the facade above it."""
 
     store: Store
+    forgotten: ForgetLedger
 
     def status(self) -> Status: ...
 
@@ -68,8 +71,8 @@ def forgotten_ids_remain(memory: CheckedMemory) -> tuple[bool, str]:
     needles = [stone.id.encode("utf-8") for stone in stones]
     carriers = []
     for path in regular_files(memory.store.memory_dir):
-        if not holds(path, needles):
-            continue
+        if memory.store.relative(path) == LEDGER_FILE or not holds(path, needles):
+            continue  # the ledger is a tombstone record: it names forgotten ids, never text
         if path.suffix == ".md":  # a raw log, or a node that copies it verbatim
             lines = path.read_bytes().split(b"\n")
             text_lines = [line for line in lines if any(n in line for n in needles)]
@@ -79,6 +82,27 @@ def forgotten_ids_remain(memory: CheckedMemory) -> tuple[bool, str]:
     if carriers:
         return False, "a forgotten id is still in " + ", ".join(carriers)
     return True, f"{len(stones)} forgotten, no trace of them"
+
+
+def forgets_obeyed(memory: CheckedMemory) -> tuple[bool, str]:
+    """`hipo check`: no forget was left half done (killed midway), and no live or derived
+    copy it can see (a kernel's saved conversation, a last-sent record) still holds a piece
+    of forgotten text, found by the ledger's keyed hashes."""
+    ledger = memory.forgotten
+    forgotten = ledger.forgotten()
+    if not forgotten:
+        return True, "nothing forgotten"
+    problems = [f"the forget of {e.id} was interrupted: run forget {e.id} again"
+                for e in ledger.pending()]  # fmt: skip
+    hides = ledger.hides(forgotten)
+    folder = memory.store.root / CONVERSATIONS_DIR
+    copies = sorted(regular_files(folder)) if folder.is_dir() and not folder.is_symlink() else []
+    holding = [memory.store.relative(path) for path in copies if holds(path, [], also=hides)]
+    if holding:
+        problems.append("forgotten text is still in " + ", ".join(holding))
+    if problems:
+        return False, "; ".join(problems)
+    return True, f"{len(forgotten)} forgets, every live copy obeys them"
 
 
 def raw_logs_parse(memory: CheckedMemory) -> tuple[bool, str]:
@@ -119,6 +143,7 @@ FOLDER_RULES: tuple[tuple[str, Callable[[CheckedMemory], tuple[bool, str]]], ...
     ("compaction state is fresh", compaction_fresh),
     ("Layer 1 is within budget", layer1_within_budget),
     ("forgotten checkpoints leave no trace", forgotten_ids_remain),
+    ("forgets are obeyed by every copy", forgets_obeyed),
 )
 
 

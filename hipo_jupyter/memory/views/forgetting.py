@@ -19,20 +19,24 @@ user's: magic, cli, sidebar), and then removes every byte of its text under the 
    file of the memory that still holds it fails the forget; one of the user's own (a notebook
    that typed the note) is named so the user can edit it.
 
+Before step 1 the forget is written to the ledger (`recall/forgotten`) as pending, with keyed
+hashes of its content and pieces (no text), and marked done after step 5: every live holder
+(a kernel's conversation and pinned Layer 1, the server, the sidebar) obeys it at its next
+use, no write brings the content back, recall leaves its text out while it is pending, and a
+forget killed after step 1 is finished by running it again (`finish_interrupted`: the log no
+longer holds the text, so the later steps find it by its hashes).
+
 `check.forgotten_ids_remain` is what `hipo check` runs: no file of the memory but a tombstone line
-carries a forgotten id.
+carries a forgotten id; `check.forgets_obeyed` that no forget is left pending and no live copy
+(a conversation, a last-sent record) holds a piece of one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
-import re
-import shutil
-import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -47,7 +51,16 @@ from ..disk.periods import week_id, week_month
 from ..disk.store import ROOT_FILE
 from ..disk.trust import FORGET, may, writer_of_provenance
 from ..errors import HipoError
+from ..recall.forgotten import WORD_RE, ForgetEvent, ForgetLedger
 from .rules import pick_by_id
+from .scrubbing import (
+    Holds,
+    compact_sqlite_files,
+    drop_derived_holding,
+    holds,
+    regular_files,
+    scrub_conversations,
+)
 
 if TYPE_CHECKING:
     from ..config import MemoryConfig
@@ -65,6 +78,7 @@ class ForgettingMemory(Protocol):
     store: Store
     config: MemoryConfig
     semantic: SemanticIndex
+    forgotten: ForgetLedger
     _indexer: IndexKeeper
 
     @property
@@ -80,9 +94,8 @@ class ForgettingMemory(Protocol):
 
     def _notify(self, event: str) -> None: ...
 
-_WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
+_WORD_RE = WORD_RE  # the words a ledger's hashes are taken of, and a scan looks for
 MIN_PIECE_CHARS = 4  # shorter field values ("yes", "Q1") are words of many notes, not its text
-FORGOTTEN_MARK = "[forgotten]"
 SCAN_LIMIT = 512 * 1024 * 1024  # files larger than this are read in chunks
 
 
@@ -98,6 +111,7 @@ class ForgetReport:
     remaining: list[str] = field(default_factory=list)  # memory files still holding the text
     user_files: list[str] = field(default_factory=list)  # the user's own files holding it
     team_removed: int = 0  # rows the team database deleted
+    finished: bool = False  # this run finished a forget killed midway
     quoted_by: list[str] = field(default_factory=list)  # other checkpoints quoting its words
 
     @property
@@ -106,6 +120,8 @@ class ForgetReport:
 
     def text(self) -> str:
         lines = [f"forgot {self.id}: {self.log} now holds only its tombstone"]
+        if self.finished:
+            lines[0] += " (an interrupted forget, finished now)"
         if self.rebuilt:
             lines.append(f"rebuilt or dropped {len(self.rebuilt)} derived files")
         if self.team_removed:
@@ -208,7 +224,13 @@ def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str)
         raise HipoError(f"only the user forgets a checkpoint, not {via!r}")
     reason = " ".join(reason.split())[:200]
     everything = memory._all_checkpoints()
-    checkpoint = find_checkpoint(everything, wanted)
+    try:
+        checkpoint = find_checkpoint(everything, wanted)
+    except HipoError:
+        interrupted = memory.forgotten.find_pending(wanted.strip())
+        if interrupted is None:
+            raise
+        return finish_interrupted(memory, interrupted)
     assert checkpoint.id is not None and checkpoint.date is not None
     others = [cp for cp in everything if cp.id != checkpoint.id]
     pieces = text_pieces(checkpoint, others)
@@ -217,6 +239,8 @@ def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str)
     pieces += sorted(set(words) - _innocent_words(memory, words, its_bytes) - set(pieces))
     stone = Tombstone(checkpoint.id, memory.today.isoformat(), reason)
     day = date.fromisoformat(checkpoint.date)
+    memory.forgotten.begin_forget(checkpoint, pieces)  # pending: recall leaves it out already
+    memory._notify("forget")
     relative = _rewrite_log(memory, day, checkpoint.id, stone)
     report = ForgetReport(checkpoint.id, relative, stone.line())
     report.quoted_by = quoting(checkpoint, others)
@@ -228,11 +252,39 @@ def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str)
     memory._indexer.close()
     memory._indexer.stale()
     memory._ensure_index()
-    report.scrubbed += _scrub_conversations(memory, pieces)
-    report.rebuilt += _compact_sqlite(memory)
-    report.rebuilt += _drop_derived_holding(memory, needles)
+    report.scrubbed += scrub_conversations(memory, pieces)
+    report.rebuilt += compact_sqlite_files(memory)
+    report.rebuilt += drop_derived_holding(memory, needles)
     memory._ensure_index()
     _scan(memory, [p.encode("utf-8") for p in pieces], report)
+    memory.forgotten.finish_forget(checkpoint.id)
+    memory._notify("forget")
+    return report
+
+
+def finish_interrupted(memory: ForgettingMemory, event: ForgetEvent) -> ForgetReport:
+    """Steps 2 to 5 of a forget killed after its raw log was rewritten: the text is in no
+    log any more, so nodes over its day and ROOT.md are rebuilt, the index synced and
+    compacted, and conversations and derived files are found by the ledger's keyed hashes."""
+    day = date.fromisoformat(event.day)
+    relative = memory.store.relative(memory.store.raw_path(day))
+    text = memory.store.raw_path(day).read_text(encoding="utf-8", errors="replace")
+    stones = [stone for line in text.split("\n") if (stone := parse_tombstone(line))]
+    line = next((stone.line() for stone in stones if stone.id == event.id), "")
+    report = ForgetReport(event.id, relative, line, finished=True)
+    hides = memory.forgotten.hides([event])
+    report.rebuilt += _drop_nodes(memory, day, [], also=hides)
+    if memory.config.team_url:
+        _forget_in_team(memory, report)
+    memory.compact()
+    memory._indexer.close()
+    memory._indexer.stale()
+    memory._ensure_index()
+    report.scrubbed += scrub_conversations(memory, [], rewrite=memory.forgotten.scrubber([event]))
+    report.rebuilt += compact_sqlite_files(memory)
+    report.rebuilt += drop_derived_holding(memory, [], also=hides)
+    memory._ensure_index()
+    memory.forgotten.finish_forget(event.id)
     memory._notify("forget")
     return report
 
@@ -294,9 +346,12 @@ def without_checkpoint(text: str, checkpoint_id: str, stone: Tombstone) -> str:
     return "\n".join([*lines[:start], stone.line(), *earlier, *lines[end:]])
 
 
-def _drop_nodes(memory: ForgettingMemory, day: date, needles: list[bytes]) -> list[str]:
-    """Delete the nodes over `day`, ROOT.md and any node quoting the text, under the compaction
-    lock: the next pass builds each missing node again from the logs."""
+def _drop_nodes(
+    memory: ForgettingMemory, day: date, needles: list[bytes], also: Holds | None = None
+) -> list[str]:
+    """Delete the nodes over `day`, ROOT.md and any node quoting the text (its `needles`, or
+    a piece `also` finds), under the compaction lock: the next pass builds each missing node
+    again from the logs."""
     store = memory.store
     week = week_id(day)
     covering = {f"daily/{day.isoformat()}.md", f"weekly/{week}.md",
@@ -305,7 +360,7 @@ def _drop_nodes(memory: ForgettingMemory, day: date, needles: list[bytes]) -> li
     with store.compaction_lock():
         for level in NODE_LEVELS:
             for name, path in store.node_files(level).items():
-                if f"{level}/{name}.md" in covering or holds(path, needles):
+                if f"{level}/{name}.md" in covering or holds(path, needles, also):
                     dropped += _unlink(memory, store.relative(path))
         dropped += _unlink(memory, ROOT_FILE)
     return dropped
@@ -316,148 +371,6 @@ def _unlink(memory: ForgettingMemory, relative: str) -> list[str]:
         if anchored.unlink(memory.root, relative):
             return [relative]
     return []
-
-
-def holds(path: Path, needles: list[bytes]) -> bool:
-    """Whether the regular file `path` contains any of `needles` (read in chunks)."""
-    if not needles:
-        return False
-    overlap = max(len(n) for n in needles)
-    try:
-        with open(path, "rb") as handle:
-            tail = b""
-            while chunk := handle.read(1 << 20):
-                data = tail + chunk
-                if any(needle in data for needle in needles):
-                    return True
-                tail = data[-overlap:]
-    except OSError:
-        return False
-    return False
-
-
-def _scrub_conversations(memory: ForgettingMemory, pieces: list[str]) -> list[str]:
-    """`%%ask` conversations and last-sent records: each string quoting the text has those
-    words replaced by FORGOTTEN_MARK (the turns stay, so the conversation goes on)."""
-    folder = memory.root / CONVERSATIONS_DIR
-    if not pieces or not folder.is_dir():
-        return []
-    scrubbed = []
-    longest_first = sorted(pieces, key=len, reverse=True)
-    for path in sorted(folder.iterdir()):
-        if not path.is_file() or path.is_symlink() or path.suffix != ".json":
-            continue
-        raw = path.read_bytes()
-        if not any(piece.encode("utf-8") in raw for piece in pieces):
-            continue
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
-        if data is None:
-            anchored.unlink(memory.root, memory.store.relative(path))
-        else:
-            fresh = json.dumps(_replace_in(data, longest_first), ensure_ascii=False, indent=1)
-            anchored.write_bytes(memory.root, memory.store.relative(path), fresh.encode())
-        scrubbed.append(memory.store.relative(path))
-    return scrubbed
-
-
-def _replace_in(value: object, pieces: list[str]) -> object:
-    if isinstance(value, str):
-        for piece in pieces:
-            value = value.replace(piece, FORGOTTEN_MARK)
-        return value
-    if isinstance(value, list):
-        return [_replace_in(item, pieces) for item in value]
-    if isinstance(value, dict):
-        return {key: _replace_in(item, pieces) for key, item in value.items()}
-    return value
-
-
-def _sqlite_files(memory: ForgettingMemory) -> Iterator[Path]:
-    index = memory.store.index_dir
-    if index.is_dir():
-        for path in sorted(index.iterdir()):
-            if path.is_file() and not path.is_symlink():
-                with open(path, "rb") as handle:
-                    if handle.read(16) == b"SQLite format 3\x00":
-                        yield path
-
-
-def compact_sqlite(path: Path) -> None:
-    """Leave no free page or old segment of `path` holding deleted text: `secure_delete`
-    (freed pages are zeroed), FTS5 tables merged (`optimize` drops deleted rows' terms),
-    VACUUM (a new file of live pages only) and the write-ahead log truncated."""
-    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        connection.execute("PRAGMA secure_delete = ON")
-        tables = connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%'"
-        ).fetchall()
-        for (table,) in tables:
-            quoted = '"' + table.replace('"', '""') + '"'
-            connection.execute(f"INSERT INTO {quoted}({quoted}) VALUES ('optimize')")
-        connection.execute("VACUUM")
-        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy:
-            raise sqlite3.OperationalError("another process is reading it; try again")
-    finally:
-        connection.close()
-
-
-def _compact_sqlite(memory: ForgettingMemory) -> list[str]:
-    memory._indexer.close()
-    memory.semantic.close()
-    done = []
-    for path in _sqlite_files(memory):
-        try:
-            compact_sqlite(path)
-        except sqlite3.Error as error:
-            raise HipoError(f"could not compact {memory.store.relative(path)}: {error}") from error
-        done.append(memory.store.relative(path))
-    return done
-
-
-def _derived_files(memory: ForgettingMemory) -> Iterator[Path]:
-    """Every regular file of the memory that is not a raw log, a node, ROOT.md or the
-    conversations (those are rewritten above): the index folder, state and caches."""
-    for folder, _dirs, names in os.walk(memory.store.index_dir):
-        for name in names:
-            yield Path(folder) / name
-
-
-def _drop_derived_holding(memory: ForgettingMemory, needles: list[bytes]) -> list[str]:
-    """A derived store that still holds the text after the sync and compaction (the graph's
-    files, a cache) is deleted, and Whoosh's folder always (its segments are compressed: no
-    scan can vouch for them): each is rebuilt from the logs when needed."""
-    dropped: list[str] = []
-    index = memory.store.index_dir
-    whoosh = index / "whoosh"  # its segments keep a deleted document's terms, compressed
-    if memory.config.search_backend == "whoosh" and whoosh.is_dir():
-        memory._indexer.close()
-        shutil.rmtree(whoosh, ignore_errors=True)
-        dropped.append(memory.store.relative(whoosh))
-    for path in list(_derived_files(memory)):
-        if path.is_symlink() or not path.is_file() or not holds(path, needles):
-            continue
-        top = index / path.relative_to(index).parts[0]
-        if top.is_dir():
-            shutil.rmtree(top, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                top.unlink()
-        dropped.append(memory.store.relative(top))
-    return dropped
-
-
-def regular_files(root: Path) -> Iterator[Path]:
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file() and not path.is_symlink():
-                yield path
 
 
 def _scan(memory: ForgettingMemory, needles: list[bytes], report: ForgetReport) -> None:

@@ -1,0 +1,289 @@
+"""The forget ledger: what the user forgot or superseded, published to every holder of memory.
+
+A forget rewrites the raw log in one process, but memory is also held alive elsewhere: a
+kernel's `%%ask` conversation and its pinned Layer 1, the Jupyter server's open memories, the
+sidebar, a later import of the same transcript, a notebook run again. So the engine keeps one
+small durable record, `memory/.forgotten.json`, that any process reads cheaply (a stat, parsed
+again only when it changed), and every holder obeys before its next use:
+
+- `generation` moves with every forget and every correction in force; a holder remembers the
+  generation it last saw and asks `since(generation)` at the start of each call.
+- each forget event keeps what identifies the content, never the text: keyed hashes (HMAC with
+  the memory's own key, `memory/.forget-key`, made once and kept in the root) of its content
+  as a whole (`content_key`: a re-run, a re-import or a teammate's copy of the same note is
+  not written again) and of its pieces (title, lines, field values, its own names and
+  numbers), which a holder looks for in what it keeps (`scrubber`) and recall leaves out
+  while the forget is `pending`.
+- a forget is written `pending` before the raw log is touched and `done` after its last step:
+  a forget killed at any point is finished by running it again, and until then recall leaves
+  its text out (`Hidden`).
+
+Hashes of short pieces can be tested against guesses by whoever holds the key (it is in the
+root, beside the memory itself): they keep the text out of the ledger, not out of reach of
+someone who already has the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+
+from ..disk.checkpoint import Checkpoint
+from ..disk.layout import MEMORY_DIR
+from ..disk.store import Store
+from ..errors import HipoError
+from ..tree.layer1 import Layer1
+
+LEDGER_FILE = f"{MEMORY_DIR}/.forgotten.json"
+KEY_FILE = f"{MEMORY_DIR}/.forget-key"
+FORMAT_VERSION = 1
+MAX_LEDGER_BYTES = 32 * 1024 * 1024
+FORGOTTEN_MARK = "[forgotten]"
+WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
+_FIELD_RE = re.compile(r"^[-*]\s*[\w -]{1,40}:\s+(.+)$")
+FORGET, CORRECT = "forget", "correct"
+PENDING, DONE = "pending", "done"
+
+
+def normal(text: str) -> str:
+    """`text` on one line with single spaces: how pieces are hashed on both sides."""
+    return " ".join(text.split())
+
+
+def content_text(checkpoint: Checkpoint) -> str:
+    """What makes two checkpoints the same content wherever they were written: title, fields
+    and free text (not the id, day, notebook, cell or front end)."""
+    fields = "\n".join(f"{key}: {normal(value)}" for key, value in checkpoint.fields)
+    return f"{normal(checkpoint.title)}\n{fields}\n{normal(checkpoint.text)}"
+
+
+@dataclass(frozen=True)
+class ForgetEvent:
+    """One forget or correction, as the ledger keeps it (hashes only, no text)."""
+
+    generation: int
+    kind: str  # FORGET or CORRECT
+    id: str  # the checkpoint forgotten, or the one a correction superseded
+    at: str = ""
+    day: str = ""  # the raw log of a forgotten checkpoint
+    state: str = DONE  # a forget is PENDING until every step is done
+    by: str = ""  # a correction: the correcting checkpoint's id
+    content: str = ""  # keyed hash of `content_text`
+    pieces: tuple[str, ...] = field(default_factory=tuple)  # keyed hashes of its pieces
+
+    @classmethod
+    def from_json(cls, data: object) -> ForgetEvent | None:
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return None
+        try:
+            return cls(
+                generation=int(data.get("generation", 0)),
+                kind=str(data.get("kind", FORGET)),
+                id=data["id"],
+                at=str(data.get("at", "")),
+                day=str(data.get("day", "")),
+                state=str(data.get("state", DONE)),
+                by=str(data.get("by", "")),
+                content=str(data.get("content", "")),
+                pieces=tuple(str(p) for p in data.get("pieces", ()) if isinstance(p, str)),
+            )
+        except (TypeError, ValueError):
+            return None
+
+
+class ForgetLedger:
+    """`memory/.forgotten.json` of one root, read again only when its stat changed."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._seen: tuple[tuple[int, int, int] | None, tuple[ForgetEvent, ...]] = (None, ())
+        self._key: bytes | None = None
+
+    # --- reading ---------------------------------------------------------------------------
+    def events(self) -> tuple[ForgetEvent, ...]:
+        """Every event, oldest first; () when nothing was ever forgotten or corrected."""
+        path = self.store.root / LEDGER_FILE
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return ()
+        stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+        if self._seen[0] != stamp:
+            self._seen = (stamp, self._read())
+        return self._seen[1]
+
+    def _read(self) -> tuple[ForgetEvent, ...]:
+        try:
+            data = json.loads(self.store.read_file(self.store.root / LEDGER_FILE, MAX_LEDGER_BYTES))
+        except (OSError, ValueError, HipoError):
+            return ()  # a damaged ledger hides nothing; `hipo check` says so
+        found = (ForgetEvent.from_json(e) for e in data.get("events", ()))
+        return tuple(e for e in found if e is not None) if isinstance(data, dict) else ()
+
+    def generation(self) -> int:
+        """A number that moves with every forget and correction (0: none yet)."""
+        return max((e.generation for e in self.events()), default=0)
+
+    def since(self, generation: int) -> list[ForgetEvent]:
+        """The events a holder that last saw `generation` has not obeyed yet."""
+        return [e for e in self.events() if e.generation > generation]
+
+    def pending(self) -> list[ForgetEvent]:
+        """Forgets begun and not finished (killed midway): run them again to finish."""
+        return [e for e in self.events() if e.kind == FORGET and e.state == PENDING]
+
+    def forgotten(self) -> list[ForgetEvent]:
+        return [e for e in self.events() if e.kind == FORGET]
+
+    def find_pending(self, wanted: str) -> ForgetEvent | None:
+        """The pending forget of the id `wanted` (or the one id ending with it)."""
+        hits = [e for e in self.pending() if e.id == wanted or e.id.endswith(wanted)]
+        return hits[0] if len(hits) == 1 else None
+
+    # --- hashing ---------------------------------------------------------------------------
+    def key(self) -> bytes:
+        """The memory's own HMAC key, made once (O_EXCL: two processes agree on one)."""
+        if self._key is None:
+            path = self.store.root / KEY_FILE
+            self.store.ensure_layout()
+            with contextlib.suppress(FileExistsError):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                try:
+                    os.write(fd, os.urandom(32).hex().encode() + b"\n")
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            self._key = bytes.fromhex(self.store.read_file(path, 1024).decode().strip())
+        return self._key
+
+    def digest(self, text: str) -> str:
+        return hmac.new(self.key(), normal(text).encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+    def content_key(self, checkpoint: Checkpoint) -> str:
+        return self.digest("content\x1f" + content_text(checkpoint))
+
+    def forgotten_content(self) -> dict[str, ForgetEvent]:
+        """Content hash -> its forget: what a write must not bring back."""
+        return {e.content: e for e in self.forgotten() if e.content}
+
+    def scrubber(self, events: Iterable[ForgetEvent]) -> Callable[[str], str]:
+        """A function that replaces, in a text a holder keeps, each line, field value or word
+        whose keyed hash is a piece of `events` by FORGOTTEN_MARK."""
+        pieces = {piece for event in events for piece in event.pieces}
+        return lambda text: scrub(text, pieces, self.digest) if pieces else text
+
+    def hides(self, events: Sequence[ForgetEvent]) -> Callable[[str], bool]:
+        """Whether a text holds a piece of `events` (what recall leaves out while pending)."""
+        pieces = {piece for event in events for piece in event.pieces}
+        return lambda text: bool(pieces) and holds_piece(text, pieces, self.digest)
+
+    def without_pending(self, layer1: Layer1) -> Layer1:
+        """`layer1` with the pieces of a pending forget (killed before ROOT.md was rebuilt)
+        replaced in every part: not in any prompt until the forget is run again."""
+        pending = self.pending()
+        if not pending:
+            return layer1
+        scrub = self.scrubber(pending)
+        parts = tuple(replace(part, text=scrub(part.text)) for part in layer1.parts)
+        return replace(layer1, parts=parts)
+
+    # --- writing ---------------------------------------------------------------------------
+    def begin_forget(self, checkpoint: Checkpoint, pieces: Iterable[str]) -> ForgetEvent:
+        """Record the forget of `checkpoint` as PENDING, before anything is touched."""
+        hashed = tuple(sorted({self.digest(piece) for piece in pieces if normal(piece)}))
+        return self._add(FORGET, checkpoint.id or "", day=checkpoint.date or "", state=PENDING,
+                         content=self.content_key(checkpoint), pieces=hashed)  # fmt: skip
+
+    def finish_forget(self, checkpoint_id: str) -> None:
+        self._update(checkpoint_id, lambda event, generation: replace(
+            event, state=DONE, generation=generation))  # fmt: skip
+
+    def corrected(self, replaced_id: str, by_id: str) -> None:
+        """A correction in force superseded `replaced_id`: holders of the old text re-read."""
+        self._add(CORRECT, replaced_id, by=by_id)
+
+    def _add(self, kind: str, checkpoint_id: str, **values: object) -> ForgetEvent:
+        made: list[ForgetEvent] = []
+
+        def add(events: list[ForgetEvent], generation: int) -> list[ForgetEvent]:
+            at = datetime.now(UTC).isoformat(timespec="seconds")
+            event = ForgetEvent(generation, kind, checkpoint_id, at, **values)  # type: ignore[arg-type]
+            made.append(event)
+            keep = [e for e in events if not (e.kind == kind == FORGET and e.id == checkpoint_id)]
+            return [*keep, event]
+
+        self._change(add)
+        return made[0]
+
+    def _update(
+        self, checkpoint_id: str, change: Callable[[ForgetEvent, int], ForgetEvent]
+    ) -> None:
+        self._change(lambda events, generation: [
+            change(e, generation) if e.kind == FORGET and e.id == checkpoint_id else e
+            for e in events
+        ])  # fmt: skip
+
+    def _change(self, change: Callable[[list[ForgetEvent], int], list[ForgetEvent]]) -> None:
+        """Read, change and write the ledger under an exclusive lock on the key file, so two
+        processes' forgets never lose one another."""
+        self.key()
+        fd = os.open(self.store.root / KEY_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            events = list(self._read())
+            generation = max((e.generation for e in events), default=0) + 1
+            events = change(events, generation)
+            data = {"version": FORMAT_VERSION, "events": [_jsonable(e) for e in events]}
+            self.store.write_atomic(self.store.root / LEDGER_FILE, json.dumps(data, indent=1))
+            self._seen = (None, ())
+        finally:
+            os.close(fd)
+
+
+def _jsonable(event: ForgetEvent) -> dict[str, object]:
+    data = asdict(event)
+    data["pieces"] = list(event.pieces)
+    return {key: value for key, value in data.items() if value not in ("", [])}
+
+
+def _line_candidates(line: str) -> list[str]:
+    """A line as a piece may have been taken from it: whole, without its bullet, its value."""
+    whole = normal(line)
+    bare = whole.lstrip("-*>#| ").strip()
+    found = _FIELD_RE.match(whole)
+    return [c for c in (whole, bare, found.group(1) if found else "") if c]
+
+
+def holds_piece(text: str, pieces: set[str], digest: Callable[[str], str]) -> bool:
+    for line in text.splitlines():
+        if any(digest(c) in pieces for c in _line_candidates(line)):
+            return True
+    return any(digest(word) in pieces for word in set(WORD_RE.findall(text)))
+
+
+def scrub(text: str, pieces: set[str], digest: Callable[[str], str]) -> str:
+    """`text` with each line whose text or value is a piece, and each word that is one,
+    replaced by FORGOTTEN_MARK; every other character kept."""
+    words: dict[str, bool] = {}
+
+    def word(match: re.Match[str]) -> str:
+        found = match.group()
+        if found not in words:
+            words[found] = digest(found) in pieces
+        return FORGOTTEN_MARK if words[found] else found
+
+    lines = []
+    for line in text.split("\n"):
+        if any(digest(c) in pieces for c in _line_candidates(line)):
+            lines.append(FORGOTTEN_MARK)
+        else:
+            lines.append(WORD_RE.sub(word, line))
+    return "\n".join(lines)
