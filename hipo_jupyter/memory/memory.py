@@ -10,6 +10,7 @@ This module is the facade: each method hands over to a module of the room that d
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date
@@ -20,9 +21,10 @@ from .backends import NoTeam, TeamFactory
 from .config import MemoryConfig
 from .disk import anchored
 from .disk.checkpoint import Checkpoint
+from .disk.nodes import read_status
 from .disk.redact import redact
 from .disk.sent import Sent, read_sent, sidebar_stamp, write_sent
-from .disk.store import RawStamps, Store, raw_log_path
+from .disk.store import RawStamps, Store, node_path, raw_log_path
 from .errors import HipoError
 from .events import Listeners
 from .intake import notes
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
     import pandas
 
     from .views.graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
@@ -179,16 +183,42 @@ class Memory:
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
         """Layer 1 shows what was just written (`root_update`), then the team and listeners hear
-        of it; a checkpoint found already there (`repeated`) leaves ROOT.md and the team alone."""
+        of it; a checkpoint found already there (`repeated`) leaves ROOT.md and the team alone.
+
+        A write to today leaves only tentative nodes behind, which the next pass folds in and
+        `hipo check` accepts (`chain._behind`). A late entry (`--date`, a day already over)
+        into a tree a pass has built changes a fixed node, or a closed day that has none,
+        which would then say less than its raw log: the tree is brought up to date at once,
+        as the design asks of a late entry. That is rare, so its cost (one pass) is never an
+        ordinary cell's; the checkpoint is written whatever the pass does."""
         fresh = [checkpoint for checkpoint in written if not checkpoint.repeated]
         if fresh:
             with self._lock:
                 budget = self.config.root_budget
                 refresh_root_after_write(self.store, fresh[-1], self._topics, self.today, budget)
+            if self._closes_a_period(day):
+                self._fold_late_entry()
             self._team.after_write(day)
         if written:
             self._notify("remember")
         return written
+
+    def _closes_a_period(self, day: date) -> bool:
+        """Whether a write to `day` left the tree stale, not merely behind: a day already over
+        whose daily node is not a tentative one the next pass rebuilds anyway, in a memory a
+        pass has run on (before the first pass every node waits for it alike)."""
+        if day >= self.today or not self.store.state_path.exists():
+            return False
+        return read_status(self.store.root / node_path("daily", day.isoformat())) != "tentative"
+
+    def _fold_late_entry(self) -> None:
+        try:
+            report = self.compact()
+        except (HipoError, OSError) as error:  # written already; `hipo check` says what is left
+            log.warning("checkpoint written; the compaction after a late entry failed: %s", error)
+            return
+        for problem in report.errors:
+            log.warning("compaction after a late entry: %s", problem)
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.

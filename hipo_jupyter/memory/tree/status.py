@@ -38,6 +38,7 @@ class Status:
     last_compaction: str | None  # ISO timestamp of the last successful pass
     dirty_nodes: int  # nodes a compaction would rebuild now
     semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
+    behind_nodes: int = 0  # of dirty_nodes: tentative ones only behind the writes since a pass
 
     def to_json(self) -> dict[str, object]:
         """`hipo status --json` and MCP's status: every field, as named here."""
@@ -79,6 +80,7 @@ def memory_status(
         last_compaction=plan.state.get("lastCompactionRun"),
         dirty_nodes=len(plan.dirty),
         semantic=semantic,
+        behind_nodes=sum(1 for node in plan.dirty if node.behind),
     )
 
 
