@@ -56,6 +56,7 @@ from hipo_jupyter.memory import (
     Memory,
     MemoryConfig,
     RecallQuery,
+    one_line_note,
     parse_day,
     render,
     require_title,
@@ -186,17 +187,32 @@ def compact_after_write(memory: Memory) -> None:
         print(f"hipo: checkpoint written; the compaction after it failed: {error}", file=sys.stderr)
 
 
+def one_line_form(args: argparse.Namespace) -> bool:
+    """Whether `hipo remember TEXT` is a one-line note: text given, no `--title`, and no body
+    piped in. On a terminal nothing is read (the note is the line; `--title` still reads a
+    body typed on the terminal)."""
+    if args.title is not None or not args.title_words:
+        return False
+    return sys.stdin is None or sys.stdin.isatty()
+
+
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
     title = args.title if args.title is not None else " ".join(args.title_words)
+    body = "" if one_line_form(args) else read_stdin_body()
+    if not body.strip() and args.title is None and title.strip():
+        title, body = one_line_note(title)  # `hipo remember "moved the launch to May"`
     if args.replaces is not None:  # a correction (cli_forget)
-        return cli_forget.cmd_correct(args, title, read_stdin_body(), open_memory)
+        return cli_forget.cmd_correct(args, title, body, open_memory)
     if not title.strip():
-        raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
+        raise UsageError(
+            'remember needs a note or a title: `hipo remember "TEXT"`, or `hipo remember TITLE` '
+            "with the body on stdin"
+        )
     require_title(title)  # the one rule: not only `[type]` and `#tags` either
     draft = CheckpointDraft.parse(
         title,
-        read_stdin_body(),
+        body,
         type=args.type,
         tags=args.tags,
         on=args.date,

@@ -28,7 +28,7 @@ from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import redact
 from ..disk.store import Store
 from ..errors import HipoError
-from ..requests import CheckpointDraft, storable
+from ..requests import CheckpointDraft, storable, title_from_text
 from ..search.indexing import IndexKeeper
 from ..tree.chain import CompactionReport
 from ..tree.status import read_checkpoints
@@ -84,7 +84,7 @@ def new_checkpoint(
     fields, text = parse_body(redact(draft.body))
     title_text = redact(draft.title)
     if not title_text:
-        title_text = " ".join(text.split()[:8]) or (fields[0][1][:60] if fields else "")
+        title_text = title_from_text(text or (fields[0][1] if fields else ""))
     if not fields and not text.strip():
         raise HipoError("a checkpoint needs a body: '- request: ...' lines or free text")
     try:
