@@ -10,7 +10,7 @@ This module is the facade: each method hands over to a module of the room that d
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date
@@ -21,10 +21,9 @@ from .backends import NoTeam, TeamFactory
 from .config import MemoryConfig
 from .disk import anchored
 from .disk.checkpoint import Checkpoint
-from .disk.nodes import read_status
 from .disk.redact import redact
 from .disk.sent import Sent, read_sent, sidebar_stamp, write_sent
-from .disk.store import RawStamps, Store, node_path, raw_log_path
+from .disk.store import RawStamps, Store, raw_log_path
 from .errors import HipoError
 from .events import Listeners
 from .intake import notes
@@ -40,7 +39,7 @@ from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
 from .search.indexing import IndexKeeper
 from .search.semantic import SemanticIndex
-from .tree.chain import CompactionReport, Compactor
+from .tree.chain import CompactionReport, Compactor, late_entry
 from .tree.layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .tree.root_update import refresh_root_after_write
 from .tree.status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
@@ -58,8 +57,6 @@ if TYPE_CHECKING:
     import pandas
 
     from .views.graph import MemoryGraph, SparqlResult  # pyoxigraph: imported only with the extra
-
-log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, label): called during long work (compaction, reindex)."""
@@ -147,6 +144,7 @@ class Memory:
         cell: str | None = None,
         via: str | None = None,
         model: str | None = None,
+        provider: str | None = None,
         trigger: str | None = None,
         rule: str | None = None,
     ) -> Checkpoint:
@@ -154,24 +152,19 @@ class Memory:
 
         `title` is a title line as `%%remember` reads it (`[type]` and `#tags` at its end);
         an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`.
-        `via` names the front end and `model` the Claude model a write-back came from
-        (provenance, in the comment line); `trigger` and `rule` make a feedback rule."""
+        `via` names the front end, `model` and `provider` (its SDK) the calls a write-back came
+        from (provenance, in the comment line); `trigger` and `rule` make a feedback rule."""
         draft = CheckpointDraft.parse(
             title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
         )
-        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
+        return self.write_checkpoint(
+            draft, notebook=notebook, cell=cell, via=via, model=model, provider=provider
+        )
 
-    def write_checkpoint(
-        self,
-        draft: CheckpointDraft,
-        *,
-        notebook: str | None = None,
-        cell: str | None = None,
-        via: str | None = None,
-        model: str | None = None,
-    ) -> Checkpoint:
-        """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
-        checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
+    def write_checkpoint(self, draft: CheckpointDraft, **provenance: str | None) -> Checkpoint:
+        """Write a checked draft: redacted, appended to its day's raw log, indexed at once.
+        `provenance`: notebook, cell, via, model, provider (as `remember` takes them)."""
+        checkpoint = new_checkpoint(draft, **provenance)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
@@ -184,41 +177,19 @@ class Memory:
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
         """Layer 1 shows what was just written (`root_update`), then the team and listeners hear
         of it; a checkpoint found already there (`repeated`) leaves ROOT.md and the team alone.
-
-        A write to today leaves only tentative nodes behind, which the next pass folds in and
-        `hipo check` accepts (`chain._behind`). A late entry (`--date`, a day already over)
-        into a tree a pass has built changes a fixed node, or a closed day that has none,
-        which would then say less than its raw log: the tree is brought up to date at once,
-        as the design asks of a late entry. That is rare, so its cost (one pass) is never an
-        ordinary cell's; the checkpoint is written whatever the pass does."""
+        A late entry the tree cannot leave for later compacts at once (`chain.late_entry`)."""
         fresh = [checkpoint for checkpoint in written if not checkpoint.repeated]
         if fresh:
             with self._lock:
                 budget = self.config.root_budget
                 refresh_root_after_write(self.store, fresh[-1], self._topics, self.today, budget)
-            if self._closes_a_period(day):
-                self._fold_late_entry()
+            if late_entry(self.store, day, self.today):
+                with contextlib.suppress(HipoError, OSError):  # written; `check` says what is left
+                    self.compact()
             self._team.after_write(day)
         if written:
             self._notify("remember")
         return written
-
-    def _closes_a_period(self, day: date) -> bool:
-        """Whether a write to `day` left the tree stale, not merely behind: a day already over
-        whose daily node is not a tentative one the next pass rebuilds anyway, in a memory a
-        pass has run on (before the first pass every node waits for it alike)."""
-        if day >= self.today or not self.store.state_path.exists():
-            return False
-        return read_status(self.store.root / node_path("daily", day.isoformat())) != "tentative"
-
-    def _fold_late_entry(self) -> None:
-        try:
-            report = self.compact()
-        except (HipoError, OSError) as error:  # written already; `hipo check` says what is left
-            log.warning("checkpoint written; the compaction after a late entry failed: %s", error)
-            return
-        for problem in report.errors:
-            log.warning("compaction after a late entry: %s", problem)
 
     def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.

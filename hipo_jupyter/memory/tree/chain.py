@@ -43,7 +43,7 @@ from ..disk.checkpoint import parse_log
 from ..disk.files import MAX_STATE_BYTES
 from ..disk.jsonread import parse_json
 from ..disk.layout import stamp_key
-from ..disk.nodes import list_value, node_head, parse_node, render_node
+from ..disk.nodes import list_value, node_head, parse_node, read_status, render_node
 from ..disk.periods import month_bounds, week_bounds, week_id, week_month
 from ..disk.store import ROOT_FILE, Store, decode_markdown, node_path, raw_log_day, sha256
 from ..errors import ParseError
@@ -454,6 +454,18 @@ class Compactor:
             source_hash=plan.root_key,
             topics=topics,
         )
+
+
+def late_entry(store: Store, day: date, today: date) -> bool:
+    """Whether a write to `day` left the tree stale, not merely behind (`_behind`): a late
+    entry (`--date`, a day already over) in a tree a pass has built, whose daily node is not a
+    tentative one the next pass rebuilds anyway. Its fixed node, or the closed day that has
+    none, would then say less than its raw log, so the writer compacts at once, as the design
+    asks of a late entry; that is rare, and never an ordinary cell's cost. Before the first
+    pass every node waits for it alike."""
+    if day >= today or not store.state_path.exists():
+        return False
+    return read_status(store.root / node_path("daily", day.isoformat())) != "tentative"
 
 
 def _behind(node: PlannedNode, entry: dict | None, exists: bool) -> bool:
