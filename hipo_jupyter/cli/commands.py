@@ -50,13 +50,11 @@ from typing import Any, TextIO
 
 from hipo_jupyter import terminal
 from hipo_jupyter.memory import (
-    MAX_BODY_CHARS,
     CheckpointDraft,
     HipoError,
     Memory,
     MemoryConfig,
     RecallQuery,
-    one_line_note,
     parse_day,
     render,
     require_title,
@@ -64,13 +62,14 @@ from hipo_jupyter.memory import (
     resolve_team_url,
 )
 from hipo_jupyter.memory.disk import VIA_CLI, raw_log_path
-from hipo_jupyter.memory.intake import check_transcript, read_file
+from hipo_jupyter.memory.intake import check_transcript, read_file, undated_line
 from hipo_jupyter.memory.views import check_folder, results_text
 from hipo_jupyter.team.link import team_backend
 from hipo_jupyter.team.url import mask_url
 
 from . import forget as cli_forget
 from . import views as cli_views
+from .body import title_and_body
 from .demo import TODAY_ENV, run_demo
 from .parser import UsageError, build_parser
 
@@ -106,25 +105,6 @@ def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
             "first checkpoint"
         )
     return memory
-
-
-def read_stdin_body() -> str:
-    """The checkpoint body from stdin: UTF-8, at most the body limit (bounded: `hipo remember
-    < /dev/zero` stops at once)."""
-    if sys.stdin is None:
-        return ""
-    if sys.stdin.isatty():
-        print("Reading the checkpoint body from stdin; end with Ctrl-D.", file=sys.stderr)
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:  # a text stream without bytes (tests, embedding): already decoded
-        return sys.stdin.read(MAX_BODY_CHARS + 1)
-    data = stream.read(4 * MAX_BODY_CHARS + 4)
-    if len(data) > 4 * MAX_BODY_CHARS:
-        raise UsageError(f"the body on stdin is over the {MAX_BODY_CHARS:,}-character limit")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UsageError(f"the body on stdin is not UTF-8 text (byte {error.start})") from None
 
 
 # --- progress ---------------------------------------------------------------------------------
@@ -187,21 +167,9 @@ def compact_after_write(memory: Memory) -> None:
         print(f"hipo: checkpoint written; the compaction after it failed: {error}", file=sys.stderr)
 
 
-def one_line_form(args: argparse.Namespace) -> bool:
-    """Whether `hipo remember TEXT` is a one-line note: text given, no `--title`, and no body
-    piped in. On a terminal nothing is read (the note is the line; `--title` still reads a
-    body typed on the terminal)."""
-    if args.title is not None or not args.title_words:
-        return False
-    return sys.stdin is None or sys.stdin.isatty()
-
-
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
-    title = args.title if args.title is not None else " ".join(args.title_words)
-    body = "" if one_line_form(args) else read_stdin_body()
-    if not body.strip() and args.title is None and title.strip():
-        title, body = one_line_note(title)  # `hipo remember "moved the launch to May"`
+    title, body = title_and_body(args)
     if args.replaces is not None:  # a correction (cli_forget)
         return cli_forget.cmd_correct(args, title, body, open_memory)
     if not title.strip():
@@ -345,6 +313,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(cli_views.format_import(report, args.file))
+    undated = undated_line(records, args.file.name)
+    if undated:
+        print(undated)
     ahead = cli_views.future_turns(report.per_day, memory.today)
     if ahead:
         print(f"hipo: warning: {ahead}", file=sys.stderr)
