@@ -64,6 +64,7 @@ def test_an_openai_array_without_times_takes_the_files_time(memory_root: Path) -
     (exchange,) = log_of(memory_root, "2026-03-07")  # system, tool call and tool result left out
     assert "Which tier do we cut" in exchange.field("request")
     assert "starter tier by 15 percent" in exchange.field("outcome")
+    assert run_hipo(memory_root, "check").returncode == 0  # an import leaves check passing
 
 
 def test_anthropic_blocks_and_a_jupyter_ai_chat(memory_root: Path) -> None:
