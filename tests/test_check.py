@@ -39,11 +39,24 @@ def test_a_compacted_folder_passes_every_rule(memory_root: Path) -> None:
 
 def test_an_uncompacted_entry_fails_freshness(memory_root: Path) -> None:
     memory = memory_at(memory_root)
-    memory.compact()
-    memory.remember("Late note", "- outcome: found the bug", on=date(2026, 3, 11))
+    memory.compact()  # then another tool writes a closed day's log: no pass vouches for it
+    (memory_root / "memory" / "2026-03-11.md").write_text("## Late note\n- outcome: found it\n")
     fresh = by_rule(check_folder(memory))["compaction state is fresh"]
     assert not fresh.passed and "to rebuild: run compact" in fresh.detail
     assert fresh.line().startswith("FAIL  compaction state is fresh: ")
+
+
+def test_writes_since_the_last_pass_leave_tentative_nodes_behind_and_pass(
+    memory_root: Path,
+) -> None:
+    memory = memory_at(memory_root)
+    memory.compact()
+    memory.remember("Today", "- outcome: the tentative day, week and month wait for a pass")
+    fresh = by_rule(check_folder(memory))["compaction state is fresh"]
+    assert fresh.passed and fresh.detail.startswith("3 tentative nodes behind the latest writes")
+    memory.remember("Late note", "- outcome: found the bug", on=date(2026, 3, 2))  # folded now
+    assert (memory_root / "memory" / "daily" / "2026-03-02.md").exists()
+    assert all(result.passed for result in check_folder(memory))
 
 
 def test_an_unreadable_raw_log_fails_and_is_named(memory_root: Path) -> None:
@@ -73,7 +86,8 @@ def test_hipo_check_exit_codes(memory_root: Path, monkeypatch, capsys) -> None:
 
     monkeypatch.setenv("HIPO_TODAY", TODAY.isoformat())
     memory = memory_at(memory_root)
-    memory.remember("Pricing", "- decisions: cut", on=date(2026, 3, 10))
+    memory.init()
+    (memory_root / "memory" / "2026-03-10.md").write_text("## Pricing\n- decisions: cut\n")
     assert cli.main(["--root", str(memory_root), "check"]) == 1  # not compacted yet
     assert "FAIL  compaction state is fresh" in capsys.readouterr().out
     memory.compact()

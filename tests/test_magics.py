@@ -245,7 +245,7 @@ def test_remember_line_form_takes_the_text_after_the_colon(
         ("%%remember Title --bogus\nbody", "unrecognized arguments: --bogus"),
         ("%%remember Title --date 12/03/2026\nbody", "--date '12/03/2026' is not a date"),
         ("%%remember Title --type idea\nbody", "feedback, user, reference, not 'idea'"),
-        ("%remember no colon here", "needs 'TITLE: text'"),
+        ("%remember   ", "needs a note: %remember TEXT, or %remember TITLE: text"),
         ("%%remember Big\n" + "x" * 100_001, "limit"),  # raised by the engine (HipoError)
         ("%recall", "what should I recall"),
         ("%recall pricing -k 0", "at least 1"),

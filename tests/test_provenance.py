@@ -41,11 +41,12 @@ def test_a_checkpoint_without_provenance_fields_still_parses() -> None:
 def test_via_and_model_are_written_in_the_comment_line() -> None:
     checkpoint = Checkpoint(
         "Churn", text="x", id="i", notebook="a.ipynb", cell="3", via="write-back",
-        model="claude-sonnet-4-5",
+        model="claude-sonnet-4-5", provider="anthropic",
     )  # fmt: skip
     comment = render(checkpoint).split("\n")[1]
     assert comment == (
-        "<!-- hipo id=i notebook=a.ipynb cell=3 via=write-back model=claude-sonnet-4-5 -->"
+        "<!-- hipo id=i notebook=a.ipynb cell=3 via=write-back model=claude-sonnet-4-5 "
+        "provider=anthropic -->"
     )
     assert provenance_text(checkpoint) == (
         "a.ipynb cell 3 (a Claude call's write-back, model claude-sonnet-4-5)"
@@ -138,7 +139,9 @@ def test_an_index_made_before_provenance_was_indexed_gets_it_on_opening(memory_r
         ({"via": "import"}, "an import"),
         ({"notebook": "analysis.ipynb", "cell": "3", "via": "magic"}, "analysis.ipynb cell 3"),
         ({"notebook": "memory tool"}, "Claude's memory tool"),
-        ({"via": "write-back", "model": "m"}, "a Claude call's write-back (model m)"),
+        ({"via": "write-back", "model": "m"}, "an LLM call's write-back (model m)"),  # unsaid
+        ({"via": "write-back", "provider": "anthropic"}, "a Claude call's write-back"),
+        ({"via": "write-back", "provider": "openai"}, "an OpenAI call's write-back"),
         ({}, ""),
     ],
 )

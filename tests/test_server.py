@@ -163,7 +163,8 @@ async def test_recent_lists_checkpoints_newest_first(jp_fetch, project):
 async def test_recent_groups_the_claude_calls_write_backs(jp_fetch, project):
     memory = Memory(project, today=lambda: date(2026, 3, 12))
     for prompt in ("Which tier are we cutting?", "Draft the launch note", "Summarize churn"):
-        memory.remember(prompt, "- request: x\n- outcome: y", via="write-back", cell="3")
+        memory.remember(prompt, "- request: x\n- outcome: y", via="write-back", cell="3",
+                        provider="anthropic")  # fmt: skip
     memory.close()
     recent = await get_json(jp_fetch, "recent", path="project/analysis.ipynb", n="3")
     titles = [checkpoint["title"] for checkpoint in recent["checkpoints"]]
@@ -171,6 +172,28 @@ async def test_recent_groups_the_claude_calls_write_backs(jp_fetch, project):
     assert titles[:2] == ["Churn dashboard", "Competitor pricing"]
     assert titles[2].startswith("3 Claude calls: summarize-churn; draft-launch-note")
     assert recent["checkpoints"][2]["via"] == "write-back"
+
+
+async def test_an_accepted_rule_is_listed_once(jp_fetch, project):
+    """The proposal and the user's acceptance restating it are one rule: the recent list
+    shows the acceptance, the rules list the rule in force, neither the proposal too."""
+    memory = Memory(project, today=lambda: date(2026, 3, 12))
+    proposal = memory.remember(
+        "No Friday deploys", "", type="feedback", via="mcp",
+        trigger="before a deploy", rule="never deploy on a Friday",
+    )  # fmt: skip
+    memory.close()
+    await jp_fetch(
+        "hipo", "api", "rules", "accept", params={"path": "project/analysis.ipynb"},
+        method="POST", body=json.dumps({"id": proposal.id}),
+    )  # fmt: skip
+    recent = await get_json(jp_fetch, "recent", path="project/analysis.ipynb", n="5")
+    titles = [checkpoint["title"] for checkpoint in recent["checkpoints"]]
+    assert titles.count("No Friday deploys") == 1
+    assert recent["checkpoints"][0]["via"] == "sidebar"
+    rules = await get_json(jp_fetch, "rules", path="project/analysis.ipynb")
+    assert [rule["title"] for rule in rules["rules"]] == ["No Friday deploys"]
+    assert rules["proposals"] == []
 
 
 async def test_recent_and_recall_say_where_each_checkpoint_came_from(jp_fetch, project):

@@ -4,6 +4,7 @@
   client before the engine and the MCP SDK have loaded (`hipo_jupyter.mcp.early`).
 - `commands.py` each command's handler and `main`: open the one `Memory`, call the engine,
   print, and map every error to one line on stderr (exit code 2).
+- `body.py` what `hipo remember` writes: a title with the body on stdin, or a one-line note.
 - `parser.py` the arguments of every command; `views.py` what a command prints (text, JSON,
   CSV), through `hipo_jupyter.terminal`.
 - `forget.py` `hipo forget` and `hipo corrections`: a checkpoint forgotten for good, a

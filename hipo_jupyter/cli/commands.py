@@ -50,7 +50,6 @@ from typing import Any, TextIO
 
 from hipo_jupyter import terminal
 from hipo_jupyter.memory import (
-    MAX_BODY_CHARS,
     CheckpointDraft,
     HipoError,
     Memory,
@@ -63,13 +62,14 @@ from hipo_jupyter.memory import (
     resolve_team_url,
 )
 from hipo_jupyter.memory.disk import VIA_CLI, raw_log_path
-from hipo_jupyter.memory.intake import check_transcript, read_file
+from hipo_jupyter.memory.intake import check_transcript, read_file, undated_line
 from hipo_jupyter.memory.views import check_folder, results_text
 from hipo_jupyter.team.link import team_backend
 from hipo_jupyter.team.url import mask_url
 
 from . import forget as cli_forget
 from . import views as cli_views
+from .body import title_and_body
 from .demo import TODAY_ENV, run_demo
 from .parser import UsageError, build_parser
 
@@ -105,25 +105,6 @@ def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
             "first checkpoint"
         )
     return memory
-
-
-def read_stdin_body() -> str:
-    """The checkpoint body from stdin: UTF-8, at most the body limit (bounded: `hipo remember
-    < /dev/zero` stops at once)."""
-    if sys.stdin is None:
-        return ""
-    if sys.stdin.isatty():
-        print("Reading the checkpoint body from stdin; end with Ctrl-D.", file=sys.stderr)
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:  # a text stream without bytes (tests, embedding): already decoded
-        return sys.stdin.read(MAX_BODY_CHARS + 1)
-    data = stream.read(4 * MAX_BODY_CHARS + 4)
-    if len(data) > 4 * MAX_BODY_CHARS:
-        raise UsageError(f"the body on stdin is over the {MAX_BODY_CHARS:,}-character limit")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UsageError(f"the body on stdin is not UTF-8 text (byte {error.start})") from None
 
 
 # --- progress ---------------------------------------------------------------------------------
@@ -188,15 +169,18 @@ def compact_after_write(memory: Memory) -> None:
 
 def cmd_remember(args: argparse.Namespace) -> int:
     # the title line reads as in %%remember: `Competitor pricing [project] #pricing #q1`
-    title = args.title if args.title is not None else " ".join(args.title_words)
+    title, body = title_and_body(args)
     if args.replaces is not None:  # a correction (cli_forget)
-        return cli_forget.cmd_correct(args, title, read_stdin_body(), open_memory)
+        return cli_forget.cmd_correct(args, title, body, open_memory)
     if not title.strip():
-        raise UsageError("remember needs a title: `hipo remember TITLE` or `--title TITLE`")
+        raise UsageError(
+            'remember needs a note or a title: `hipo remember "TEXT"`, or `hipo remember TITLE` '
+            "with the body on stdin"
+        )
     require_title(title)  # the one rule: not only `[type]` and `#tags` either
     draft = CheckpointDraft.parse(
         title,
-        read_stdin_body(),
+        body,
         type=args.type,
         tags=args.tags,
         on=args.date,
@@ -329,6 +313,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     print(cli_views.format_import(report, args.file))
+    undated = undated_line(records, args.file.name)
+    if undated:
+        print(undated)
     ahead = cli_views.future_turns(report.per_day, memory.today)
     if ahead:
         print(f"hipo: warning: {ahead}", file=sys.stderr)

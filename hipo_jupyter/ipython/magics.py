@@ -10,6 +10,7 @@ Lines are split on whitespace only (no shell quoting), so titles and queries suc
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,7 @@ from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
     HipoError,
     RecallQuery,
+    one_line_note,
     pop_quoted_option,
     render,
     require_title,
@@ -111,28 +113,31 @@ class HipoMagics(Magics):
             - request: compare our pricing with the top 5 competitors
             - decisions: cut the starter tier by 15%
 
-        As a line magic, the text after the first ':' is the body:
+        As a line magic, the line is a note titled from its words, or `TITLE: text`:
 
+            %remember the cache key ignored the region, so EU users saw US prices
             %remember Cache bug: the key ignored the region
         """
-        if cell is None:
-            head, colon, body = line.partition(":")
-            if not colon:
-                raise UsageError(
-                    "%remember needs 'TITLE: text' (or %%remember TITLE with the text in the cell)"
-                )
-        else:
-            head, body = line, cell
-        head, trigger = pop_quoted_option(head, "trigger")  # quoted values hold spaces
+        head, trigger = pop_quoted_option(line, "trigger")  # quoted values hold spaces
         head, rule = pop_quoted_option(head, "rule")
+        body = cell
+        if cell is None:  # a one-line note: `TITLE: text` (options before the colon) or text
+            named = re.search(r":\s+\S", head)
+            head, body = (head[: named.start()], head[named.start() + 1 :]) if named else (head, "")
         args = parse_line(self.remember, head)
+        title = " ".join(args.title)
+        if cell is None:
+            if not (title + body).strip():
+                raise UsageError("%remember needs a note: %remember TEXT, or %remember TITLE: text")
+            with engine_errors():
+                title, body = one_line_note(f"{title}: {body.strip()}" if body else title)
         if args.replaces is not None:
-            self._correct(args, body)
+            self._correct(args, title, body)
             return
         with engine_errors():  # the engine's one parser: title line, body, --type, tags, date
-            require_title(" ".join(args.title))
+            require_title(title)
             checkpoint = self.session.memory.remember(
-                " ".join(args.title),
+                title,
                 body,
                 type=args.type,
                 tags=args.tags,
@@ -146,11 +151,11 @@ class HipoMagics(Magics):
         self.session.note(f"remember {checkpoint.id}")
         print(visible(render.checkpoint_line(checkpoint)))
 
-    def _correct(self, args: Any, body: str) -> None:
+    def _correct(self, args: Any, title: str, body: str) -> None:
         """`%%remember --replaces ID`: a correction (the title defaults to the replaced one's)."""
         with engine_errors():
             checkpoint = correct(
-                self.session.memory, args.replaces, " ".join(args.title), body,
+                self.session.memory, args.replaces, title, body,
                 via=VIA_MAGIC, notebook=self.session.notebook_name, cell=self._cell_number(),
                 type=args.type, tags=args.tags, on=args.date,
             )  # fmt: skip

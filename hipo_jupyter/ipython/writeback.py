@@ -36,7 +36,7 @@ from hipo_jupyter import llm
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.llm.conversation import LARGE_TURN_TOKENS, extract_facts, gist
 from hipo_jupyter.memory import HipoError, Memory
-from hipo_jupyter.memory.disk import VIA_WRITE_BACK
+from hipo_jupyter.memory.disk import VIA_WRITE_BACK, calls_phrase
 from hipo_jupyter.memory.tree import count_tokens
 from hipo_jupyter.memory.views import CheckResult, check_folder
 
@@ -80,6 +80,12 @@ def exchange_digest(calls: list[LLMCall]) -> str:
     alike are the same exchange, however its fields were written (`writing.identity`)."""
     parts = [[c.method, c.model, c.prompt, c.tool_results, c.reply()] for c in calls]
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def call_providers(calls: list[LLMCall]) -> str | None:
+    """The SDKs the calls went through (`LLMCall.client`: anthropic, openai, litellm), in
+    first-use order: recorded at write time, so a label names the real provider."""
+    return ",".join(dict.fromkeys(call.client for call in calls if call.client)) or None
 
 
 def request_models(calls: list[LLMCall]) -> str | None:
@@ -135,7 +141,8 @@ class WriteBack:
             due = self.since_checkpoint >= DUMP_EVERY
         if due and self.session.settings.auto_checkpoint:
             recent = [c for cell in self._open_cells() for c in cell.calls][-DUMP_EVERY:]
-            self._write(recent, title_prefix=f"{len(recent)} Claude calls", cell=self.cell_number())
+            prefix = calls_phrase(len(recent), (call.client for call in recent))
+            self._write(recent, title_prefix=prefix, cell=self.cell_number())
 
     def on_memory_event(self, event: str) -> None:
         """A checkpoint was written (by the user, a magic or us): it covers every cell with
@@ -263,6 +270,7 @@ class WriteBack:
                 cell=cell,
                 via=VIA_WRITE_BACK,
                 model=request_models(calls),
+                provider=call_providers(calls),
             )
         except HipoError as error:
             print(f"hipo: the LLM calls of cell {cell} were not written back: {error}")

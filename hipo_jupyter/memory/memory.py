@@ -10,6 +10,7 @@ This module is the facade: each method hands over to a module of the room that d
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from datetime import date
@@ -39,7 +40,7 @@ from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
 from .search.indexing import IndexKeeper
 from .search.semantic import SemanticIndex
-from .tree.chain import CompactionReport, Compactor
+from .tree.chain import CompactionReport, Compactor, late_entry
 from .tree.layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .tree.root_update import refresh_root_after_write
 from .tree.status import NodeInfo, Status, list_nodes, memory_status, read_checkpoints
@@ -146,6 +147,7 @@ class Memory:
         cell: str | None = None,
         via: str | None = None,
         model: str | None = None,
+        provider: str | None = None,
         trigger: str | None = None,
         rule: str | None = None,
     ) -> Checkpoint:
@@ -153,24 +155,19 @@ class Memory:
 
         `title` is a title line as `%%remember` reads it (`[type]` and `#tags` at its end);
         an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`.
-        `via` names the front end and `model` the Claude model a write-back came from
-        (provenance, in the comment line); `trigger` and `rule` make a feedback rule."""
+        `via` names the front end, `model` and `provider` (its SDK) the calls a write-back came
+        from (provenance, in the comment line); `trigger` and `rule` make a feedback rule."""
         draft = CheckpointDraft.parse(
             title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
         )
-        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
+        return self.write_checkpoint(
+            draft, notebook=notebook, cell=cell, via=via, model=model, provider=provider
+        )
 
-    def write_checkpoint(
-        self,
-        draft: CheckpointDraft,
-        *,
-        notebook: str | None = None,
-        cell: str | None = None,
-        via: str | None = None,
-        model: str | None = None,
-    ) -> Checkpoint:
-        """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
-        checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
+    def write_checkpoint(self, draft: CheckpointDraft, **provenance: str | None) -> Checkpoint:
+        """Write a checked draft: redacted, appended to its day's raw log, indexed at once.
+        `provenance`: notebook, cell, via, model, provider (as `remember` takes them)."""
+        checkpoint = new_checkpoint(draft, **provenance)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
@@ -182,12 +179,16 @@ class Memory:
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
         """Layer 1 shows what was just written (`root_update`), then the team and listeners hear
-        of it; a checkpoint found already there (`repeated`) leaves ROOT.md and the team alone."""
+        of it; a checkpoint found already there (`repeated`) leaves ROOT.md and the team alone.
+        A late entry the tree cannot leave for later compacts at once (`chain.late_entry`)."""
         fresh = [checkpoint for checkpoint in written if not checkpoint.repeated]
         if fresh:
             with self._lock:
                 budget = self.config.root_budget
                 refresh_root_after_write(self.store, fresh[-1], self._topics, self.today, budget)
+            if late_entry(self.store, day, self.today):
+                with contextlib.suppress(HipoError, OSError):  # written; `check` says what is left
+                    self.compact()
             self._team.after_write(day)
         if written:
             self._notify("remember")

@@ -257,6 +257,57 @@ def require_title(title_line: str) -> None:
         raise RequestError(TITLE_NEEDED)
 
 
+# --- a note given as one line ------------------------------------------------------------------
+
+TITLE_FROM_TEXT_CHARS = 60  # a title made from a note's words: a heading, not the note again
+_CLAUSE_END_RE = re.compile(r"[.;!?](?=\s|$)|,(?=\s)|\s[-\u2013\u2014]\s|\s\(|:(?=\s)")
+_TITLE_COLON_RE = re.compile(r"\s*([^:\n]*[^:\s]):\s+(\S.*)", re.S)
+_LOOSE_END_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "because", "but", "by", "for", "from", "in",
+    "into", "is", "of", "on", "or", "so", "than", "that", "the", "then", "to", "was", "with",
+})  # fmt: skip
+
+
+def title_from_text(text: str, limit: int = TITLE_FROM_TEXT_CHARS) -> str:
+    """A title for a note written without one: its first clause (up to `.`, `;`, `,`, a
+    colon, a dash or a parenthesis), joined to the next while it has fewer than three words
+    ("Standup, moved the launch to May" is not all "Standup"), cut at a word boundary within
+    `limit` characters without a dangling `the` or `because`. What the note says first is
+    what tells it apart from the other notes of the day, so two standups get two titles."""
+    words = " ".join(storable(text).split())
+    end = 0
+    while end < len(words) and len(words[:end].split()) < 3:
+        found = _CLAUSE_END_RE.search(words, end + 1)
+        end = found.start() if found else len(words)
+    clause = words[:end].strip()
+    if len(clause) > limit:
+        cut = clause[: limit + 1].rsplit(" ", 1)[0] if " " in clause[:limit] else clause[:limit]
+        kept = cut.split()
+        while len(kept) > 3 and kept[-1].lower() in _LOOSE_END_WORDS:
+            kept.pop()
+        clause = " ".join(kept)
+    return clause
+
+
+def one_line_note(line: str) -> tuple[str, str]:
+    """(title line, body) of a note given as one line (`%remember TEXT`, `hipo remember
+    "TEXT"`). `TITLE: text` names its title, as it always did (a colon followed by a space, so
+    `10:30` and `https://` are text); a one-word TITLE is a label that every standup would
+    share, so the title is `Standup: ` and the note's first words. A plain line is its own
+    body, titled from its words (`title_from_text`); `[type]` and `#tags` at its end stay in
+    the title line."""
+    named = _TITLE_COLON_RE.fullmatch(line)
+    if named:
+        head, text = named.group(1).strip(), named.group(2).strip()
+        label = parse_title(" ".join(storable(head).split()))[0]
+        if len(label.split()) == 1:  # `Standup: ...` is a label: the note's words tell it apart
+            head = head.replace(label, f"{label}: {title_from_text(text)}", 1)
+        return head, text
+    text, kind, tags = parse_title(" ".join(storable(line).split()))
+    typed = f" [{kind}]" if f"[{kind}]" in line.lower() else ""
+    return title_from_text(text) + typed + "".join(f" #{tag}" for tag in tags), text
+
+
 @dataclass(frozen=True)
 class CheckpointDraft:
     """A checkpoint as asked for, checked and normalised; `Memory.remember` writes it.

@@ -43,6 +43,7 @@ from .provenance import (
     VIA_MEMORY_TOOL,
     VIA_SIDEBAR,
     VIA_WRITE_BACK,
+    calls_phrase,
     provenance_text,
 )
 from .redact import redact
@@ -87,6 +88,7 @@ __all__ = [
     "VIA_SIDEBAR",
     "VIA_WRITE_BACK",
     "WRITERS",
+    "calls_phrase",
     "decode_markdown",
     "may",
     "node_path",

@@ -23,7 +23,8 @@ Parsing (`parse_log`), line by line:
   level-1 `# ` lines there, which are the file's header.
 - The line right after a heading may be `<!-- hipo key=value ... -->`. Its keys: `id`,
   `notebook`, `cell`, `via` (the front end that wrote it: magic, cli, import, write-back, mcp),
-  `model` (for a write-back, the model id of the Claude request), `replaces` / `proposes` (the
+  `model` (for a write-back, the model id of the request), `provider` (for a write-back, the
+  SDK that made the calls: `anthropic`, `openai`, `litellm`), `replaces` / `proposes` (the
   id of the checkpoint it corrects, or proposes to: `disk/trust`), `tags`, `title`. Every key is
   optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
@@ -94,7 +95,8 @@ class Checkpoint:
     notebook: str | None = None
     cell: str | None = None
     via: str | None = None  # front end that wrote it: magic, cli, import, write-back, mcp
-    model: str | None = None  # model id of the Claude request a write-back came from
+    model: str | None = None  # model id of the request a write-back came from
+    provider: str | None = None  # the SDK that made a write-back's calls: anthropic, openai, ...
     replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
     proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
@@ -257,6 +259,8 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("via", _encode(cp.via)))
     if cp.model is not None:
         pairs.append(("model", _encode(cp.model)))
+    if cp.provider is not None:
+        pairs.append(("provider", _encode(cp.provider)))
     if cp.replaces is not None:
         pairs.append(("replaces", _encode(cp.replaces)))
     if cp.proposes is not None:
@@ -330,6 +334,7 @@ def _collect(
             cell=_decoded(meta, "cell"),
             via=_decoded(meta, "via"),
             model=_decoded(meta, "model"),
+            provider=_decoded(meta, "provider"),
             replaces=_decoded(meta, "replaces"),
             proposes=_decoded(meta, "proposes"),
             date=date,

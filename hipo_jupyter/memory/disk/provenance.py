@@ -8,6 +8,9 @@ provenance existed (or by hand, or by Hipocampus) has none of it and reads as "u
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from .checkpoint import Checkpoint
 
 VIA_MAGIC = "magic"
@@ -29,14 +32,49 @@ def provenance_of(checkpoint: Checkpoint) -> dict[str, str | None]:
         "cell": checkpoint.cell,
         "via": checkpoint.via,
         "model": checkpoint.model,
+        "provider": checkpoint.provider,
     }
+
+
+PROVIDER_NAMES = {"anthropic": "Claude", "openai": "OpenAI", "litellm": "LiteLLM"}
+"""The SDK a write-back's calls went through (`LLMCall.client`, recorded at write time as
+`provider=`) -> the name its calls are called by. The one place that names a call."""
+UNKNOWN_CALLER = "LLM"  # a write-back that does not say (written before `provider=`), or a mix
+
+
+def caller_name(providers: Iterable[str | None]) -> str:
+    """What the calls of these providers are called: "Claude", "OpenAI"; "LLM" for a mix or
+    when one does not say (never guessed from a model's name)."""
+    names = {PROVIDER_NAMES.get(provider or "", UNKNOWN_CALLER) for provider in providers}
+    return names.pop() if len(names) == 1 else UNKNOWN_CALLER
+
+
+def calls_phrase(count: int, providers: Iterable[str | None]) -> str:
+    """`3 Claude calls`, `1 OpenAI call`: how a group of write-backs is named (ROOT.md's
+    Active Context, the sidebar's grouped entry, the write-back's dump title)."""
+    return f"{count} {caller_name(providers)} call{'s' * (count != 1)}"
+
+
+def write_back_phrase(provider: str | None) -> str:
+    """`a Claude call's write-back`, `an OpenAI call's write-back`."""
+    name = caller_name([provider])
+    return f"{'an' if name[0] in 'AEIOLU' else 'a'} {name} call's write-back"
+
+
+_WRITE_BACK_PHRASE_RE = re.compile(r"(?:\A|\()an? [\w.-]+ call's write-back")
+
+
+def says_write_back(phrase: str) -> bool:
+    """Whether a provenance phrase (`provenance_text`, as the index keeps it) is a
+    write-back's, whichever provider it names: the phrase alone or after its cell."""
+    return bool(_WRITE_BACK_PHRASE_RE.search(phrase))
 
 
 VIA_PHRASES = {
     VIA_MAGIC: "a notebook cell",
     VIA_CLI: "the command line",
     VIA_IMPORT: "an import",
-    VIA_WRITE_BACK: "a Claude call's write-back",
+    VIA_WRITE_BACK: "an LLM call's write-back",  # `write_back_phrase` names its provider
     VIA_MCP: "MCP",
     VIA_MEMORY_TOOL: "Claude's memory tool",
     VIA_SIDEBAR: "the sidebar",
@@ -52,6 +90,8 @@ def provenance_text(checkpoint: Checkpoint) -> str:
     Every front end shows this one phrase (the index keeps it for each raw hit)."""
     via = checkpoint.via or ""
     how = VIA_PHRASES.get(via, via)
+    if via == VIA_WRITE_BACK:
+        how = write_back_phrase(checkpoint.provider)
     where = checkpoint.notebook or ""
     if where == MEMORY_TOOL_NOTEBOOK:
         where = "" if via == VIA_MEMORY_TOOL else "Claude's memory tool"

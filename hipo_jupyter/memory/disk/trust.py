@@ -25,6 +25,8 @@ and below the user's notes at equal relevance (`recall/ranking`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .checkpoint import Checkpoint
 from .provenance import (
     MEMORY_TOOL_NOTEBOOK,
@@ -104,6 +106,20 @@ def may(writer: str, power: str) -> bool:
 
 REPLACES = "replaces"
 PROPOSES = "proposes"
+ACCEPTS_FIELD = "accepts"  # the `- accepts: ID` field of the user's acceptance of a proposal
+
+
+def settled_away(checkpoints: Sequence[Checkpoint]) -> set[str]:
+    """The ids among `checkpoints`' neighbours that a later word settled: replaced by a
+    correction, or a proposal the user accepted (the acceptance stands for it). A list that
+    shows each thing once (the sidebar's recent list, ROOT.md's Active Context) leaves them
+    out; recall keeps them for `--all`."""
+    settled = {c.replaces for c in checkpoints if c.replaces}
+    for checkpoint in checkpoints:
+        accepted = checkpoint.field(ACCEPTS_FIELD)
+        if accepted and may(writer_of(checkpoint), RULE_IN_FORCE):
+            settled.add(accepted)
+    return settled
 
 
 def correction(writer: str, replaced: Checkpoint) -> str | None:

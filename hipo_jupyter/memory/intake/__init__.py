@@ -4,7 +4,8 @@ Modules:
 
 - `writing.py` the write path: checkpoints, knowledge/ offloads and imports, indexed as they
   are written.
-- `importers.py` past conversations (Claude, ChatGPT, LoCoMo, ...) read into records.
+- `importers.py` past conversations (OpenAI and Anthropic message arrays, jupyter-ai `.chat`,
+  LoCoMo, Claude Code sessions) read into records; `import_times.py` the times of their turns.
 - `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
 - `transcript_check.py` a Claude Code session checked against the protocol.
 
@@ -13,7 +14,7 @@ May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `err
 calls in here, never the other way.
 """
 
-from .importers import FORMATS, read_file
+from .importers import FORMATS, read_file, undated_line
 from .notes import (
     FOLDER,
     NODE,
@@ -56,4 +57,5 @@ __all__ = [
     "normalize",
     "read_file",
     "refusal",
+    "undated_line",
 ]

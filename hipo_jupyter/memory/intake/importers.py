@@ -5,10 +5,17 @@ one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON syntax
 that is wrong. The whole file is read and checked before anything is written, so a bad or
 truncated file leaves the memory as it was. Three formats:
 
-- ``json``: a JSON list of turns ``{"speaker"|"role", "text"|"content", "time"}``. ``time`` is an
-  ISO date or date-time, epoch seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one
-  takes the time of the turn before it. An optional ``"id"`` is kept as the source id, else
-  ``<file stem>:<n>`` (n counts turns from 1). ``content`` may be a list of text blocks.
+- ``json``: the chat formats people have. A JSON list of turns ``{"speaker"|"role",
+  "text"|"content", "time"?}`` (OpenAI's and Anthropic's message arrays as they are: ``content`` a
+  string or a list of content blocks, whose text blocks are kept; system, developer and tool
+  messages and tool calls without text are left out), or the same list wrapped as
+  ``{"messages": [...]}``, which is also a jupyter-ai / jupyterlab-chat ``.chat`` file (its
+  messages ``{"sender", "body", "time"}``, the sender named in its ``"users"``; a bot's messages
+  are the assistant's, deleted ones are left out). ``time`` is an ISO date or date-time, epoch
+  seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one takes the time of the turn
+  before it, and turns before any time take the file's modification time (now, for text with no
+  file), which the record says (`ImportRecord.dated`) and `hipo import` reports in one line. An
+  optional ``"id"`` is kept as the source id, else ``<file stem>:<n>`` (n counts turns from 1).
 - ``locomo``: a LoCoMo conversation ``{"sample_id", "conversation": {"speaker_a", "session_N":
   [{"speaker", "dia_id", "text", "blip_caption"?}], "session_N_date_time"}}``, a list of them
   (``locomo10.json``), or the ``conversation`` object alone. Source id ``<sample_id>:<dia_id>``,
@@ -33,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,36 +53,18 @@ from ..disk.redact import redact
 from ..errors import HipoError, ParseError
 from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
 from ..tree.chain import CompactionReport
+from .import_times import parse_locomo_time, parse_time
 
 FORMATS = ("json", "locomo", "claude-code")
+EXPECTED = (
+    "a JSON list of chat messages (role and content, as OpenAI and Anthropic write them), "
+    '{"messages": [...]}, a jupyter-ai .chat file, a LoCoMo conversation or a Claude Code '
+    ".jsonl session; name one with --format"
+)
+LEFT_OUT_ROLES = frozenset({"system", "developer", "tool", "function", "ipython"})
 CUT_NOTE = "\n[hipo: cut at {limit:,} characters on import; the turn had {chars:,}]"
 IMAGE_NOTE = "[shared an image: {caption}]"
 
-_LOCOMO_TIME = re.compile(
-    r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*\Z",
-    re.IGNORECASE,
-)
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
 MAX_SESSION_DIGITS = 6
 
@@ -93,6 +82,7 @@ class ImportRecord:
     body: str  # what was said
     source: str  # where it came from ("conv-26:D1:3", a message uuid): the checkpoint's id
     reply: str = ""  # the assistant's reply to this user turn (`exchanges.pair`), if any
+    dated: str = ""  # what dated a turn that had no time: "the file's time" or "now"
 
 
 @dataclass(frozen=True)
@@ -113,7 +103,12 @@ class ImportReport:
 def read_file(path: str | Path, format: str | None = None) -> list[ImportRecord]:
     """Parse a transcript file (format detected when not given); raises ImportFormatError."""
     path = Path(path)
-    return parse_text(read_transcript_text(path), format, name=path.name)
+    text = read_transcript_text(path)
+    try:
+        modified = datetime.fromtimestamp(path.stat().st_mtime)
+    except (OSError, OverflowError, ValueError):
+        modified = None
+    return parse_text(text, format, name=path.name, undated=modified)
 
 
 def read_transcript_text(path: Path) -> str:
@@ -139,8 +134,15 @@ def read_transcript(path: Path) -> bytes:
         raise ImportFormatError(str(error)) from None
 
 
-def parse_text(text: str, format: str | None = None, *, name: str = "input") -> list[ImportRecord]:
-    """Parse a transcript held in a string; `name` (the file name) appears in errors."""
+def parse_text(
+    text: str,
+    format: str | None = None,
+    *,
+    name: str = "input",
+    undated: datetime | None = None,
+) -> list[ImportRecord]:
+    """Parse a transcript held in a string; `name` (the file name) appears in errors.
+    `undated`: the time of turns that have none (the file's; None: now)."""
     if format is None:
         format = detect_format(text, name)
     if format not in FORMATS:
@@ -149,7 +151,11 @@ def parse_text(text: str, format: str | None = None, *, name: str = "input") -> 
         records = parse_claude_code(text, name)
     else:
         data = _load_json(text, name)
-        records = parse_locomo(data, name) if format == "locomo" else parse_turns(data, name)
+        records = (
+            parse_locomo(data, name)
+            if format == "locomo"
+            else parse_turns(data, name, undated=undated)
+        )
     if not records:
         raise ImportFormatError(f"{name}: no turns to import")
     return records
@@ -165,12 +171,9 @@ def detect_format(text: str, name: str = "input") -> str:
     data = _load_json(text, name)
     if _looks_locomo(data):
         return "locomo"
-    if isinstance(data, list):
+    if isinstance(data, list) or (isinstance(data, dict) and "messages" in data):
         return "json"
-    raise ImportFormatError(
-        f"{name}: cannot tell the format (expected a JSON list of turns, a LoCoMo conversation "
-        "or a Claude Code .jsonl transcript); name it with --format"
-    )
+    raise ImportFormatError(f"{name}: cannot tell the format; expected {EXPECTED}")
 
 
 def _first_line_is_object(text: str) -> bool:
@@ -200,51 +203,6 @@ def _load_json(text: str, name: str) -> Any:
         raise ImportFormatError(str(error)) from None
 
 
-# --- times -----------------------------------------------------------------------------------
-
-
-def parse_locomo_time(text: str) -> datetime:
-    """LoCoMo's session time, "1:56 pm on 8 May, 2023" -> datetime(2023, 5, 8, 13, 56)."""
-    match = _LOCOMO_TIME.match(text)
-    if not match:
-        raise ValueError(f"{text!r} is not a time like '1:56 pm on 8 May, 2023'")
-    hour, minute, half, day, month_name, year = match.groups()
-    month = _MONTHS.get(month_name.lower())
-    if month is None:
-        raise ValueError(f"{month_name!r} in {text!r} is not a month")
-    hour_24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
-    return datetime(int(year), month, int(day), hour_24, int(minute))
-
-
-def parse_time(value: Any) -> datetime:
-    """An ISO date or date-time, epoch seconds, or a LoCoMo time; an aware time is converted
-    to local time, because a raw log is the day as its writer lived it."""
-    if isinstance(value, bool) or value is None:
-        raise ValueError(f"{value!r} is not a time")
-    if isinstance(value, int | float):
-        try:
-            moment = datetime.fromtimestamp(value, UTC)
-        except (OverflowError, OSError, ValueError):
-            raise ValueError(f"{value!r} seconds is not a time (out of range)") from None
-    elif isinstance(value, str):
-        text = value.strip()
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            moment = parse_locomo_time(text)
-    else:
-        raise ValueError(f"{value!r} is not a time")
-    try:
-        local = moment.astimezone() if moment.tzinfo is not None else moment
-    except (OverflowError, OSError):
-        raise ValueError(f"{value!r} is out of range") from None
-    if not in_range(local.date()):
-        raise ValueError(
-            f"{value!r} is out of range (memory keeps days from 1900-01-01 to 2199-12-31)"
-        )
-    return local
-
-
 # --- the formats -----------------------------------------------------------------------------
 
 
@@ -257,44 +215,98 @@ def _content_text(content: Any) -> str | None:
             block["text"]
             for block in content
             if isinstance(block, dict)
-            and block.get("type", "text") == "text"
+            and block.get("type", "text") in ("text", "input_text", "output_text")
             and isinstance(block.get("text"), str)
         ]
         return "\n\n".join(texts)
     return None
 
 
-def parse_turns(data: Any, name: str) -> list[ImportRecord]:
-    """The plain JSON format: a list of {speaker|role, text|content, time, id?}."""
+def _senders(data: dict) -> dict[str, str]:
+    """A `.chat` file's senders: id -> "assistant" for a bot (jupyter-ai's personas), else the
+    person's display name (or name, or username); in a chat with a bot the people are "user",
+    so each question and the bot's reply are one exchange (`exchanges.pair`)."""
+    users = data.get("users")
+    names: dict[str, str] = {}
+    for key, user in (users.items() if isinstance(users, dict) else ()):
+        if not isinstance(user, dict):
+            continue
+        if user.get("bot"):
+            names[str(key)] = "assistant"
+            continue
+        for field_name in ("display_name", "name", "username"):
+            value = user.get(field_name)
+            if isinstance(value, str) and value.strip():
+                names[str(key)] = value.strip()
+                break
+    if "assistant" in names.values():
+        return {key: name if name == "assistant" else "user" for key, name in names.items()}
+    return names
+
+
+def parse_turns(
+    data: Any, name: str, *, undated: datetime | None = None
+) -> list[ImportRecord]:
+    """The JSON chat formats (see the module docstring): a list of turns or messages, or a
+    `{"messages": [...]}` wrapper (a jupyter-ai `.chat` file among them)."""
+    senders: dict[str, str] = {}
+    if isinstance(data, dict) and "messages" in data:
+        senders = _senders(data)
+        data = data["messages"]
     if not isinstance(data, list):
-        raise ImportFormatError(f"{name}: expected a JSON list of turns, got {_kind(data)}")
+        raise ImportFormatError(f"{name}: expected {EXPECTED}; got {_kind(data)}")
     stem = Path(name).stem
     records: list[ImportRecord] = []
     last_time: datetime | None = None
+    dated = ""
     for number, turn in enumerate(data, start=1):
         where = f"{name} record {number}"
         if not isinstance(turn, dict):
-            raise ImportFormatError(f"{where}: expected an object, got {_kind(turn)}")
+            raise ImportFormatError(f"{where}: expected a message object, got {_kind(turn)}")
         speaker = turn.get("speaker", turn.get("role"))
+        if speaker is None and isinstance(turn.get("sender"), str):
+            speaker = senders.get(turn["sender"], turn["sender"])
         if not isinstance(speaker, str) or not speaker.strip():
-            raise ImportFormatError(f"{where}: needs a 'speaker' (or 'role') string")
-        raw_text = turn.get("text", turn.get("content"))
-        text = _content_text(raw_text)
+            raise ImportFormatError(
+                f"{where}: expected a 'role' (or 'speaker', or a .chat 'sender') string"
+            )
+        if speaker.strip().casefold() in LEFT_OUT_ROLES or turn.get("deleted") is True:
+            continue
+        raw_text = turn.get("text", turn.get("content", turn.get("body")))
+        text = "" if raw_text is None and "tool_calls" in turn else _content_text(raw_text)
         if text is None:
-            raise ImportFormatError(f"{where}: needs a 'text' (or 'content') string")
-        if "time" in turn:
+            raise ImportFormatError(
+                f"{where}: expected 'content' as a string or a list of content blocks "
+                "(or 'text', or a .chat 'body')"
+            )
+        if turn.get("time") is not None:
             try:
                 last_time = parse_time(turn["time"])
             except ValueError as error:
                 raise ImportFormatError(f"{where}: bad 'time': {error}") from None
+            dated = ""
         elif last_time is None:
-            raise ImportFormatError(f"{where}: needs a 'time' (the first turn must have one)")
+            last_time = undated or datetime.now()
+            dated = "the file's time" if undated else "now"
         if not text.strip():
             continue
         source = turn.get("id")
         source = str(source) if source not in (None, "") else f"{stem}:{number}"
-        records.append(ImportRecord(last_time.date(), speaker.strip(), text, source))
+        records.append(
+            ImportRecord(last_time.date(), speaker.strip(), text, source, dated=dated)
+        )
     return records
+
+
+def undated_line(records: Iterable[ImportRecord], name: str) -> str:
+    """One line for the turns that had no time (`ImportRecord.dated`), or ""."""
+    undated = [record for record in records if record.dated]
+    if not undated:
+        return ""
+    return (
+        f"{len(undated)} turn{'s' * (len(undated) != 1)} of {name} had no time: dated "
+        f"{undated[0].day.isoformat()}, {undated[0].dated}"
+    )
 
 
 def parse_locomo(data: Any, name: str) -> list[ImportRecord]:

@@ -35,7 +35,7 @@ from ..disk.redact import redact
 from ..disk.store import Store
 from ..errors import HipoError
 from ..recall.forgotten import ForgetLedger
-from ..requests import CheckpointDraft, storable
+from ..requests import CheckpointDraft, storable, title_from_text
 from ..search.indexing import IndexKeeper
 from ..tree.chain import CompactionReport
 from ..tree.status import read_checkpoints
@@ -85,13 +85,14 @@ def new_checkpoint(
     cell: str | None = None,
     via: str | None = None,
     model: str | None = None,
+    provider: str | None = None,
 ) -> Checkpoint:
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
     without a title is titled by its first words."""
     fields, text = parse_body(redact(draft.body))
     title_text = redact(draft.title)
     if not title_text:
-        title_text = " ".join(text.split()[:8]) or (fields[0][1][:60] if fields else "")
+        title_text = title_from_text(text or (fields[0][1] if fields else ""))
     if not fields and not text.strip():
         raise HipoError("a checkpoint needs a body: '- request: ...' lines or free text")
     try:
@@ -106,6 +107,7 @@ def new_checkpoint(
             cell=storable(cell) if cell else None,
             via=storable(via) if via else None,
             model=storable(model) if model else None,
+            provider=storable(provider) if provider else None,
             replaces=draft.replaces,
             proposes=draft.proposes,
         )

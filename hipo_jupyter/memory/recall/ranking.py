@@ -34,7 +34,7 @@ from datetime import date
 from functools import lru_cache
 
 from ..disk.periods import week_id, week_month
-from ..disk.provenance import VIA_PHRASES, VIA_WRITE_BACK
+from ..disk.provenance import says_write_back
 from ..errors import QueryError
 from ..search.contract import Document, SearchHit, SearchIndex
 from ..search.query import plain_snippet
@@ -61,7 +61,6 @@ NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
 WRITE_BACK_WEIGHT = 1 / (1 + RECENCY_WEIGHT)
 CANDIDATES_PER_HIT = 6
 CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
-WRITE_BACK_PHRASE = VIA_PHRASES[VIA_WRITE_BACK]
 WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
 # Hybrid recall: the keyword side's relevance times (the largest share of the query's content
 # words one keyword hit holds) to this power; 0: BM25 as it is. Everyday questions share few words
@@ -346,7 +345,7 @@ def written_back(doc: Document) -> bool:
     phrase says (`provenance_text`: the phrase alone, or in the parentheses after its cell)."""
     if doc.kind != "raw" or not doc.provenance:
         return False
-    return doc.provenance.startswith(WRITE_BACK_PHRASE) or f"({WRITE_BACK_PHRASE}" in doc.provenance
+    return says_write_back(doc.provenance)
 
 
 def _distinct_best(

@@ -43,7 +43,7 @@ from ..disk.checkpoint import parse_log
 from ..disk.files import MAX_STATE_BYTES
 from ..disk.jsonread import parse_json
 from ..disk.layout import stamp_key
-from ..disk.nodes import list_value, node_head, parse_node, render_node
+from ..disk.nodes import list_value, node_head, parse_node, read_status, render_node
 from ..disk.periods import month_bounds, week_bounds, week_id, week_month
 from ..disk.store import ROOT_FILE, Store, decode_markdown, node_path, raw_log_day, sha256
 from ..errors import ParseError
@@ -86,6 +86,7 @@ class PlannedNode:
     key: str
     status: str  # what it should be now: "tentative" | "fixed"
     action: str = ""  # "" (clean) | "build" | "fix" | "reopen"
+    behind: bool = False  # dirty only by writes since the last pass (`_behind`)
 
 
 @dataclass
@@ -102,6 +103,13 @@ class Plan:
     @property
     def dirty(self) -> list[PlannedNode]:
         return [n for n in self.nodes if n.action]
+
+    @property
+    def stale(self) -> list[PlannedNode]:
+        """Dirty nodes that are not merely `behind`: a fixed node a late entry changed, a
+        damaged node, a closed period never compacted, a node the state no longer vouches
+        for. These make `hipo check` fail until a pass runs."""
+        return [n for n in self.nodes if n.action and not n.behind]
 
 
 def state_problem(state: object) -> str | None:
@@ -185,7 +193,13 @@ class Compactor:
             )
         nodes = self._planned_nodes(days, raw_hashes)
         for node in nodes:
+            damaged = len(notes)
             node.action = self._action(node, recorded, existing[node.level], notes)
+            node.behind = (
+                bool(node.action)
+                and len(notes) == damaged
+                and _behind(node, recorded.get(node.path), node.period in existing[node.level])
+            )
         monthly_keys = [f"{n.path}={n.key}={n.status}" for n in nodes if n.level == "monthly"]
         root_key = _key("root", self.config.root_budget, self.today.isoformat(), *monthly_keys)
         root_damage = node_head(store.root_node).damage if store.root_node.exists() else None
@@ -440,6 +454,36 @@ class Compactor:
             source_hash=plan.root_key,
             topics=topics,
         )
+
+
+def late_entry(store: Store, day: date, today: date) -> bool:
+    """Whether a write to `day` left the tree stale, not merely behind (`_behind`): a late
+    entry (`--date`, a day already over) in a tree a pass has built, whose daily node is not a
+    tentative one the next pass rebuilds anyway. Its fixed node, or the closed day that has
+    none, would then say less than its raw log, so the writer compacts at once, as the design
+    asks of a late entry; that is rare, and never an ordinary cell's cost. Before the first
+    pass every node waits for it alike."""
+    if day >= today or not store.state_path.exists():
+        return False
+    return read_status(store.root / node_path("daily", day.isoformat())) != "tentative"
+
+
+def _behind(node: PlannedNode, entry: dict | None, exists: bool) -> bool:
+    """Whether a dirty, undamaged node is only behind the writes made since the last pass.
+
+    A write appends to the raw log, indexes the checkpoint and puts it into ROOT.md's Active
+    Context and Topics Index at once (`intake/writing`, `root_update`): every word written is
+    searchable and in Layer 1 before the cell ends. What it leaves behind are the *tentative*
+    nodes above that day, which the protocol defines as provisional, rebuilt when their inputs
+    change by the next pass (session start, `compact`, the CLI after a write). Rebuilding the
+    day, its week, its month and ROOT.md on every cell would pay a summary per write for nodes
+    no reader needs sooner. So a node is behind, not stale, when the last pass left it
+    tentative (or its period opened since and it was never built) and it is not damaged; a
+    node that was fixed, whose state was lost, or of a closed period never built is stale:
+    the tree then says something the raw logs no longer back."""
+    if entry is not None:
+        return exists and entry.get("status") == "tentative" and node.action in ("build", "fix")
+    return not exists and node.status == "tentative"
 
 
 def _verbatim(node: PlannedNode, sources: list[Source]) -> str:

@@ -21,7 +21,8 @@ from datetime import date, timedelta
 from ..disk.checkpoint import Checkpoint
 from ..disk.nodes import Node, list_value, render_node
 from ..disk.periods import week_id
-from ..disk.trust import CLAUDE, RULE_IN_FORCE, may, writer_of
+from ..disk.provenance import UNKNOWN_CALLER, caller_name
+from ..disk.trust import CLAUDE, RULE_IN_FORCE, may, settled_away, writer_of
 from .tokens import count_tokens
 from .topic_index import Topic, checkpoint_topics, collect_topics
 from .topics import slug
@@ -37,6 +38,7 @@ NO_TOPICS = "- (no topics yet)"
 
 
 PROPOSED_GIST = "a proposed rule, not in force until the user accepts it"
+PROPOSED_CORRECTION_GIST = "a proposed correction, not in force until the user accepts it"
 
 
 def steers(checkpoint: Checkpoint) -> bool:
@@ -49,6 +51,8 @@ def steers(checkpoint: Checkpoint) -> bool:
 
 def _gist(checkpoint: Checkpoint) -> str:
     steering = steers(checkpoint)
+    if checkpoint.proposes:  # an agent's correction of the user's words: a proposal, of any type
+        return PROPOSED_CORRECTION_GIST
     if checkpoint.type == "feedback" and not steering:
         return PROPOSED_GIST
     for name in ("decisions", "outcome", "rule", "request"):
@@ -68,8 +72,9 @@ def _active_context(checkpoints: Sequence[Checkpoint], today: date) -> list[str]
     calls' write-backs among them (`calls_line`): the agent's task log never pushes the
     user's notes out."""
     since = (today - timedelta(days=ACTIVE_DAYS)).isoformat()
+    settled = settled_away([c for c in checkpoints if c.date and c.date > since])
     recent = sorted(
-        (c for c in checkpoints if c.date and c.date > since),
+        (c for c in checkpoints if c.date and c.date > since and c.id not in settled),
         key=lambda c: (c.date, c.line),
         reverse=True,
     )
@@ -77,17 +82,26 @@ def _active_context(checkpoints: Sequence[Checkpoint], today: date) -> list[str]
     own = [c for c in recent if writer_of(c) != CLAUDE]
     lines = [active_line(checkpoint) for checkpoint in own[: MAX_ACTIVE - bool(calls)]]
     if calls:
-        lines.append(calls_line(calls[0].date or "", len(calls), [c.title for c in calls]))
+        lines.append(
+            calls_line(
+                calls[0].date or "",
+                len(calls),
+                [c.title for c in calls],
+                caller_name(c.provider for c in calls),
+            )
+        )
     return lines or [NO_ACTIVE]
 
 
-CALLS_LINE = re.compile(r"- (\d{4}-\d\d-\d\d) (\d+) Claude calls?: (.*)\Z")
-"""The Active Context line of the write-backs: `- <latest date> N Claude calls: task; task`."""
+CALLS_LINE = re.compile(r"- (\d{4}-\d\d-\d\d) (\d+) ([\w.-]+) calls?: (.*)\Z")
+"""The Active Context line of the write-backs: `- <latest date> N Claude calls: task; task`
+(the calls named by their provider, `caller_name`)."""
 
 
-def calls_line(latest: str, count: int, tasks: Sequence[str]) -> str:
-    """One Active Context line for `count` Claude calls' write-backs, the latest on `latest`:
-    their tasks (titles' slugs), newest first, as many as fit the gist's length."""
+def calls_line(latest: str, count: int, tasks: Sequence[str], caller: str) -> str:
+    """One Active Context line for `count` write-backs of `caller`'s calls (`caller_name`), the
+    latest on `latest`: their tasks (titles' slugs), newest first, as many as fit the gist's
+    length."""
     names = list(dict.fromkeys(slug(task, max_words=5) for task in tasks if slug(task)))
     shown: list[str] = []
     for name in names:
@@ -95,16 +109,21 @@ def calls_line(latest: str, count: int, tasks: Sequence[str]) -> str:
             break
         shown.append(name)
     more = " ..." if len(shown) < len(names) else ""
-    return f"- {latest} {count} Claude call{'s' * (count != 1)}: {'; '.join(shown)}{more}"
+    calls = f"{count} {caller} call{'s' * (count != 1)}"
+    return f"- {latest} {calls}: {'; '.join(shown)}{more}"
 
 
 def calls_line_after(line: str | None, checkpoint: Checkpoint) -> str:
     """The write-backs' line (`calls_line`, None when there is none yet) after one more."""
     found = CALLS_LINE.match(line) if line else None
+    caller = caller_name([checkpoint.provider])
     if found is None:
-        return calls_line(checkpoint.date or "", 1, [checkpoint.title])
-    tasks = [checkpoint.title, *found.group(3).removesuffix(" ...").split("; ")]
-    return calls_line(max(found.group(1), checkpoint.date or ""), int(found.group(2)) + 1, tasks)
+        return calls_line(checkpoint.date or "", 1, [checkpoint.title], caller)
+    if found.group(3) != caller:
+        caller = UNKNOWN_CALLER  # calls of two providers
+    tasks = [checkpoint.title, *found.group(4).removesuffix(" ...").split("; ")]
+    latest = max(found.group(1), checkpoint.date or "")
+    return calls_line(latest, int(found.group(2)) + 1, tasks, caller)
 
 
 def active_line(checkpoint: Checkpoint) -> str:

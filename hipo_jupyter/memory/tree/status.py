@@ -13,9 +13,9 @@ from datetime import date
 
 from ..disk.checkpoint import Checkpoint, parse_log
 from ..disk.nodes import read_status
-from ..disk.provenance import VIA_WRITE_BACK
+from ..disk.provenance import VIA_WRITE_BACK, caller_name
 from ..disk.store import Store
-from ..disk.trust import CLAUDE, writer_of
+from ..disk.trust import CLAUDE, settled_away, writer_of
 from ..errors import ParseError
 from ..search.contract import SearchIndex
 from .chain import Plan
@@ -38,6 +38,7 @@ class Status:
     last_compaction: str | None  # ISO timestamp of the last successful pass
     dirty_nodes: int  # nodes a compaction would rebuild now
     semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
+    behind_nodes: int = 0  # of dirty_nodes: tentative ones only behind the writes since a pass
 
     def to_json(self) -> dict[str, object]:
         """`hipo status --json` and MCP's status: every field, as named here."""
@@ -79,6 +80,7 @@ def memory_status(
         last_compaction=plan.state.get("lastCompactionRun"),
         dirty_nodes=len(plan.dirty),
         semantic=semantic,
+        behind_nodes=sum(1 for node in plan.dirty if node.behind),
     )
 
 
@@ -125,8 +127,8 @@ def recent_checkpoints(store: Store, n: int = 10, *, grouped: bool = False) -> l
         except (OSError, ParseError):
             continue
         found.extend(reversed(parse_log(text, date=day.isoformat())))
-        replaced = {c.replaces for c in found if c.replaces}  # a correction shows, not its old
-        found = [c for c in found if c.id not in replaced]
+        settled = settled_away(found)  # a correction or an acceptance shows, not what it settled
+        found = [c for c in found if c.id not in settled]
         own = sum(writer_of(c) != CLAUDE for c in found) if grouped else len(found)
         if own >= n:
             break
@@ -143,9 +145,11 @@ def recent_checkpoints(store: Store, n: int = 10, *, grouped: bool = False) -> l
 def grouped_calls(calls: Sequence[Checkpoint]) -> Checkpoint:
     """One entry for the Claude calls' write-backs `calls` (newest first): titled "N Claude
     calls: task; task", at the newest one's place, with the write-back's provenance."""
-    line = calls_line(calls[0].date or "", len(calls), [c.title for c in calls])
+    caller = caller_name(c.provider for c in calls)
+    line = calls_line(calls[0].date or "", len(calls), [c.title for c in calls], caller)
     title = line.split(" ", 2)[2]  # the line less its "- <date> "
     models = ",".join(dict.fromkeys(c.model for c in calls if c.model)) or None
+    providers = {c.provider for c in calls}
     return Checkpoint(
         title=title,
         type="project",
@@ -153,6 +157,7 @@ def grouped_calls(calls: Sequence[Checkpoint]) -> Checkpoint:
         notebook=calls[0].notebook,
         via=VIA_WRITE_BACK,
         model=models,
+        provider=providers.pop() if len(providers) == 1 else None,
         date=calls[0].date,
         line=calls[0].line,
     )

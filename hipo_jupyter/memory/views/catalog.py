@@ -35,7 +35,7 @@ from .frame import checkpoint_row, csv_lines, flat_rows, row_rules
 ROWS_FILE = "catalog.sqlite"
 ROW_CACHE_SHOWN = f"{MEMORY_DIR}/.index/{ROWS_FILE}"
 FEW_LOGS = 50  # up to this many stale logs are looked up by name, more in one scan
-ROWS_VERSION = 4  # bump when the table or checkpoint_row changes: every log is parsed again
+ROWS_VERSION = 5  # bump when the table or checkpoint_row changes: every log is parsed again
 ROWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs (
     name TEXT PRIMARY KEY,     -- raw log, YYYY-MM-DD.md

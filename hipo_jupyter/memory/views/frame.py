@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 COLUMNS = (
     "id", "date", "type", "title", "tags", "topics", "fields", "trigger", "rule",
-    "superseded_by", "notebook", "cell", "via", "model", "file", "line",
+    "superseded_by", "notebook", "cell", "via", "model", "provider", "file", "line",
 )  # fmt: skip
 EXPORT_FORMATS = ("csv", "parquet", "jsonl", "turtle")
 NEEDS_EXTRA = "needs the {extra} extra: pip install 'hipo-jupyter[{extra}]'"
@@ -79,6 +79,7 @@ def checkpoint_row(checkpoint: Checkpoint) -> dict[str, Any]:
         "cell": checkpoint.cell,
         "via": checkpoint.via,
         "model": checkpoint.model,
+        "provider": checkpoint.provider,
         "file": raw_log_path(checkpoint.date),
         "line": checkpoint.line,
     }
@@ -88,8 +89,9 @@ def row_rule(row: dict[str, Any]) -> Rule:
     """The rule a row with a trigger states, as `rules.rule_of` gives it for its checkpoint
     (who wrote it and where it came from read from the row's provenance columns)."""
     source = Checkpoint(
-        row["title"], notebook=row["notebook"], cell=row["cell"], via=row["via"], model=row["model"]
-    )
+        row["title"], notebook=row["notebook"], cell=row["cell"], via=row["via"],
+        model=row["model"], provider=row.get("provider"),
+    )  # fmt: skip
     return Rule(
         trigger=row["trigger"],
         rule=row["rule"],

@@ -31,12 +31,11 @@ from typing import TypeVar
 from ..disk.checkpoint import Checkpoint
 from ..disk.provenance import provenance_text
 from ..disk.store import raw_log_path
-from ..disk.trust import RULE_IN_FORCE, USER, may, writer_of, writer_of_provenance
+from ..disk.trust import ACCEPTS_FIELD, RULE_IN_FORCE, USER, may, writer_of, writer_of_provenance
 from ..errors import HipoError
 
 RULES_HEADER = "Rules (trigger -> rule -> checkpoint); read the checkpoint for why and how."
 PROPOSALS_HEADER = "Proposed rules (not in force until you accept one: {accept} ID):"
-ACCEPTS_FIELD = "accepts"
 MIN_ID_CHARS = 4  # an id may be given by its end (the random part) from this many characters
 
 
