@@ -449,6 +449,8 @@ NOT_SECRETS = [
     "secret sauce: DataFrame.groupby(level=0).agg(sum_of_squares)",
     "keyboard shortcut Ctrl-Shift-K2 opens the monkey patch notes",
     "key 20260312143205 stamp, token 0x7fffffffffffffff",
+    'MINILM_TOKENIZER_SHA256 = "be59c4a2a1d3b1e0f9c8d7e6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6"',
+    "author aB3dE5fG7hJ9kL2mN4pQ6 wrote the keyboard layout tokenizerV2abc123XYZ789",
 ]
 
 

@@ -288,13 +288,14 @@ def _redact_named(text: str) -> str:
 # (`_looks_random`), whatever the separator; a word or an id after `key` stays.
 _KEY_WORDS = ("key", "token", "secret", "passw", "pwd", "auth", "credential", "signature")
 _KEY_VALUE_RE = re.compile(
-    r"(?P<keep>(?P<word>key|token|secret|passw(?:or)?d|pwd|auth|credentials?|signature)"
-    r"[A-Za-z0-9_-]*[\"']?(?:[ \t]*(?:=>?|:)[ \t]*|[ \t]+(?:is[ \t]+|=[ \t]*)?)[\"']?)"
+    r"(?P<keep>(?P<word>key|token|secret|passw(?:or)?d|pwd|auth(?:orization)?|credential|signature)"
+    r"s?(?![a-z])[A-Za-z0-9_-]*[\"']?(?:[ \t]*(?:=>?|:)[ \t]*|[ \t]+(?:is[ \t]+|=[ \t]*)?)[\"']?)"
     + _NOT_MARKER
     + r"(?P<secret>[A-Za-z0-9+/_~=-](?:[A-Za-z0-9+/_~.=-]*[A-Za-z0-9+/_~=-])?)"
     r"(?![A-Za-z0-9+/_~=-]|\.[A-Za-z0-9])",
     re.IGNORECASE,
 )
+_DIGEST_WORDS = ("sha", "md5", "hash", "digest", "checksum", "fingerprint")
 _KEY_KINDS = (
     ("passw", "password"),
     ("pwd", "password"),
@@ -369,9 +370,11 @@ def _redact_key_values(text: str) -> str:
 
 
 def _key_value(match: re.Match) -> str:
+    name = match.group("keep").lower()  # `X-Auth-Token: ` is a token, `pwd=` a password
+    if any(word in name for word in _DIGEST_WORDS):
+        return match.group()  # `token_sha256 = <hex>` names a checksum
     if not _looks_random(match.group("secret"), match.group("word")):
         return match.group()
-    name = match.group("keep").lower()  # `X-Auth-Token: ` is a token, `pwd=` a password
     kind = next((kind for needle, kind in _KEY_KINDS if needle in name), "credential")
     return match.group("keep") + _marker(kind)
 
