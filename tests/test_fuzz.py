@@ -504,8 +504,8 @@ def test_mcp_answers_every_line(mcp_process, number: int, message) -> None:
     reply = mcp_reply(mcp_process, request)
     try:  # the bounds every JSON from outside meets (issue 37): no NaN or Infinity, no huge ints
         parse_json(json.dumps(request), "a fuzzed MCP line")
-    except JsonInputError:
-        assert reply["error"]["code"] == -32700 and reply["id"] is None, reply
+    except JsonInputError:  # JSON all the same: an invalid request, with its id (issue 43)
+        assert reply["error"]["code"] == -32600 and reply["id"] == number, reply
         return
     assert reply["id"] == number
     if "result" in reply and reply["result"].get("isError"):

@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipo_jupyter.memory.disk.redact import REDACTED_MARKER_RE, redact
+from hipo_jupyter.memory.disk.redact import TOKEN_FORMATS
+from hipo_jupyter.memory.disk.redact.rules import (
+    REDACTED_MARKER_RE,
+    _looks_random,
+    redact,
+    shannon_entropy,
+)
 
 ALNUM = "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY"  # 32 mixed characters
 
@@ -253,3 +259,217 @@ FRAGMENTS = st.sampled_from(
 def test_redact_is_idempotent_on_secret_like_text(text):
     once = redact(text)
     assert redact(once) == once
+
+
+# -- the credential formats of the services notebooks call (issue 43): one case per format -------
+
+HEX = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"  # 32 hex
+B62 = ALNUM + "Zq8Wn4Rt"  # 40 mixed
+B64_KEY = (ALNUM * 3)[:86] + "=="  # an Azure storage account key: 86 base64 and `==`
+HF_TOKEN = "hf" + "_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+STRIPE_LIVE = "sk" + "_live_" + ALNUM[:24]
+STRIPE_RESTRICTED = "rk" + "_live_" + ALNUM[:24]
+STRIPE_TEST = "sk" + "_test_" + ALNUM[:24]
+STRIPE_PUBLISHABLE = "pk" + "_live_" + ALNUM[:24]
+STRIPE_WEBHOOK = "whsec" + "_" + ALNUM
+GITLAB_PAT = "glpat" + "-" + ALNUM[:20]
+GITLAB_DEPLOY = "gldt" + "-" + ALNUM[:20]
+GITLAB_RUNNER = "glrt" + "-" + ALNUM[:20]
+PYPI_TOKEN = (
+    "pypi" + "-AgEIcHlwaS5vcmc" + "CJDU3ZDg4MjE1LWMyNTAtNGJjYy1iNmYzLTg2NjMyNTNmYTc1ZQ" + ALNUM
+)
+NPM_TOKEN = "npm" + "_" + ALNUM + "ab12"
+SENDGRID_KEY = "SG" + "." + ALNUM[:22] + "." + (ALNUM + ALNUM)[:43]
+GOOGLE_ACCESS = "ya29" + ".a0AfH6SMC" + ALNUM + ALNUM
+GOOGLE_CLIENT_SECRET = "GOCSPX" + "-" + ALNUM[:28]
+GOOGLE_REFRESH = "1//0" + "gLm" + ALNUM + ALNUM[:10]
+DATABRICKS = "dapi" + HEX
+DIGITALOCEAN = "dop" + "_v1_" + HEX + HEX
+DIGITALOCEAN_OAUTH = "doo" + "_v1_" + HEX + HEX
+DIGITALOCEAN_REFRESH = "dor" + "_v1_" + HEX + HEX
+AZURE_SAS_SIG = "k7Z0g%2B" + ALNUM[:30] + "%3D"
+AZURE_SHARED_KEY = ALNUM + "aB3dE5fG7hJ="
+AZURE_CLIENT_SECRET = "abc" + "8Q~" + ALNUM[:32]
+DISCORD_BOT = "MTA" + ALNUM[:21] + "." + "Gh7kLm" + "." + ALNUM[:30]
+DISCORD_WEBHOOK_TOKEN = ALNUM + ALNUM + "abcd"
+ALIBABA = "LTAI" + "5tB8" + ALNUM[:14]
+TWILIO_KEY = "SK" + HEX
+TWILIO_ACCOUNT = "AC" + HEX[::-1]
+MAILGUN = "key" + "-" + HEX
+SHOPIFY = "shpat" + "_" + HEX
+TELEGRAM = "123456789" + ":AA" + ALNUM + "Q"
+OPENROUTER = "sk" + "-or-v1-" + HEX + HEX
+GROQ = "gsk" + "_" + ALNUM + ALNUM[:20]
+REPLICATE = "r8" + "_" + ALNUM + "abcde"
+XAI = "xai" + "-" + ALNUM * 2 + ALNUM[:16]
+SLACK_APP = "xapp" + "-1-A0123456789-1234567890123-" + HEX
+PERPLEXITY = "pplx" + "-" + HEX + HEX[:16]
+LANGSMITH = "lsv2" + "_pt_" + HEX + "_" + HEX[:10]
+PINECONE = "pcsk" + "_4Xk9Q_" + ALNUM + ALNUM[:20]
+TAVILY = "tvly" + "-dev-" + ALNUM
+SLACK_WEBHOOK = "https://hooks.slack.com" + "/services/T0123ABCD/B0456EFGH/" + ALNUM[:24]
+IBM_KEY = "Xy7" + ALNUM + "-9bQ_Kp2w"
+GCP_KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + ALNUM
+GCP_SERVICE_ACCOUNT = (
+    '{"type": "service_account", "project_id": "acme-analytics", '
+    f'"private_key_id": "{HEX}abcd1234", '
+    '"private_key": "-----BEGIN '
+    + "PRIVATE KEY-----\\n"
+    + GCP_KEY_BODY
+    + "\\n-----END "
+    + 'PRIVATE KEY-----\\n", "client_email": "etl@acme-analytics.iam.gserviceaccount.com"}'
+)
+
+FORMATS = [
+    (f"from huggingface_hub import login; login('{HF_TOKEN}')", HF_TOKEN, "huggingface-token"),
+    (f"stripe.api_key = {STRIPE_LIVE}", STRIPE_LIVE, "stripe-key"),
+    (f"restricted key {STRIPE_RESTRICTED} for reports", STRIPE_RESTRICTED, "stripe-key"),
+    (f"test mode: {STRIPE_TEST}", STRIPE_TEST, "stripe-key"),
+    (f"Stripe.js uses {STRIPE_PUBLISHABLE}", STRIPE_PUBLISHABLE, "stripe-key"),
+    (f"endpoint_secret = '{STRIPE_WEBHOOK}'", STRIPE_WEBHOOK, "stripe-webhook-secret"),
+    (f"git clone https://oauth2:{GITLAB_PAT}@gitlab.com/acme/etl", GITLAB_PAT, "gitlab-token"),
+    (f"deploy with {GITLAB_DEPLOY}", GITLAB_DEPLOY, "gitlab-token"),
+    (f"gitlab-runner register --token {GITLAB_RUNNER}", GITLAB_RUNNER, "gitlab-token"),
+    (f"twine upload -u __token__ -p {PYPI_TOKEN} dist/*", PYPI_TOKEN, "pypi-token"),
+    (f"//registry.npmjs.org/:_authToken={NPM_TOKEN}", NPM_TOKEN, "npm-token"),
+    (f"sg = SendGridAPIClient('{SENDGRID_KEY}')", SENDGRID_KEY, "sendgrid-api-key"),
+    (f"curl -H 'x-goog: {GOOGLE_ACCESS}' gs://b", GOOGLE_ACCESS, "google-oauth-token"),
+    (f"client_config = {{'web': {{'cs': '{GOOGLE_CLIENT_SECRET}'}}}}", GOOGLE_CLIENT_SECRET,
+     "google-oauth-client-secret"),
+    (f"refresh with {GOOGLE_REFRESH} when it expires", GOOGLE_REFRESH, "google-refresh-token"),
+    (f"DATABRICKS_HOST=https://adb.net\ndatabricks configure {DATABRICKS}", DATABRICKS,
+     "databricks-token"),
+    (f"doctl auth init -t {DIGITALOCEAN}", DIGITALOCEAN, "digitalocean-token"),
+    (f"oauth {DIGITALOCEAN_OAUTH}", DIGITALOCEAN_OAUTH, "digitalocean-token"),
+    (f"refresh {DIGITALOCEAN_REFRESH}", DIGITALOCEAN_REFRESH, "digitalocean-token"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acme;"
+        f"AccountKey={B64_KEY};EndpointSuffix=core.windows.net",
+        B64_KEY,
+        "azure-storage-key",
+    ),
+    (
+        "https://acme.blob.core.windows.net/c/f.csv?sv=2022-11-02&ss=b&srt=o&sp=r"
+        f"&se=2026-04-01T00:00:00Z&sig={AZURE_SAS_SIG}",
+        AZURE_SAS_SIG,
+        "azure-sas-signature",
+    ),
+    (
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;"
+        f"SharedAccessKey={AZURE_SHARED_KEY}",
+        AZURE_SHARED_KEY,
+        "azure-shared-access-key",
+    ),
+    (f"ClientSecretCredential(tenant, app, '{AZURE_CLIENT_SECRET}')", AZURE_CLIENT_SECRET,
+     "azure-client-secret"),
+    (f"bot.run('{DISCORD_BOT}')", DISCORD_BOT, "discord-bot-token"),
+    (
+        f"post to https://discord.com/api/webhooks/1234567890123456789/{DISCORD_WEBHOOK_TOKEN}",
+        DISCORD_WEBHOOK_TOKEN,
+        "discord-webhook",
+    ),
+    (f"aliyun configure --access-key-id {ALIBABA}", ALIBABA, "alibaba-access-key-id"),
+    (f"Client({TWILIO_ACCOUNT!r}, ...)", TWILIO_ACCOUNT, "twilio-account-sid"),
+    (f"twilio api key {TWILIO_KEY}", TWILIO_KEY, "twilio-api-key"),
+    (f"requests.post(url, auth=('api', '{MAILGUN}'))", MAILGUN, "mailgun-api-key"),
+    (f"X-Shopify-Access-Token {SHOPIFY}", SHOPIFY, "shopify-token"),
+    (f"https://api.telegram.org/bot{TELEGRAM}/sendMessage", TELEGRAM, "telegram-bot-token"),
+    (f"OpenAI(base_url='https://openrouter.ai/api/v1', api_key={OPENROUTER})", OPENROUTER,
+     "openrouter-api-key"),
+    (f"Groq(api_key={GROQ})", GROQ, "groq-api-key"),
+    (f"replicate with {REPLICATE}", REPLICATE, "replicate-api-token"),
+    (f"grok via {XAI}", XAI, "xai-api-key"),
+    (f"Perplexity key {PERPLEXITY}", PERPLEXITY, "perplexity-api-key"),
+    (f"LANGCHAIN_API_KEY set; tracing with {LANGSMITH}", LANGSMITH, "langsmith-api-key"),
+    (f"Pinecone(api_key={PINECONE})", PINECONE, "pinecone-api-key"),
+    (f"TavilyClient({TAVILY!r})", TAVILY, "tavily-api-key"),
+    (f"alerts to {SLACK_WEBHOOK}", SLACK_WEBHOOK, "slack-webhook"),
+    (f"socket mode app token {SLACK_APP}", SLACK_APP, "slack-token"),
+    (GCP_SERVICE_ACCOUNT, GCP_KEY_BODY, "private-key"),
+    (GCP_SERVICE_ACCOUNT, HEX + "abcd1234", "private-key"),
+    # random values after a key word, without a shape of their own (IBM Cloud, Mistral, ...)
+    (f"ibmcloud login --apikey {IBM_KEY}", IBM_KEY, "key"),
+    (f"mistral = Mistral(key={B62})", B62, "key"),
+    (f"curl -H 'X-Auth-Token: {B62}' https://x.io", B62, "token"),
+    (f"curl -H \"X-API-Key: {B62}\" https://x.io", B62, "key"),
+    (f"my access token is {B62}", B62, "token"),
+    (f"--client-secret {B62}", B62, "secret"),
+    (f'{{"apiKey": "{B62}"}}', B62, "api-key"),
+    (f"credentials:\n  key: {B62}\n", B62, "key"),
+    (f"the token: {B62}", B62, "token"),
+    (f"mysql -u root --password {B62}", B62, "password"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"), FORMATS, ids=[f"{n}-{f[2]}" for n, f in enumerate(FORMATS)]
+)
+def test_each_credential_format_is_replaced_by_its_kind(text, secret, kind):
+    redacted = redact(text)
+    assert secret not in redacted, redacted
+    assert f"[REDACTED:{kind}]" in redacted, redacted
+    assert redact(redacted) == redacted
+
+
+def test_each_format_of_the_table_has_a_case():
+    tested = {kind for _, _, kind in SECRETS + FORMATS}
+    assert {f.kind for f in TOKEN_FORMATS} <= tested
+
+
+def test_prefixes_and_names_around_a_format_are_kept():
+    connection = f"AccountName=acme;AccountKey={B64_KEY};EndpointSuffix=core.windows.net"
+    assert redact(connection) == (
+        "AccountName=acme;AccountKey=[REDACTED:azure-storage-key];EndpointSuffix=core.windows.net"
+    )
+    assert redact(f"--token {B62} --verbose") == "--token [REDACTED:token] --verbose"
+
+
+# Notebook prose and code with key words but no secret: ids, hashes, dates, paths, versions.
+NOT_SECRETS = [
+    "Key insight: revenue grew 15% in Q1 after the 2026-03-12 launch.",
+    "key: 2026-03-12T14:32:05Z-7f3a",
+    "The checkpoint key 2026-03-12T14:32:05Z-7f3a was recalled; token budget 3000.",
+    "cache_key = 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+    "primary key id 123e4567-e89b-12d3-a456-426614174000 in table orders",
+    "sort key: created_at_2026_03_12",
+    "key: knowledge/pricing-strategy.md",
+    "--key-file /home/dana/.ssh/id_ed25519_github_work",
+    "auth: claude-sonnet-4-20250514",
+    '{"key": "model_name_v2_final", "token_count": 1234567890123456}',
+    "tokenizer: cl100k_base_tokenizer_v2",
+    "the key takeaways are pricingStrategyReview2026 and the Q1 report",
+    "signature: Dana Smith, Head of Analytics",
+    "auth flow uses PKCE; key rotation every 90 days",
+    "token key_id_2026_03_12_release_candidate",
+    "key = f'{user_id}-{date}'",
+    "sig of the Fourier transform at 1200000000000000 Hz",
+    "--token-file ~/.config/hipo/token_for_the_nightly_export_job.txt",
+    "the API key is in the vault under analytics/prod/stripe",
+    "password reset requires 12 characters",
+    "secret sauce: DataFrame.groupby(level=0).agg(sum_of_squares)",
+    "keyboard shortcut Ctrl-Shift-K2 opens the monkey patch notes",
+    "key 20260312143205 stamp, token 0x7fffffffffffffff",
+    'MINILM_TOKENIZER_SHA256 = "be59c4a2a1d3b1e0f9c8d7e6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6"',
+    "author aB3dE5fG7hJ9kL2mN4pQ6 wrote the keyboard layout tokenizerV2abc123XYZ789",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_key_words_before_ordinary_values_are_left_alone(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "random"),
+    [
+        (B62, True),
+        (ALNUM[:16], True),
+        ("pricingStrategyReview2026", False),
+        ("claude-sonnet-4-20250514", False),
+        ("checkpoint2026version3", False),
+        ("aaaaaaaaaaaaaaaa1111", False),
+    ],
+)
+def test_randomness_threshold(value, random):
+    assert _looks_random(value, "token") is random
+    assert shannon_entropy("abab") == 1.0

@@ -2,7 +2,8 @@
 
 Ways in: `%%remember` (title, fields, free text), the write-back of the notebook's own Claude
 calls (auto-checkpoint: the prompt, the reply, a large tool result offloaded to knowledge/),
-`Memory.save_knowledge`, and `hipo import`. Afterwards no secret is on disk anywhere under the
+`Memory.save_knowledge`, `hipo import`, `hipo remember`, Claude's memory tool and `hipo mcp`'s
+remember tool. Afterwards no secret is on disk anywhere under the
 memory root (every file, the SQLite index included: its rows and the FTS5 vocabulary), nor in
 any prompt built from memory (Layer 1 injected into a user call, `%%ask --recall`, the Claude
 summarizer's prompts, captured over the fake API); each is replaced by `[REDACTED:<kind>]`.
@@ -10,15 +11,19 @@ summarizer's prompts, captured over the fake API); each is replaced by `[REDACTE
 
 from __future__ import annotations
 
+import importlib.util
+import io
 import json
 import random
 import re
 import shutil
 import sqlite3
 import string
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 from claude_helpers import (  # noqa: F401
     FakeMessagesAPI,
     api_fixture,
@@ -31,6 +36,7 @@ from hipo_jupyter import llm
 from hipo_jupyter.cli import commands as cli
 from hipo_jupyter.ipython import current
 from hipo_jupyter.memory import Memory, MemoryConfig
+from hipo_jupyter.memory_tool import HipoMemoryTool
 
 RNG = random.Random(20260312)
 
@@ -83,6 +89,7 @@ def corpus() -> list[Secret]:
     api_key = rand(ALNUM, 32)
     bearer = rand(ALNUM, 40)
     basic = "dXNlcjpwYXNz" + rand(ALNUM, 12) + "=="
+    client_secret = "Cs" + rand(ALNUM, 14)
     return [
         Secret("anthropic-api-key", anthropic_key, f"ANTHROPIC key {anthropic_key} for the bot"),
         Secret("openai-api-key", openai_key, f"client = OpenAI(api_key='{openai_key}')"),
@@ -99,10 +106,70 @@ def corpus() -> list[Secret]:
         Secret("private-key", ssh_body.split("\n")[1], ssh),
         Secret("url-password", db_password, f"postgres://admin:{db_password}@db.internal:5432/app"),
         Secret("password", env_password, f"DATABASE_PASSWORD={env_password}"),
-        Secret("secret", stripe, f"STRIPE_SECRET_KEY={stripe}"),
+        Secret("stripe-key", stripe, f"STRIPE_SECRET_KEY={stripe}"),
+        Secret("secret", client_secret, f"CLIENT_SECRET={client_secret}"),
         Secret("api-key", api_key, f'config = {{"api_key": "{api_key}"}}'),
         Secret("bearer-token", bearer, f"curl -H 'Authorization: Bearer {bearer}' https://api"),
         Secret("basic-auth", basic, f"Authorization: Basic {basic}"),
+        *service_credentials(),
+    ]
+
+
+def service_credentials() -> list[Secret]:
+    """The credentials of the services notebooks call (issue 43), as their issuers shape them,
+    and random values after a key word."""
+    hexa = string.digits + "abcdef"
+    letters = string.ascii_letters
+    b64_key = rand(B64, 86) + "=="
+    sas = rand(ALNUM, 20) + "%2B" + rand(ALNUM, 20) + "%3D"
+    service_bus = rand(ALNUM, 43) + "="
+    discord_bot = "MT" + rand(ALNUM, 24) + "." + rand(ALNUM, 6) + "." + rand(ALNUM, 38)
+    discord_hook = rand(ALNUM + "_-", 68)
+    telegram = rand(string.digits, 10) + ":AA" + rand(ALNUM, 33)
+    gcp_body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + rand(B64, 60)
+    gcp = (
+        '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+        + gcp_body
+        + '\\n-----END PRIVATE KEY-----\\n", "client_email": "etl@acme.iam.gserviceaccount.com"}'
+    )
+    shapes = [
+        ("huggingface-token", "hf_" + rand(letters, 34), "login(token='{}')"),
+        ("stripe-key", "rk_live_" + rand(ALNUM, 24), "restricted key {} for reports"),
+        ("stripe-webhook-secret", "whsec_" + rand(ALNUM, 32), "endpoint_secret = '{}'"),
+        ("gitlab-token", "glpat-" + rand(ALNUM + "_-", 20), "git clone https://oauth2:{}@gitlab.com/a/b"),
+        ("gitlab-token", "gldt-" + rand(ALNUM, 20), "deploy token {}"),
+        ("pypi-token", "pypi-AgEIcHlwaS5vcmc" + rand(ALNUM + "_-", 120), "twine -p {} dist/*"),
+        ("npm-token", "npm_" + rand(ALNUM, 36), "//registry.npmjs.org/:_authToken={}"),
+        ("sendgrid-api-key", "SG." + rand(ALNUM, 22) + "." + rand(ALNUM, 43), "SendGrid('{}')"),
+        ("google-oauth-token", "ya29.a0" + rand(ALNUM + "_-", 150), "gcloud token {}"),
+        ("google-oauth-client-secret", "GOCSPX-" + rand(ALNUM, 28), "client {} in the flow"),
+        ("google-refresh-token", "1//0g" + rand(ALNUM + "_-", 100), "refresh {} nightly"),
+        ("databricks-token", "dapi" + rand(hexa, 32), "databricks configure {}"),
+        ("digitalocean-token", "dop_v1_" + rand(hexa, 64), "doctl auth init -t {}"),
+        ("azure-storage-key", b64_key, "AccountName=acme;AccountKey={};EndpointSuffix=x.net"),
+        ("azure-sas-signature", sas, "https://a.blob.core.windows.net/c?sv=2022-11-02&sig={}"),
+        ("azure-shared-access-key", service_bus, "Endpoint=sb://a/;SharedAccessKey={}"),
+        ("azure-client-secret", "x7Y8Q~" + rand(ALNUM + "_~.-", 34), "Credential('{}')"),
+        ("discord-bot-token", discord_bot, "bot.run('{}')"),
+        ("discord-webhook", discord_hook, "https://discord.com/api/webhooks/12345678901/{}"),
+        ("alibaba-access-key-id", "LTAI" + rand(ALNUM, 20), "aliyun key id {}"),
+        ("twilio-api-key", "SK" + rand(hexa, 32), "twilio key {}"),
+        ("twilio-account-sid", "AC" + rand(hexa, 32), "Client('{}', auth)"),
+        ("mailgun-api-key", "key-" + rand(hexa, 32), "auth=('api', '{}')"),
+        ("shopify-token", "shpat_" + rand(hexa, 32), "X-Shopify-Access-Token {}"),
+        ("telegram-bot-token", telegram, "https://api.telegram.org/bot{}/getMe"),
+        ("openrouter-api-key", "sk-or-v1-" + rand(hexa, 64), "openrouter key {}"),
+        ("groq-api-key", "gsk_" + rand(ALNUM, 52), "Groq(api_key={})"),
+        ("replicate-api-token", "r8_" + rand(ALNUM, 37), "replicate {}"),
+        ("xai-api-key", "xai-" + rand(ALNUM, 80), "grok with {}"),
+        ("private-key", gcp_body, gcp),
+        ("key", rand(ALNUM, 44), "ibmcloud login --apikey {}"),
+        ("token", rand(ALNUM, 32), "curl -H 'X-Auth-Token: {}' https://x.io"),
+        ("password", rand(ALNUM, 24), "mysql -u root --password {}"),
+    ]  # fmt: skip
+    return [
+        Secret(kind, value, line if kind == "private-key" else line.format(value))
+        for kind, value, line in shapes
     ]
 
 
@@ -203,6 +270,26 @@ def write_every_way(claude_shell, api: FakeMessagesAPI, memory_root: Path, tmp_p
     transcript.write_text(json.dumps(turns))
     assert cli.main(["--root", str(memory_root), "import", str(transcript)]) == 0
     writes += len(SECRETS)
+    # 5. `hipo remember`, the memory tool and `hipo mcp`'s remember: each secret once
+    lines = "\n".join(f"- analysis: {s.line}" for s in SECRETS)
+    sys.stdin, stdin = io.StringIO(lines + "\n"), sys.stdin
+    try:
+        assert cli.main(["--root", str(memory_root), "remember", "Pasted from the terminal"]) == 0
+    finally:
+        sys.stdin = stdin
+    tool = HipoMemoryTool(memory)
+    tool.call({"command": "create", "path": "/memories/knowledge/creds.md", "file_text": lines})
+    writes += 2 * len(SECRETS)
+    if importlib.util.find_spec("mcp") is not None:
+        from test_mcp import call, session
+
+        async def remember_over_mcp() -> None:
+            async with session(memory_root) as client:
+                text, error = await call(client, "remember", title="From an agent", body=lines)
+                assert not error, text
+
+        anyio.run(remember_over_mcp)
+        writes += len(SECRETS)
     return writes
 
 
@@ -220,6 +307,8 @@ def test_no_secret_reaches_the_disk_the_index_or_a_prompt(
         assert f"[REDACTED:{kind}]" in raw, kind
         assert f"[REDACTED:{kind}]" in knowledge, kind
     assert any("tool result saved to knowledge/" in line for line in raw.splitlines())
+    assert "Pasted from the terminal" in raw and "From an agent" in raw  # CLI and MCP wrote
+    assert "[REDACTED:" in (memory_root / "knowledge" / "creds.md").read_text()  # memory tool
 
     # prompts built from memory: the Claude summarizer over every raw log ...
     start = len(api.message_requests())
@@ -251,7 +340,7 @@ def test_no_secret_reaches_the_disk_the_index_or_a_prompt(
     with capsys.disabled():
         print(
             f"\nsecrets: {len(SECRETS)} in the corpus ({len(KINDS)} kinds), {writes} writes "
-            f"through 4 ways in, {len(prompts)} prompts checked; leaked: 0"
+            f"through 7 ways in, {len(prompts)} prompts checked; leaked: 0"
         )
 
 

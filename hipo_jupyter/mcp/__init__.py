@@ -2,8 +2,9 @@
 Desktop) over stdio.
 
 - `server.py` the tools and resources, each one `Memory` call rendered as fenced text.
-- `stdio.py` the stdio transport, answering every line (bad JSON included); `sdk.py` the MCP
-  SDK's parts it uses, from mcp 1.x or 2.x.
+- `stdio.py` the stdio transport, answering every line (bad JSON included); `jsonrpc.py` the
+  JSON-RPC rules it keeps itself (ids, batches per protocol version); `sdk.py` the MCP SDK's
+  parts it uses, from mcp 1.x or 2.x.
 - `early.py` the answer to `initialize`, given before the SDK has loaded.
 - `config.py` what registers the server in each client (no SDK needed); `install.py`
   `--install`: that entry merged into a client's config file.

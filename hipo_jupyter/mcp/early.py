@@ -151,6 +151,12 @@ def take_the_wire() -> tuple[io.BufferedReader, io.RawIOBase]:
 
 
 _importer: threading.Thread | None = None
+_answered: list[str | int] = []  # the client's id of the `initialize` answered here
+
+
+def answered_ids() -> tuple[str | int, ...]:
+    """The ids of requests answered here, before the SDK: used ids, for the rest of the session."""
+    return tuple(_answered)
 
 
 def answer_first() -> None:
@@ -171,6 +177,7 @@ def answer_first() -> None:
     answer = early_answer(request, instructions_literal()) if early else None
     if answer is not None:
         wire_out.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
+        _answered.append(answer["id"])
         first = json.dumps({**request, "id": PRIVATE_ID}).encode() + b"\n"
     sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replayed(first, wire_in)), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(

@@ -12,14 +12,14 @@ extra pins `mcp>=1.24,<3`; `make test` runs 2.x, `make test-clients` runs jupyte
 - `lowlevel`: the protocol server under the high-level one.
 - `message_streams`: the stream pair a transport hands the session (2.x carries each
   message's context along; 1.x is a plain anyio memory stream).
-- `session_message`, `wire_out`: a JSON-RPC error reply wrapped for the write stream, and the
-  standard output a reply with `"id": null` reaches whole (1.x's writer drops null members).
+- `to_session`, `from_session`: a JSON-RPC message (a dict, as read off the wire) as the
+  session takes it, and a message the session sends as the dict to write (1.x's models are
+  written without their null members, as its own writer does, but an error keeps its
+  `"id": null`, which JSON-RPC requires).
 """
 
 from __future__ import annotations
 
-import io
-import sys
 from typing import Any
 
 import anyio
@@ -52,10 +52,9 @@ __all__ = [
     "lowlevel",
     "message_streams",
     "new_server",
-    "json_rpc_error",
-    "session_message",
+    "from_session",
+    "to_session",
     "types",
-    "wire_out",
 ]
 
 
@@ -83,43 +82,20 @@ def message_streams() -> tuple[Any, Any]:
     return anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
 
-def session_message(reply: Any) -> SessionMessage:
-    """A `types.JSONRPCError` as the write stream takes it."""
+def to_session(message: dict[str, Any]) -> SessionMessage:
+    """`message` validated into the SDK's model (pydantic's ValidationError when it does not
+    fit), wrapped for the session's read stream."""
     if SDK_LINE == 2:
-        return SessionMessage(reply)
-    return SessionMessage(types.JSONRPCMessage(reply))
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(message, by_name=False))
+    return SessionMessage(types.JSONRPCMessage.model_validate(message))
 
 
-def json_rpc_error(request_id: int | str | None, code: int, message: str) -> Any:
-    """A JSON-RPC error reply; `request_id` None for a line whose id could not be read (1.x's
-    model requires an id, so that reply is built without validation)."""
-    error = types.ErrorData(code=code, message=message)
-    if request_id is None and SDK_LINE == 1:
-        return types.JSONRPCError.model_construct(jsonrpc="2.0", id=None, error=error)
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
-
-
-class _NullIds(io.TextIOBase):
-    """1.x writes each message with `exclude_none`, so an error reply to an unreadable line
-    would lose its `"id": null`, which JSON-RPC requires: put it back, nothing else."""
-
-    BARE = '{"jsonrpc":"2.0","error":'
-
-    def __init__(self, wire: io.TextIOBase) -> None:
-        self._wire = wire
-
-    def write(self, text: str) -> int:
-        if text.startswith(self.BARE):
-            text = '{"jsonrpc":"2.0","id":null,"error":' + text[len(self.BARE) :]
-        return self._wire.write(text)
-
-    def flush(self) -> None:
-        self._wire.flush()
-
-
-def wire_out() -> Any:
-    """The standard output `stdio_server` should write to: its own default under 2.x."""
+def from_session(session_message: SessionMessage) -> dict[str, Any]:
+    """The message the session sends, as the JSON object to write."""
+    message = session_message.message
     if SDK_LINE == 2:
-        return None
-    return anyio.wrap_file(_NullIds(sys.stdout))  # not a wrapper of its own: that would close
-    # the wire when it is collected
+        return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    dumped = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if "error" in dumped and "id" not in dumped:
+        dumped = {"jsonrpc": "2.0", "id": None, **dumped}
+    return dumped

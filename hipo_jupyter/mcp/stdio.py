@@ -1,37 +1,30 @@
-"""`hipo mcp`'s stdio transport: every line a client sends gets an answer.
+"""`hipo mcp`'s stdio transport: every line a client sends gets the answer JSON-RPC gives it.
 
-The `mcp` package's stdio server hands a line it cannot read (not JSON, JSON that is not an
-object, bytes that are not UTF-8) to the session as an exception, which logs it and replies
-nothing, so the client waits forever. Here such a line gets the JSON-RPC error reply the
-specification gives it: -32700 (parse error) for a line that is not JSON, -32600 (invalid
-request) for JSON that is not a JSON-RPC message, with the request's id when it has one.
-Tool arguments that fail validation are one line of tool error (`HipoMCPServer.call_tool`),
-not pydantic's several lines with a link to its documentation.
+The `mcp` package's stdio server reads each line into a message and hands what it cannot read
+to the session as an exception, which logs it and replies nothing: the client waits forever.
+Here hipo reads the wire itself: each line is judged by `jsonrpc.Wire` (not JSON, not JSON-RPC,
+an id that is not one, a reused id, a batch under the negotiated protocol version's rule),
+which answers what the session would not; the rest goes to the SDK's session, and its replies
+come back through the Wire (a batch's answers leave together, as one array). Tool arguments
+that fail validation are one line of tool error (`HipoMCPServer.call_tool`), not pydantic's
+several lines with a link to its documentation.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import sys
 from typing import Any
 
 import anyio
-from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from hipo_jupyter.memory.disk import MAX_LINE_BYTES, JsonInputError, parse_json
+from hipo_jupyter.memory.disk import MAX_LINE_BYTES
 
-from .sdk import (
-    Server,
-    ToolError,
-    json_rpc_error,
-    lowlevel,
-    message_streams,
-    session_message,
-    wire_out,
-)
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
+from . import early
+from .jsonrpc import INVALID_REQUEST, Wire, error
+from .sdk import Server, ToolError, from_session, lowlevel, message_streams, to_session
 
 
 def validation_line(tool: str, error: ValidationError) -> str:
@@ -58,33 +51,11 @@ class HipoMCPServer(Server):
             raise
 
 
-def error_reply(problem: Exception) -> Any:
-    """The JSON-RPC error for a line the transport could not read as a message."""
-    code, message = INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
-    request_id: int | str | None = None
-    if isinstance(problem, ValidationError):
-        errors = problem.errors(include_url=False)
-        if any(item.get("type") == "json_invalid" for item in errors):
-            code, message = PARSE_ERROR, "Parse error: the line is not JSON"
-        else:
-            found = _id_of(errors)
-            request_id = found if isinstance(found, int | str) and found is not True else None
-    return json_rpc_error(request_id, code, message)
-
-
-def _id_of(errors: list[Any]) -> object:
-    for item in errors:
-        value = item.get("input")
-        if isinstance(value, dict) and "id" in value:
-            return value["id"]
-    return None
-
-
 class BoundedLines:
     """stdin as text lines of at most MAX_LINE_BYTES (the engine's bound for one JSON line from
     outside): a longer line is read through to its end without being kept, and stands as one
-    the reader refuses, so the client gets its -32700 reply and memory never holds the line. A
-    line nested past the engine's depth or holding a number past its bounds is refused alike."""
+    that is not JSON, so the client gets its -32700 reply and memory never holds the line.
+    Bytes that are not UTF-8 are replaced (and such a line is then not JSON, or a string)."""
 
     def __init__(self, raw: Any, limit: int = MAX_LINE_BYTES) -> None:
         self._raw = raw
@@ -96,43 +67,69 @@ class BoundedLines:
             while (rest := self._raw.readline(1 << 20)) and not rest.endswith(b"\n"):
                 pass
             return f"line over {self._limit:,} bytes: not read\n"
-        text = line.decode("utf-8", "replace")
-        try:  # the engine's bounds on depth and numbers, as for every JSON hipo reads
-            parse_json(text, "an MCP message")
-        except JsonInputError as error:
-            if not error.syntax:  # valid JSON past the bounds: refused as not JSON (-32700)
-                return f"{error}\n"
-        return text  # JSON, or text the SDK itself answers as not JSON
+        return line.decode("utf-8", "replace")
 
 
-def bounded_stdin() -> Any:
-    """The SDK's stdin, lines bounded, when hipo took the wire itself (`early.py`: sys.stdin
-    is then not fd 0); None, the SDK's own reader, when stdin is still fd 0 for it to claim."""
+def wire_streams() -> tuple[Any, io.TextIOBase]:
+    """(the client's lines, bounded; the text stream replies go to): the ones `early.py` left
+    on sys.stdin and sys.stdout, or, when nothing took the wire yet (stdin is still fd 0),
+    the wire taken here the same way, so stray output never reaches the client."""
     try:
-        if sys.stdin.buffer.fileno() == 0:
-            return None
+        taken = sys.stdin.buffer.fileno() != 0
     except (AttributeError, OSError, ValueError):
-        pass
-    buffer = getattr(sys.stdin, "buffer", None)
-    return anyio.wrap_file(BoundedLines(buffer)) if buffer is not None else None
+        taken = True
+    if taken:
+        return BoundedLines(sys.stdin.buffer), sys.stdout
+    wire_in, wire_out = early.take_the_wire()
+    return BoundedLines(wire_in), io.TextIOWrapper(io.BufferedWriter(wire_out), write_through=True)
 
 
 async def serve_stdio(server: Server) -> None:
-    """Run `server` over stdin and stdout, answering every unreadable line (see above)."""
-    streams = stdio_server(stdin=bounded_stdin(), stdout=wire_out())
-    async with streams as (read_stream, write_stream):
-        send, receive = message_streams()
+    """Run `server` over stdin and stdout until the client closes stdin: every line answered
+    as JSON-RPC and the negotiated protocol version say (see above)."""
+    lines, out = wire_streams()
+    wire = Wire(used_ids=early.answered_ids())
+    lock = anyio.Lock()
+    to_session_send, to_session_receive = message_streams()
+    from_session_send, from_session_receive = anyio.create_memory_object_stream[Any](0)
+    stdin, stdout = anyio.wrap_file(lines), anyio.wrap_file(out)
 
-        async def answer_bad_lines() -> None:
-            async with send:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        await write_stream.send(session_message(error_reply(item)))
-                    else:
-                        await send.send(item)
+    async def write(reply: Any) -> None:
+        async with lock:
+            await stdout.write(json.dumps(reply, separators=(",", ":")) + "\n")
+            await stdout.flush()
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(answer_bad_lines)
-            protocol = lowlevel(server)
-            await protocol.run(receive, write_stream, protocol.create_initialization_options())
-            group.cancel_scope.cancel()
+    async def read_lines() -> None:
+        async with to_session_send:
+            async for line in stdin:
+                messages, replies = wire.read(line)
+                for reply in replies:
+                    await write(reply)
+                for message in messages:
+                    try:
+                        session_message = to_session(message)
+                    except ValidationError:  # a shape the SDK refuses: a request is told
+                        if "method" in message and "id" in message:
+                            problem = "Invalid Request: not an MCP message"
+                            reply = error(message["id"], INVALID_REQUEST, problem)
+                            for answer in wire.written(reply):  # it may complete a batch
+                                await write(answer)
+                        continue
+                    await to_session_send.send(session_message)
+
+    async def write_replies() -> None:
+        async with from_session_receive:
+            async for session_message in from_session_receive:
+                for reply in wire.written(from_session(session_message)):
+                    await write(reply)
+
+    protocol = lowlevel(server)
+    async with anyio.create_task_group() as group:
+        group.start_soon(read_lines)
+        async with anyio.create_task_group() as session:  # ends when every reply is written
+            session.start_soon(write_replies)
+            async with from_session_send:
+                await protocol.run(
+                    to_session_receive, from_session_send, protocol.create_initialization_options()
+                )
+        group.cancel_scope.cancel()

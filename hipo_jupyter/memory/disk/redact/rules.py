@@ -1,0 +1,459 @@
+"""Redaction: secrets never reach the disk.
+
+Everything the engine writes (checkpoints, summaries, offloaded outputs) passes through `redact`
+first. A secret is replaced by a marker naming its kind, `[REDACTED:anthropic-api-key]`, so a
+reader still sees that a key was there and which one, and the memory stays safe to share,
+commit or index.
+
+Three families of rules, applied in this order:
+- Token shapes that identify themselves, one table (`credentials.TOKEN_FORMATS`: kind, pattern,
+  and where the issuer documents the format): model providers (Anthropic, OpenAI, OpenRouter,
+  xAI, Groq, Replicate, Perplexity, LangSmith, Pinecone, Tavily, Hugging Face), code and package
+  hosts (GitHub, GitLab, PyPI, npm), payments and messaging (Stripe, SendGrid, Mailgun, Twilio,
+  Slack, Discord, Telegram, Shopify), clouds (AWS, Google API keys and OAuth tokens, Azure
+  storage keys, SAS signatures and client secrets, Databricks, DigitalOcean, Alibaba), JWTs.
+  Beside the table, what a row cannot say: private key blocks (a service account's JSON
+  `private_key` included), bearer and basic credentials in Authorization headers, passwords in
+  URLs (`scheme://user:PASSWORD@host`, user and host kept), `aws_secret_access_key = ...`.
+- Values named as secrets: `NAME=value` and `NAME: value` (`.env` lines, YAML, JSON, keyword
+  arguments) where NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY or PRIVATE_KEY. The
+  name is kept, the value redacted.
+- Random values after a key word: `--token X`, `apiKey: X`, `-H "X-Auth: X"`, `my key is X`,
+  where the word holds key, token, secret, password, pwd, auth, credential or signature and X
+  looks generated (`_looks_random`: 16 letters and digits or more, 3.5 bits of Shannon entropy
+  per character or more, and switching often between letters, digits and case).
+
+Kinds: the table's, then private-key, bearer-token, basic-auth, url-password,
+aws-secret-access-key; for named values password, private-key, api-key, secret or token (from
+the name); after a key word key, token, secret, password or credential.
+
+False positives are kept rare on purpose, because memory full of markers is useless: prose,
+dates, checkpoint ids, git hashes and paths are left alone; `max_tokens=1024` is a count, not a
+token; `token = tokenizer.encode(text)` and `api_key=os.environ["KEY"]` are code, not values;
+`Password: use the vault` is a sentence. Redaction is idempotent: markers are never matched
+again, and `redact` repeats its pass until nothing changes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+
+from .credentials import TOKEN_FORMATS, TokenFormat, mixed_alnum
+
+MARKER = "[REDACTED:{kind}]"
+REDACTED_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+_NOT_MARKER = r"(?!\[REDACTED:)"
+# Letters as a case-insensitive pattern sees them, one character for one, so that offsets in
+# the result are offsets in the text (`str.lower` can lengthen a string: "İ" becomes two
+# characters): ASCII, and the four others `re.IGNORECASE` matches to an ASCII letter.
+_UNICODE_ASCII_FOLDS = {"İ": "i", "ı": "i", "ſ": "s", "\u212a": "k"}
+_ASCII_LOWER = str.maketrans(
+    {
+        **dict(zip(string.ascii_uppercase, string.ascii_lowercase, strict=True)),
+        **_UNICODE_ASCII_FOLDS,
+    }
+)
+_MAX_PASSES = 4
+
+
+def _marker(kind: str) -> str:
+    return MARKER.format(kind=kind)
+
+
+# -- shapes a table row cannot say ----------------------------------------------------------------
+
+_KEY_BEGIN_RE = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+_KEY_END_RE = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+
+_AWS_SECRET_RE = re.compile(
+    r"(?P<keep>(?<![\w-])[\"']?(?:aws_?)?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?)"
+    + _NOT_MARKER
+    + r"(?P<secret>[A-Za-z0-9/+=]{30,})",
+    re.IGNORECASE,
+)
+
+_URL_PASSWORD_RE = re.compile(
+    r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]]*:)"
+    + _NOT_MARKER
+    + r"(?P<secret>[^\s/?#]+)(?=@[^\s/?#@])"
+)
+
+_AUTHORIZATION_RE = re.compile(
+    r"(?P<keep>authorization[\"']?[ \t]*[:=][ \t]*[\"']?[ \t]*(?P<scheme>bearer|token|basic)[ \t]+)"
+    + _NOT_MARKER
+    + r"(?P<secret>[A-Za-z0-9._~+/=-]+)",
+    re.IGNORECASE,
+)
+
+_BEARER_RE = re.compile(
+    r"(?P<keep>\bBearer[ \t]+)" + _NOT_MARKER + r"(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"
+)
+
+
+def _whole(kind: str, check: Callable[[str], bool] | None = None) -> Callable[[re.Match], str]:
+    def replace(match: re.Match) -> str:
+        if check is not None and not check(match.group()):
+            return match.group()
+        return _marker(kind)
+
+    return replace
+
+
+def _after_keep(kind: str, check: Callable[[str], bool] | None = None) -> Callable[[re.Match], str]:
+    def replace(match: re.Match) -> str:
+        if check is not None and not check(match.group("secret")):
+            return match.group()
+        return match.group("keep") + _marker(kind)
+
+    return replace
+
+
+def _after_group(
+    kind: str, check: Callable[[str], bool] | None = None
+) -> Callable[[re.Match], str]:
+    """Replace only the match's `secret` group: `AccountKey=` and the rest are kept."""
+
+    def replace(match: re.Match) -> str:
+        if check is not None and not check(match.group("secret")):
+            return match.group()
+        whole, start = match.group(), match.start()
+        return (
+            whole[: match.start("secret") - start]
+            + _marker(kind)
+            + whole[match.end("secret") - start :]
+        )
+
+    return replace
+
+
+def _authorization(match: re.Match) -> str:
+    kind = "basic-auth" if match.group("scheme").lower() == "basic" else "bearer-token"
+    return match.group("keep") + _marker(kind)
+
+
+def _redact_private_keys(text: str) -> str:
+    """Each `BEGIN ... PRIVATE KEY` block up to its END. A block with no END before the next
+    BEGIN (a truncated paste) ends at the next blank line: the key is hidden, the prose after
+    it is kept. One forward scan, so many BEGIN lines cost linear time."""
+    begins = list(_KEY_BEGIN_RE.finditer(text))
+    ends = [m.end() for m in _KEY_END_RE.finditer(text)]
+    pieces: list[str] = []
+    kept_until = 0
+    end_index = 0
+    for number, begin in enumerate(begins):
+        if begin.start() < kept_until:
+            continue  # inside a block already redacted
+        next_begin = begins[number + 1].start() if number + 1 < len(begins) else len(text)
+        while end_index < len(ends) and ends[end_index] <= begin.end():
+            end_index += 1
+        if end_index < len(ends) and ends[end_index] <= next_begin:
+            stop = ends[end_index]
+        else:
+            blank = _BLANK_LINE_RE.search(text, begin.end(), next_begin)
+            stop = blank.start() if blank else next_begin
+        pieces.append(text[kept_until : begin.start()])
+        pieces.append(_marker("private-key"))
+        kept_until = stop
+    if not pieces:
+        return text
+    pieces.append(text[kept_until:])
+    return "".join(pieces)
+
+
+# -- named values ---------------------------------------------------------------------------------
+
+_SECRET_NEEDLES = ("secret", "token", "passw", "apikey", "api_key", "api-key", "private")
+_SECRET_WORD = r"(?:secret|token|password|passwd|api[_-]?key|private[_-]?key)(?![a-z])"
+# A whole run of name characters that contains a secret word. The lookahead finds the word, the
+# run is then matched once: linear time even on `token_token_token...` without a separator.
+_NAME = r"(?=[A-Za-z0-9_.-]*?" + _SECRET_WORD + r")[A-Za-z0-9_.-]+"
+_ENV_LINE_RE = re.compile(  # a whole line: `NAME=rest of line`, or `NAME: one-token`
+    r"^(?P<keep>[ \t]*(?:[-*>][ \t]+)?(?:export[ \t]+)?(?P<name>(?=[A-Za-z_])" + _NAME + r")"
+    r"[ \t]*(?:=(?!=)[ \t]*|:(?!=)[ \t]*(?=\S+[ \t]*$)))"
+    r"(?P<secret>[^\s\"'\[][^\n]*?)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NAMED_RE = re.compile(
+    r"(?P<keep>(?P<lead>(?<![\w.-])[\"']?)(?P<name>" + _NAME + r")[\"']?"
+    r"[ \t]*(?P<sep>:(?!=)|=(?!=))[ \t]*)"
+    r"(?:(?P<quote>[\"'])" + _NOT_MARKER + r"(?P<quoted>[^\"'\n]+)(?P=quote)"
+    r"|" + _NOT_MARKER + r"(?P<bare>[^\s\"'`,;&()\[\]{}<>]+))",
+    re.IGNORECASE,
+)
+_CODE_VALUE_RE = re.compile(r"[A-Za-z_][\w.]*[ \t]*[(\[]")
+_PLACEHOLDERS = frozenset(
+    ("none", "null", "nil", "true", "false", "str", "bytes", "int", "string", "secretstr")
+)
+
+
+def _kind_of(name: str) -> str:
+    name = name.lower()
+    if "password" in name or "passwd" in name:
+        return "password"
+    if re.search(r"private[_-]?key", name):
+        return "private-key"
+    if re.search(r"api[_-]?key", name):
+        return "api-key"
+    if "secret" in name:
+        return "secret"
+    return "token"
+
+
+def _is_placeholder(value: str, kind: str) -> bool:
+    """Values that hide nothing: types, null-ish words, masks, `${VAR}` and `<your-key>`."""
+    stripped = value.strip()
+    return (
+        not stripped
+        or stripped.lower() in _PLACEHOLDERS
+        or stripped[0] in "$<{%"
+        or set(stripped) <= set("*xX.")
+        or (kind != "password" and stripped.isdigit())  # token_budget=3000 is a count
+        or _CODE_VALUE_RE.match(stripped) is not None  # tokenizer.encode(text), os.environ[...]
+    )
+
+
+def _env_line(match: re.Match) -> str:
+    kind = _kind_of(match.group("name"))
+    if _is_placeholder(match.group("secret"), kind):
+        return match.group()
+    return match.group("keep") + _marker(kind)
+
+
+def _named(match: re.Match) -> str:
+    kind = _kind_of(match.group("name"))
+    value = match.group("quoted")
+    if value is not None:
+        if _is_placeholder(value, kind):
+            return match.group()
+        quote = match.group("quote")
+        return match.group("keep") + quote + _marker(kind) + quote
+    value = match.group("bare")
+    text, end = match.string, match.end()
+    if match.group("sep") == ":":
+        return match.group()  # `the token: expired` is prose; whole `NAME: value` lines are above
+    if _is_placeholder(value, kind) or (end < len(text) and text[end] in "(["):
+        return match.group()  # code: a call or an index
+    return match.group("keep") + _marker(kind)
+
+
+_SECRET_WORD_RE = re.compile(_SECRET_WORD)  # on ASCII-lower-cased text
+_NAME_CHARS = frozenset(
+    string.ascii_letters + string.digits + "_.-" + "".join(_UNICODE_ASCII_FOLDS)
+)
+
+
+def _redact_named(text: str) -> str:
+    """`_NAMED_RE.sub(_named, text)`, the pattern tried only at the start of a name that holds
+    a secret word (found by a case-sensitive scan of the ASCII-lower-cased text): searched
+    everywhere, its lookahead ran at every character, the slowest rule on a long body."""
+    folded = text.translate(_ASCII_LOWER)
+    pieces: list[str] = []
+    kept_until = 0
+    tried: set[int] = set()
+    for hit in _SECRET_WORD_RE.finditer(folded):
+        start = hit.start()
+        if start < kept_until:
+            continue
+        while start > kept_until and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        starts = (start - 1, start) if start > kept_until and text[start - 1] in "\"'" else (start,)
+        for candidate in starts:
+            if candidate in tried:
+                continue
+            tried.add(candidate)
+            match = _NAMED_RE.match(text, candidate)
+            if match is not None:
+                pieces += [text[kept_until:candidate], _named(match)]
+                kept_until = match.end()
+                break
+    if not pieces:
+        return text
+    pieces.append(text[kept_until:])
+    return "".join(pieces)
+
+
+# -- values after a key word, by their randomness -------------------------------------------------
+
+# `--token X`, `apiKey: X`, `"client_secret": "X"`, `-H "X-Api-Key: X"`, `my key is X`: the
+# word is any spelling that contains one of these, the value is redacted when it looks random
+# (`_looks_random`), whatever the separator; a word or an id after `key` stays.
+_KEY_WORDS = ("key", "token", "secret", "passw", "pwd", "auth", "credential", "signature")
+_KEY_VALUE_RE = re.compile(
+    r"(?P<keep>(?P<word>key|token|secret|passw(?:or)?d|pwd|auth(?:orization)?|credential|signature)"
+    r"s?(?![a-z])[A-Za-z0-9_-]*[\"']?(?:[ \t]*(?:=>?|:)[ \t]*|[ \t]+(?:is[ \t]+|=[ \t]*)?)[\"']?)"
+    + _NOT_MARKER
+    + r"(?P<secret>[A-Za-z0-9+/_~=-](?:[A-Za-z0-9+/_~.=-]*[A-Za-z0-9+/_~=-])?)"
+    r"(?![A-Za-z0-9+/_~=-]|\.[A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_DIGEST_WORDS = ("sha", "md5", "hash", "digest", "checksum", "fingerprint")
+_KEY_KINDS = (
+    ("passw", "password"),
+    ("pwd", "password"),
+    ("secret", "secret"),
+    ("token", "token"),
+    ("key", "key"),
+)
+_HEX_OR_UUID_RE = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
+_DATE_RE = re.compile(r"(?:19|20)\d\d-?[01]\d-?[0-3]\d")
+_FILE_SUFFIX_RE = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
+_CLASS_OF = {**dict.fromkeys(string.ascii_lowercase, 0), **dict.fromkeys(string.ascii_uppercase, 1)}
+
+# Calibrated on random keys (16 to 64 characters of base62, base36 or base64: 3.6 bits and up)
+# against identifiers (`model_name_v2_final`, `claude-sonnet-4-20250514`, `checkpoint2026v3`:
+# under 3.5, or few switches between letters, digits and case).
+MIN_RANDOM_CHARS = 16
+MIN_ENTROPY_BITS = 3.5
+MIN_SWITCH_RATE = 0.25
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of `text`'s own character frequencies."""
+    counts = Counter(text)
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def _looks_random(value: str, word: str) -> bool:
+    """A generated credential, not a word, a path, a date, a version or (after `key`, which
+    names cache keys, primary keys and key ids too) a hash or a UUID."""
+    letters_digits = "".join(c for c in value if c.isalnum() and c.isascii())
+    if len(letters_digits) < MIN_RANDOM_CHARS or value[0] in "/~.":
+        return False
+    if _DATE_RE.search(value) or _FILE_SUFFIX_RE.search(value):
+        return False
+    if word.lower() in ("key", "signature") and _HEX_OR_UUID_RE.fullmatch(value):
+        return False
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    classes = [_CLASS_OF.get(c, 2) for c in letters_digits]
+    switches = sum(a != b for a, b in zip(classes, classes[1:], strict=False))
+    return (
+        switches >= MIN_SWITCH_RATE * len(letters_digits)
+        and shannon_entropy(letters_digits) >= MIN_ENTROPY_BITS
+    )
+
+
+_KEY_WORD_RE = re.compile("|".join(_KEY_WORDS))
+
+
+def _redact_key_values(text: str) -> str:
+    """`_KEY_VALUE_RE` tried only where a key word is: found in the ASCII-lower-cased text
+    (same length as `text`, unlike `str.lower`) by a case-sensitive scan, several times faster
+    than the case-insensitive pattern searching a 100 KB body."""
+    folded = text.translate(_ASCII_LOWER)
+    pieces: list[str] = []
+    kept_until = 0
+    for hit in _KEY_WORD_RE.finditer(folded):
+        if hit.start() < kept_until:
+            continue
+        match = _KEY_VALUE_RE.match(text, hit.start())
+        if match is None:
+            continue
+        replaced = _key_value(match)
+        if replaced != match.group():
+            pieces += [text[kept_until : match.start()], replaced]
+            kept_until = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[kept_until:])
+    return "".join(pieces)
+
+
+def _key_value(match: re.Match) -> str:
+    name = match.group("keep").lower()  # `X-Auth-Token: ` is a token, `pwd=` a password
+    if any(word in name for word in _DIGEST_WORDS):
+        return match.group()  # `token_sha256 = <hex>` names a checksum
+    if not _looks_random(match.group("secret"), match.group("word")):
+        return match.group()
+    kind = next((kind for needle, kind in _KEY_KINDS if needle in name), "credential")
+    return match.group("keep") + _marker(kind)
+
+
+# -- the rules, in order --------------------------------------------------------------------------
+
+
+def _format_rule(token_format: TokenFormat) -> Callable[[str], str]:
+    replace = (
+        _after_group(token_format.kind, token_format.check)
+        if "secret" in token_format.pattern.groupindex
+        else _whole(token_format.kind, token_format.check)
+    )
+
+    def at_word_start(match: re.Match) -> str:
+        start = match.start()
+        before = match.string[start - 1] if start else " "
+        if token_format.starts_word and (before.isalnum() or before in "_-"):
+            return match.group()  # the tail of a longer word: `xghp_...`, `mask-ant-...`
+        return replace(match)
+
+    return partial(token_format.pattern.sub, at_word_start)
+
+
+# (needles, rule): a rule runs only when one of its lower-case needles occurs in the lower-cased
+# text, so ordinary text costs a few substring scans instead of 50 regex passes; a rule without
+# needles always runs (its pattern is cheap to scan and also filters the whole text first).
+_RULES: tuple[tuple[tuple[str, ...], Callable[[str], str]], ...] = (
+    (("private key",), _redact_private_keys),
+    *((f.needles, _format_rule(f)) for f in TOKEN_FORMATS),
+    (("access",), partial(_AWS_SECRET_RE.sub, _after_keep("aws-secret-access-key"))),
+    (("authorization",), partial(_AUTHORIZATION_RE.sub, _authorization)),
+    (("bearer",), partial(_BEARER_RE.sub, _after_keep("bearer-token", mixed_alnum))),
+    (("://",), partial(_URL_PASSWORD_RE.sub, _after_keep("url-password"))),
+    (_SECRET_NEEDLES, partial(_ENV_LINE_RE.sub, _env_line)),
+    (_SECRET_NEEDLES, _redact_named),
+    (_KEY_WORDS, _redact_key_values),
+)
+
+
+def _needle_pattern(needles: set[str]) -> re.Pattern[str]:
+    """One pattern for all `needles`, as a trie (`s(?:ecret|k-)|t(?:oken|vly-)`): the regex
+    engine then tests one branch per character, three times faster than a flat alternation."""
+    shortest = {n for n in needles if not any(m != n and m in n for m in needles)}
+    tree: dict[str, dict] = {}
+    for needle in shortest:
+        node = tree
+        for char in needle:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        if "" in node:
+            return ""  # a needle ends here: anything longer holds it
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    return re.compile(branch(tree))
+
+
+# Every rule's needles in one pattern, and the needle-less shapes in another: most text holds
+# none, and one scan in C each says so (a team sync redacts four fields of each of a million
+# checkpoints; the loop below, a generator per rule, was most of its client time).
+_ANY_NEEDLE_RE = _needle_pattern({n for needles, _ in _RULES for n in needles})
+_SHAPES_RE = re.compile("|".join(f.pattern.pattern for f in TOKEN_FORMATS if not f.needles))
+
+
+def redact(text: str) -> str:
+    """`text` with every secret replaced by `[REDACTED:<kind>]`. Idempotent."""
+    if not _ANY_NEEDLE_RE.search(text.lower()) and not _SHAPES_RE.search(text):
+        return text  # no rule would run
+    for _ in range(_MAX_PASSES):
+        before = text
+        lowered = text.lower()
+        for needles, rule in _RULES:
+            if not needles or any(needle in lowered for needle in needles):
+                replaced = rule(text)
+                if replaced != text:
+                    text, lowered = replaced, replaced.lower()
+        if text == before:
+            break
+    return text
