@@ -101,13 +101,22 @@ class Turn:
     role: Literal["user", "assistant"]
     text: str
     knowledge: str | None = None  # knowledge/ path when the full text was offloaded there
+    incomplete: str | None = None  # why a reply is not whole (`llm.replies`); None when it is
 
     @property
     def tokens(self) -> int:
         return count_tokens(self.text)
 
     def message(self) -> dict[str, Any]:
+        """The turn as the next call sends it; an incomplete reply says so, so that the model
+        does not build on it as if it were whole."""
+        if self.incomplete:
+            return {"role": self.role, "content": f"{self.text}\n\n{incomplete_mark(self)}"}
         return {"role": self.role, "content": self.text}
+
+
+def incomplete_mark(turn: Turn) -> str:
+    return f"[hipo: this reply is incomplete: {turn.incomplete}]"
 
 
 @dataclass(frozen=True)
@@ -202,12 +211,13 @@ class Conversation:
         return extra_tokens + self.live_tokens() > window / 2
 
     # --- changing ------------------------------------------------------------------------
-    def add_exchange(self, question: str, reply: str) -> None:
-        """A question and its reply, appended to ACTIVE; the first question makes the anchor."""
+    def add_exchange(self, question: str, reply: str, incomplete: str | None = None) -> None:
+        """A question and its reply, appended to ACTIVE; the first question makes the anchor.
+        `incomplete` says why the reply is not whole (a cut stream, max_tokens)."""
         if not self.anchor:
             self.anchor = make_anchor(question)
         self.active.append(Turn("user", question))
-        self.active.append(Turn("assistant", reply))
+        self.active.append(Turn("assistant", reply, incomplete=incomplete))
 
     def offload_large(self, save: Callable[[str, str], str]) -> list[str]:
         """Move each turn over LARGE_TURN_TOKENS to knowledge/ (`save(title, text) -> path`);

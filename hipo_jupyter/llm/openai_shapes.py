@@ -32,6 +32,10 @@ from .layer1_pin import PromptLayer1
 from .prompt import LAYER1_OPEN, fresh_block, layer1_block
 
 SYSTEM_ROLES = ("system", "developer")
+CHAT_INCOMPLETE = {
+    "length": "stopped at the token limit",
+    "content_filter": "stopped by the content filter",
+}
 
 
 def _given(value: Any) -> bool:
@@ -140,6 +144,16 @@ class ChatShape:
                 return content
         return None
 
+    def incomplete(self, result: Any) -> str | None:
+        """Why the first choice is not whole: `finish_reason` length (the token limit) or
+        content_filter; None when it is, or unknown (a stream)."""
+        choices = _field(result, "choices")
+        if isinstance(choices, list) and choices:
+            reason = _field(choices[0], "finish_reason")
+            if reason in CHAT_INCOMPLETE:
+                return f"{CHAT_INCOMPLETE[reason]} (finish_reason {reason})"
+        return None
+
     def streamed_text(self, event: Any) -> str:
         """The text a `stream=True` chunk adds."""
         choices = _field(event, "choices")
@@ -208,6 +222,13 @@ class ResponsesShape(ChatShape):
     def reply(self, result: Any) -> str | None:
         text = getattr(result, "output_text", None) if hasattr(result, "output") else None
         return text if isinstance(text, str) else None
+
+    def incomplete(self, result: Any) -> str | None:
+        """A response whose status is `incomplete`, with the reason the API gave."""
+        if not hasattr(result, "output") or _field(result, "status") != "incomplete":
+            return None
+        reason = _field(_field(result, "incomplete_details"), "reason")
+        return f"the response is incomplete ({reason or 'no reason given'})"
 
     def streamed_text(self, event: Any) -> str:
         if _field(event, "type") == "response.output_text.delta":
