@@ -29,6 +29,7 @@ from hipo_jupyter.llm.conversation import (
     TRIGGER_DONE,
     TRIGGER_WINDOW,
     Conversation,
+    adopt_legacy,
     archive,
     conversation_path,
 )
@@ -128,7 +129,13 @@ class AskMagics(Magics):
         """This notebook's conversation, loaded from disk the first time (a restarted kernel
         continues it); `new` sets the saved one aside and starts afresh."""
         with engine_errors():
-            path = conversation_path(self.session.memory.root, self.session.conversation_name)
+            root, notebook = self.session.memory.root, self.session.conversation_name
+        path = conversation_path(root, notebook)
+        if self._path != path:
+            with contextlib.suppress(OSError):  # a file an older version named by a slug
+                moved = adopt_legacy(root, notebook, path)
+                if moved is not None:
+                    print(f"hipo: {moved.name} renamed {path.name} (this notebook's own name)")
         if new:
             archive(path)
             self._conversation, self._path = Conversation(), path
