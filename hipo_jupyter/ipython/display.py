@@ -254,15 +254,18 @@ def inert_html(markdown: str) -> str:
 
 # Rendering a reply is bounded whatever its text. mistune 3 is linear on every hostile shape
 # measured (unmatched `*` and `_` runs, deep `>` nesting, brackets, backticks, wide tables:
-# benchmarks/reply_render.py), at worst ~5 microseconds a character on a shared 2-core machine:
-# a reply up to MARKDOWN_MAX_CHARS renders as Markdown in about half a second, a longer one is
-# shown as escaped plain text. What made a 60 KB reply block the kernel for half a minute was the
-# stream: the whole growing reply was rendered again for nearly every chunk (quadratic), so
-# redrawing now takes at most RENDER_SHARE of the stream's time, and a redraw slower than
-# SLOW_RENDER_SECONDS ends Markdown for the rest of that reply.
-MARKDOWN_MAX_CHARS = 100_000
+# benchmarks/reply_render.py), at worst ~5 microseconds a character on a quiet 2-core machine
+# and four times that on a busy one: a reply up to MARKDOWN_MAX_CHARS renders as Markdown in
+# well under a second, a longer one is shown as escaped plain text. What made a 60 KB reply block
+# the kernel for half a minute was the stream: the whole growing reply was rendered again for
+# nearly every chunk (quadratic). Redrawing now takes at most RENDER_SHARE of the stream's time,
+# and once the last redraw's cost a character says the next would take over
+# SLOW_RENDER_SECONDS, the rest of that reply is plain text.
+MARKDOWN_MAX_CHARS = 50_000
 RENDER_SHARE = 0.2
 SLOW_RENDER_SECONDS = 0.25
+RATE_FROM_CHARS = 5_000  # below, a render's fixed cost would inflate the cost a character
+SLOW_NOTE = "shown as plain text: rendering it as Markdown would be slow"
 
 
 def plain_reply_html(shown: str, why: str) -> str:
@@ -290,7 +293,7 @@ def reply_bundle(text: str, *, markdown: bool = True) -> dict[str, str]:
     if len(shown) > MARKDOWN_MAX_CHARS:
         page = plain_reply_html(shown, too_long_note(len(shown)))
     elif not markdown:
-        page = plain_reply_html(shown, "shown as plain text: rendering it as Markdown was slow")
+        page = plain_reply_html(shown, SLOW_NOTE)
     else:
         page = f"<div class='hipo-reply'>{inert_html(shown)}</div>"
     return {"text/html": page, "text/plain": shown}
@@ -311,6 +314,7 @@ class ReplyView:
         self._handle: Any = None
         self._next = 0.0  # monotonic time of the next redraw
         self._markdown = True  # False once a redraw was slow: plain text for the rest
+        self._seconds_per_char = 0.0  # the last Markdown redraw's cost, to foresee the next
 
     @property
     def text(self) -> str:
@@ -344,12 +348,16 @@ class ReplyView:
 
     def _bundle(self) -> dict[str, str]:
         """The reply so far, rendered; the next redraw waits so that redrawing takes at most
-        RENDER_SHARE of the time."""
-        started = time.monotonic()
-        bundle = reply_bundle(self.text, markdown=self._markdown)
-        cost = time.monotonic() - started
-        if cost > SLOW_RENDER_SECONDS:
+        RENDER_SHARE of the time, and a Markdown redraw foreseen (from the last one's cost a
+        character) to take over SLOW_RENDER_SECONDS is plain text, as the rest of the reply."""
+        text = self.text
+        if self._seconds_per_char * len(text) > SLOW_RENDER_SECONDS:
             self._markdown = False
+        started = time.monotonic()
+        bundle = reply_bundle(text, markdown=self._markdown)
+        cost = time.monotonic() - started
+        if self._markdown and RATE_FROM_CHARS <= len(text) <= MARKDOWN_MAX_CHARS:
+            self._seconds_per_char = cost / len(text)
         self._next = started + cost + max(self.UPDATE_SECONDS, cost / RENDER_SHARE)
         return bundle
 
