@@ -103,3 +103,19 @@ def test_a_whole_reply_is_not_marked(claude_shell, memory_root: Path, capsys) ->
     (conversation,) = conversations(memory_root).values()
     assert conversation["active"][-1]["incomplete"] is None
     assert "incomplete reply" not in raw_log(memory_root)
+
+
+def test_the_users_own_cut_stream_is_written_back_marked_incomplete(
+    claude_shell, api: FakeMessagesAPI, memory_root: Path
+) -> None:
+    api.replies.append(BrokenStream("cut", "Cut the starter tier by 15% and then"))
+    run(
+        claude_shell,
+        "import anthropic\n"
+        "client = anthropic.Anthropic()\n"
+        "with client.messages.stream(model='claude-sonnet-5-5', max_tokens=100,\n"
+        "        messages=[{'role': 'user', 'content': 'What should we change?'}]) as s:\n"
+        "    text = ''.join(s.text_stream)\n",
+    )
+    log = raw_log(memory_root)
+    assert "- outcome: incomplete reply (the stream ended before the reply did" in log
