@@ -40,6 +40,7 @@ def raw_log(memory_root: Path) -> str:
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
+        ("cut before any text", "no reply text arrived: the stream ended before the reply did"),
         ("empty", "the reply stream was empty (no event at all)"),
         ("json", "the answer was application/json, not the event stream that was asked for"),
         ("error_event", "the reply stream ended in an error: overloaded_error: Overloaded"),
@@ -54,7 +55,9 @@ def test_a_malformed_answer_is_one_line_and_changes_nothing(
     run(claude_shell, "%%ask\nWhat did we decide?")
     before = conversations(memory_root)
     capsys.readouterr()
-    api.replies.append(BrokenStream(kind))
+    api.replies.append(
+        BrokenStream("cut", "x") if kind == "cut before any text" else BrokenStream(kind)
+    )
 
     with pytest.raises(UsageError) as raised:
         run(claude_shell, "%%ask\nAnd what next?")

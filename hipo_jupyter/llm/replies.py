@@ -110,10 +110,14 @@ def read_stream(stream: Any, on_text: Callable[[str], None]) -> StreamedReply:
         ) from None
     text = "".join(texts)
     if dropped:
-        return StreamedReply(text, message, DROPPED)
-    if "message_stop" not in events:
-        return StreamedReply(text, message, NO_STOP)
-    return StreamedReply(text, message, incomplete_reason(message))
+        incomplete: str | None = DROPPED
+    elif "message_stop" not in events:
+        incomplete = NO_STOP
+    else:
+        incomplete = incomplete_reason(message)
+    if incomplete and not text:  # nothing to keep: an empty turn would break the next call
+        raise MalformedReply(f"Claude API: no reply text arrived: {incomplete}")
+    return StreamedReply(text, message, incomplete)
 
 
 def _content_type(stream: Any) -> str:
