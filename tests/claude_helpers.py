@@ -367,8 +367,9 @@ class _Handler(BaseHTTPRequestHandler):
             for chunk in reply.chunks:
                 self.wfile.write(chunk)
                 self.wfile.flush()
-                if self.api.pace:
-                    time.sleep(self.api.pace)
+                pace = getattr(self.api, "pace", 0.0)  # the OpenAI stand-in is served here too
+                if pace:
+                    time.sleep(pace)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
             pass
 
