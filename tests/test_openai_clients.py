@@ -551,8 +551,8 @@ def test_two_hooks_for_one_module_both_run_without_asking_each_other_forever(
 def test_a_reply_cut_at_the_token_limit_is_written_back_marked_incomplete(
     shell: RaisingShell, openai_api: FakeOpenAIAPI, memory_root: Path
 ) -> None:
-    """Issue 43: a chat completion that stopped at `finish_reason` length and a response whose
-    status is incomplete are written back as what they are."""
+    """Issue 43: a chat completion that stopped at `finish_reason` length (streamed or not)
+    and a response whose status is incomplete are written back as what they are."""
     openai_api.cut_short = 2
     shell.user_ns["QUESTION"] = QUESTION
     run(
@@ -564,9 +564,20 @@ def test_a_reply_cut_at_the_token_limit_is_written_back_marked_incomplete(
     )
     run(shell, "answer = client.responses.create(model='gpt-test', input=QUESTION)")
     run(shell, "whole = client.responses.create(model='gpt-test', input=QUESTION)")
-    chat, answer, whole = written_back(memory_root)
+    openai_api.cut_short = 1
+    run(
+        shell,
+        "streamed = ''.join(c.choices[0].delta.content or '' for c in\n"
+        "    client.chat.completions.create(model='gpt-test', stream=True,\n"
+        "        messages=[{'role': 'user', 'content': QUESTION}]) if c.choices)",
+    )
+    chat, answer, whole, streamed = written_back(memory_root)
     assert (
         "- outcome: incomplete reply (stopped at the token limit (finish_reason length)):" in chat
     )
     assert "- outcome: incomplete reply (the response is incomplete (max_output_tokens)):" in answer
     assert "incomplete" not in whole
+    assert (
+        "- outcome: incomplete reply (stopped at the token limit (finish_reason length))"
+        in streamed
+    )
