@@ -15,6 +15,7 @@ from claude_helpers import SDK_CREDENTIAL_VARIABLES, TODAY, BrokenStream, FakeMe
 from hipo_jupyter.cli.demo import execute_notebook
 from hipo_jupyter.ipython.display import MARKDOWN_MAX_CHARS, reply_bundle
 
+CUT = "Cut the starter tier by 15% in March, then watch churn for a quarter. " * 4
 HOSTILE = "*a _b " * 10_000 + "\n\n<script>alert(1)</script> **bold** [x](http://h/)"
 
 
@@ -59,7 +60,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory):
     api = FakeMessagesAPI(chunk_chars=64)
     api.replies += [
         HOSTILE,
-        BrokenStream("cut", "Cut the starter tier by 15% and then"),
+        BrokenStream("cut", CUT),
         BrokenStream("empty"),
     ]
     with pytest.MonkeyPatch.context() as env, serve(api) as url:
