@@ -5,7 +5,9 @@ server-sent-event sequence when the body says `"stream": true`; `/v1/messages/co
 too. It records every request body as the SDK sent it, simulates the prompt cache (a prefix
 ending at a `cache_control` block is written once and read after), and can be scripted: queue
 replies (a text, or a list of content blocks such as a `tool_use`: `tool_use_reply`), or
-failures (401, 429, 529, a timeout). The real anthropic SDK talks to it in two ways:
+failures (401, 429, 529, a timeout), or a broken stream (`BrokenStream`: cut halfway, stopped at
+max_tokens, empty, plain JSON, an error event, missing fields, not JSON, a dropped connection).
+The real anthropic SDK talks to it in two ways:
 
 - `api.transport()`: an `httpx2.MockTransport`, for clients made in the test process;
 - `serve(api)`: a real HTTP server on 127.0.0.1 in a thread, selected with ANTHROPIC_BASE_URL,
@@ -86,6 +88,27 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+BROKEN_KINDS = (
+    "cut",  # half the text, then the server closes the stream: no message_stop
+    "max_tokens",  # the whole stream, its stop_reason max_tokens
+    "empty",  # a 200 event stream with no event at all
+    "json",  # the Message as plain JSON, though a stream was asked for
+    "error_event",  # half the text, then an `error` event (overloaded)
+    "missing_fields",  # message_start's message lacks its fields
+    "not_json",  # an event whose data is not JSON
+    "no_start",  # text deltas without message_start
+    "dropped",  # half the text, then the connection drops mid-body (served only)
+)
+
+
+@dataclass(frozen=True)
+class BrokenStream:
+    """A scripted streamed reply that breaks the way `kind` (one of BROKEN_KINDS) says."""
+
+    kind: str
+    text: str = "The first half of a reply that goes on and on about the plan"
+
+
 @dataclass
 class Reply:
     status: int
@@ -98,12 +121,14 @@ class Reply:
 class FakeMessagesAPI:
     """The Messages API's behaviour, whatever carries the HTTP (a mock transport or a server)."""
 
-    replies: list[str | list[dict]] = field(default_factory=list)  # texts or blocks, in order
+    replies: list[str | list[dict] | BrokenStream] = field(default_factory=list)  # in order
     failures: list[int | str] = field(default_factory=list)  # status codes or TIMEOUT, in order
     requests: list[dict[str, Any]] = field(default_factory=list)  # every body, as sent
     paths: list[str] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     timeout_seconds: float = 2.0
+    chunk_chars: int = 0  # > 0: text deltas of this many characters, not of CHUNK_WORDS words
+    pace: float = 0.0  # seconds between two events of a served stream, as a model writes
     _cached: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -127,6 +152,8 @@ class FakeMessagesAPI:
         if path == "/v1/messages/count_tokens":
             return self._json({"input_tokens": words_tokens(body)})
         reply = scripted if scripted is not None else self.default_reply(number, body)
+        if isinstance(reply, BrokenStream):
+            return self._broken(body, reply)
         blocks = reply if isinstance(reply, list) else [{"type": "text", "text": reply}]
         text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
         usage = self._usage(body, text)
@@ -187,6 +214,47 @@ class FakeMessagesAPI:
             "usage": usage,
         }
 
+    def _broken(self, body: dict[str, Any], broken: BrokenStream) -> Reply:
+        """A stream (or what stands for one) broken as `broken.kind` says."""
+        kind = broken.kind
+        usage = self._usage(body, broken.text)
+        stream = {"content-type": "text/event-stream"}
+        events = self._events(body, broken.text, usage)
+        deltas = [
+            i for i, event in enumerate(events) if event.startswith(b"event: content_block_d")
+        ]
+        half = events[: deltas[len(deltas) // 2]] if deltas else events
+        if kind == "cut":
+            return Reply(200, stream, half)
+        if kind == "max_tokens":
+            stop = json.dumps({"stop_reason": "end_turn", "stop_sequence": None})
+            limited = stop.replace("end_turn", "max_tokens")
+            return Reply(200, stream, [e.replace(stop.encode(), limited.encode()) for e in events])
+        if kind == "empty":
+            return Reply(200, stream, [])
+        if kind == "json":
+            return self._json(self._message(body, broken.text, usage, len(self.requests)))
+        if kind == "error_event":
+            error = {
+                "type": "error",
+                "error": {"type": "overloaded_error", "message": "Overloaded"},
+            }
+            return Reply(
+                200, stream, [*half, f"event: error\ndata: {json.dumps(error)}\n\n".encode()]
+            )
+        if kind == "missing_fields":
+            bare = {"type": "message_start", "message": {"id": "msg_bare"}}
+            start = f"event: message_start\ndata: {json.dumps(bare)}\n\n".encode()
+            return Reply(200, stream, [start, *events[1:]])
+        if kind == "not_json":
+            return Reply(200, stream, [b"event: message_start\ndata: {not json\n\n"])
+        if kind == "no_start":
+            return Reply(200, stream, events[1:])
+        if kind == "dropped":  # the body is announced longer than what is sent
+            length = sum(len(event) for event in events)
+            return Reply(200, {**stream, "content-length": str(length)}, half)
+        raise ValueError(f"unknown broken stream {kind!r}: one of {', '.join(BROKEN_KINDS)}")
+
     def _events(self, body: dict[str, Any], text: str, usage: dict[str, int]) -> list[bytes]:
         start = self._message(body, "", {**usage, "output_tokens": 1}, len(self.requests))
         start["content"], start["stop_reason"] = [], None
@@ -195,6 +263,9 @@ class FakeMessagesAPI:
             " ".join(words[i : i + CHUNK_WORDS]) + (" " if i + CHUNK_WORDS < len(words) else "")
             for i in range(0, len(words), CHUNK_WORDS)
         ]
+        if self.chunk_chars:  # text without spaces (a table, `>>>>`) streams in pieces too
+            size = self.chunk_chars
+            pieces = [text[i : i + size] for i in range(0, len(text), size)] or [""]
         events: list[tuple[str, dict[str, Any]]] = [
             ("message_start", {"type": "message_start", "message": start}),
             (
@@ -296,6 +367,9 @@ class _Handler(BaseHTTPRequestHandler):
             for chunk in reply.chunks:
                 self.wfile.write(chunk)
                 self.wfile.flush()
+                pace = getattr(self.api, "pace", 0.0)  # the OpenAI stand-in is served here too
+                if pace:
+                    time.sleep(pace)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
             pass
 

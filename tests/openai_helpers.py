@@ -59,6 +59,8 @@ class FakeOpenAIAPI:
     """OpenAI's chat.completions and responses endpoints, as data in and wire format out."""
 
     failures: list[int] = field(default_factory=list)  # status codes, answered in order
+    cut_short: int = 0  # the next calls stop at the token limit: finish_reason "length"
+    # (chat, streamed or not), status "incomplete" for max_output_tokens (unstreamed responses)
     requests: list[dict[str, Any]] = field(default_factory=list)  # every body, as sent
     paths: list[str] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -78,14 +80,28 @@ class FakeOpenAIAPI:
         if failure is not None:
             return self._error(failure)
         text = self.reply_text(number, body)
+        short = False
+        if self.cut_short and (path in CHAT_PATHS or not body.get("stream")):
+            with self._lock:
+                self.cut_short, short = self.cut_short - 1, True
         if path in CHAT_PATHS:
             if body.get("stream"):
-                return self._sse(self._chat_chunks(body, text, number))
-            return self._json(self._chat_completion(body, text, number))
+                chunks = self._chat_chunks(body, text, number)
+                if short:  # the last chunk before [DONE] says why it stopped
+                    chunks[-2]["choices"][0]["finish_reason"] = "length"  # type: ignore[index]
+                return self._sse(chunks)
+            completion = self._chat_completion(body, text, number)
+            if short:
+                completion["choices"][0]["finish_reason"] = "length"
+            return self._json(completion)
         if path in RESPONSES_PATHS:
             if body.get("stream"):
                 return self._sse(self._response_events(body, text, number))
-            return self._json(self._response(body, text, number))
+            response = self._response(body, text, number)
+            if short:
+                response["status"] = "incomplete"
+                response["incomplete_details"] = {"reason": "max_output_tokens"}
+            return self._json(response)
         return self._error(404)
 
     @staticmethod

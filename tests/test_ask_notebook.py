@@ -16,6 +16,7 @@ from test_quickstart import cells_with, output_text
 
 from hipo_jupyter import llm
 from hipo_jupyter.cli.demo import execute_notebook
+from hipo_jupyter.memory.disk import notebook_stem
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "claude.ipynb"
@@ -111,7 +112,7 @@ def test_the_work_was_written_back_and_checks_pass(executed) -> None:
         assert title in raw
     assert raw.count("notebook=claude.ipynb") == 5  # the %%remember and the four call cells
     assert "- references: claude.ipynb cell 4, claude-sonnet-5-5" in raw
-    conversation = folder / "memory" / ".conversations" / "claude.json"
+    conversation = folder / "memory" / ".conversations" / f"{notebook_stem('claude.ipynb')}.json"
     assert conversation.is_file() and '"role": "assistant"' in conversation.read_text()
     check = cells_with(notebook, "%hipo check")[-1]
     assert check.strip().endswith("all rules pass") and "FAIL" not in check

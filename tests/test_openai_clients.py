@@ -546,3 +546,38 @@ def test_two_hooks_for_one_module_both_run_without_asking_each_other_forever(
     module = importlib.import_module("hipo_hooked_sdk")
     assert module.VALUE == 1
     assert sorted(ran) == ["first:hipo_hooked_sdk", "second:hipo_hooked_sdk"]
+
+
+def test_a_reply_cut_at_the_token_limit_is_written_back_marked_incomplete(
+    shell: RaisingShell, openai_api: FakeOpenAIAPI, memory_root: Path
+) -> None:
+    """Issue 43: a chat completion that stopped at `finish_reason` length (streamed or not)
+    and a response whose status is incomplete are written back as what they are."""
+    openai_api.cut_short = 2
+    shell.user_ns["QUESTION"] = QUESTION
+    run(
+        shell,
+        "import openai\n"
+        "client = openai.OpenAI(base_url=URL, api_key='test-key', max_retries=0)\n"
+        "chat = client.chat.completions.create(model='gpt-test', max_tokens=5,\n"
+        "    messages=[{'role': 'user', 'content': QUESTION}])",
+    )
+    run(shell, "answer = client.responses.create(model='gpt-test', input=QUESTION)")
+    run(shell, "whole = client.responses.create(model='gpt-test', input=QUESTION)")
+    openai_api.cut_short = 1
+    run(
+        shell,
+        "streamed = ''.join(c.choices[0].delta.content or '' for c in\n"
+        "    client.chat.completions.create(model='gpt-test', stream=True,\n"
+        "        messages=[{'role': 'user', 'content': QUESTION}]) if c.choices)",
+    )
+    chat, answer, whole, streamed = written_back(memory_root)
+    assert (
+        "- outcome: incomplete reply (stopped at the token limit (finish_reason length)):" in chat
+    )
+    assert "- outcome: incomplete reply (the response is incomplete (max_output_tokens)):" in answer
+    assert "incomplete" not in whole
+    assert (
+        "- outcome: incomplete reply (stopped at the token limit (finish_reason length))"
+        in streamed
+    )

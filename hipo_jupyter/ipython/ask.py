@@ -29,6 +29,7 @@ from hipo_jupyter.llm.conversation import (
     TRIGGER_DONE,
     TRIGGER_WINDOW,
     Conversation,
+    adopt_legacy,
     archive,
     conversation_path,
     drop_forgotten,
@@ -130,7 +131,13 @@ class AskMagics(Magics):
         """This notebook's conversation, loaded from disk the first time (a restarted kernel
         continues it); `new` sets the saved one aside and starts afresh."""
         with engine_errors():
-            path = conversation_path(self.session.memory.root, self.session.conversation_name)
+            root, notebook = self.session.memory.root, self.session.conversation_name
+        path = conversation_path(root, notebook)
+        if self._path != path:
+            with contextlib.suppress(OSError):  # a file an older version named by a slug
+                moved = adopt_legacy(root, notebook, path)
+                if moved is not None:
+                    print(f"hipo: {moved.name} renamed {path.name} (this notebook's own name)")
         if new:
             archive(path)
             self._conversation, self._path = Conversation(), path
@@ -285,17 +292,21 @@ class AskMagics(Magics):
             run = self._run_tools(client, request, tools, without_memory=args.no_memory)
             reply, message, usage = run.reply, run.message, run.usage
             calls = tool_run.tool_calls_text(run.tool_calls)
+            incomplete = llm.incomplete_reason(message)
         else:
-            reply, message = self._stream(client, request, without_memory=args.no_memory)
+            streamed = self._stream(client, request, without_memory=args.no_memory)
+            reply, message, incomplete = streamed.text, streamed.message, streamed.incomplete
             usage, calls = getattr(message, "usage", None), ""
 
         self._record_sent(request, model, recall, with_layer1=layer1 is not None)
-        conversation.add_exchange(question, reply)
+        conversation.add_exchange(question, reply, incomplete=incomplete)
         with engine_errors():
             conversation.offload_large(self.session.writeback.save_knowledge)
         if conversation.pending:
             self._compact(conversation, conversation.pending)
         self._save(conversation, path)
+        if incomplete:
+            print(f"hipo: {display.incomplete_line(incomplete)}")
         print(display.usage_line(usage, model) + calls)
 
     def _record_sent(
@@ -345,16 +356,17 @@ class AskMagics(Magics):
         view.close()
         return run
 
-    def _stream(self, client: Any, request: dict[str, Any], *, without_memory: bool) -> Any:
-        """Stream the reply into the cell; (text, final message). API errors become one line."""
+    def _stream(
+        self, client: Any, request: dict[str, Any], *, without_memory: bool
+    ) -> llm.StreamedReply:
+        """Stream the reply into the cell, taken for what it is (`llm.read_stream`: whole or
+        incomplete); API errors and malformed answers become one line."""
         settings = self.session.settings
         view = display.ReplyView(self.shell)
         bare = llm.without_memory() if without_memory else contextlib.nullcontext()
         try:
             with bare, client.messages.stream(**request) as stream:
-                for text in stream.text_stream:
-                    view.add(text)
-                message = stream.get_final_message()
+                streamed = llm.read_stream(stream, view.add)
         except Exception as error:
             line = llm.error_line(error, retries=settings.max_retries, timeout=settings.timeout)
             view.close()
@@ -362,4 +374,5 @@ class AskMagics(Magics):
                 raise
             raise UsageError(f"{line} (the conversation is unchanged)") from None
         view.close()
-        return llm.reply_text(message) or view.text, message
+        text = llm.reply_text(streamed.message) or streamed.text
+        return llm.StreamedReply(text, streamed.message, streamed.incomplete)

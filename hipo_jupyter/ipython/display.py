@@ -146,6 +146,14 @@ def usage_line(usage: Any, model: str) -> str:
     )
 
 
+def incomplete_line(reason: str) -> str:
+    """The one line under a reply that is not whole (`llm.read_stream`)."""
+    return (
+        f"this reply is incomplete: {reason}; it is kept marked incomplete in the "
+        "conversation and the write-back"
+    )
+
+
 def cache_text(
     usage: Any, model: str, layer1_tokens: int, minimum: int, fence_tokens: int = 0
 ) -> str:
@@ -251,40 +259,89 @@ def inert_html(markdown: str) -> str:
     )
 
 
-def reply_bundle(text: str) -> dict[str, str]:
+# Rendering a reply is bounded whatever its text. mistune 3 is linear on every hostile shape
+# measured (unmatched `*` and `_` runs, deep `>` nesting, brackets, backticks, wide tables:
+# benchmarks/reply_render.py), at worst ~5 microseconds a character on a quiet 2-core machine
+# and four times that on a busy one: a reply up to MARKDOWN_MAX_CHARS renders as Markdown in
+# well under a second, a longer one is shown as escaped plain text. What made a 60 KB reply block
+# the kernel for half a minute was the stream: the whole growing reply was rendered again for
+# nearly every chunk (quadratic). Redrawing now takes at most RENDER_SHARE of the stream's time,
+# and once the last redraw's cost a character says the next would take over
+# SLOW_RENDER_SECONDS, the rest of that reply is plain text.
+MARKDOWN_MAX_CHARS = 50_000
+RENDER_SHARE = 0.2
+SLOW_RENDER_SECONDS = 0.25
+RATE_FROM_CHARS = 5_000  # below, a render's fixed cost would inflate the cost a character
+SLOW_NOTE = "shown as plain text: rendering it as Markdown would be slow"
+
+
+def plain_reply_html(shown: str, why: str) -> str:
+    """The fallback: the reply as escaped text (nothing in it is markup), with one line
+    saying why it is not rendered as Markdown."""
+    return (
+        f"<div class='hipo-reply hipo-reply-plain'><small>{html.escape(why)}</small>"
+        f"<pre style='white-space:pre-wrap'>{html.escape(shown)}</pre></div>"
+    )
+
+
+def too_long_note(characters: int) -> str:
+    return (
+        f"shown as plain text: {characters:,} characters is over the "
+        f"{MARKDOWN_MAX_CHARS:,} rendered as Markdown"
+    )
+
+
+def reply_bundle(text: str, *, markdown: bool = True) -> dict[str, str]:
     """A reply as a notebook keeps it: the inert HTML above, and the text (`jupyter console`,
     nbconvert to text or a reader without HTML shows that, often in a terminal); in both, its
-    control characters are visible escapes, as everywhere hipo shows stored text."""
+    control characters are visible escapes, as everywhere hipo shows stored text. Past
+    MARKDOWN_MAX_CHARS, or with `markdown` False, the HTML is the escaped text."""
     shown = visible(text)
-    return {"text/html": f"<div class='hipo-reply'>{inert_html(shown)}</div>", "text/plain": shown}
+    if len(shown) > MARKDOWN_MAX_CHARS:
+        page = plain_reply_html(shown, too_long_note(len(shown)))
+    elif not markdown:
+        page = plain_reply_html(shown, SLOW_NOTE)
+    else:
+        page = f"<div class='hipo-reply'>{inert_html(shown)}</div>"
+    return {"text/html": page, "text/plain": shown}
 
 
 class ReplyView:
     """A reply as it streams in: inert HTML (`reply_bundle`) updated in place in a notebook (a
-    few times a second, not per token), plain text in a terminal."""
+    few times a second, not per token, and less often when a redraw is costly: see
+    RENDER_SHARE), plain text in a terminal."""
 
     UPDATE_SECONDS = 0.1
 
     def __init__(self, shell: Any) -> None:
-        self.text = ""
+        self._chunks: list[str] = []
+        self._joined = 0  # chunks already joined into `_text`
+        self._text = ""
         self._in_kernel = getattr(shell, "kernel", None) is not None
         self._handle: Any = None
-        self._last = 0.0
+        self._next = 0.0  # monotonic time of the next redraw
+        self._markdown = True  # False once a redraw was slow: plain text for the rest
+        self._seconds_per_char = 0.0  # the last Markdown redraw's cost, to foresee the next
+
+    @property
+    def text(self) -> str:
+        """The reply so far (chunks are joined when read, so a long stream is not copied
+        once a chunk)."""
+        if self._joined < len(self._chunks):
+            self._text += "".join(self._chunks[self._joined :])
+            self._joined = len(self._chunks)
+        return self._text
 
     def add(self, chunk: str) -> None:
-        self.text += chunk
+        self._chunks.append(chunk)
         if not self._in_kernel:  # a terminal: its escapes shown, not obeyed
             sys.stdout.write(visible(chunk))
             sys.stdout.flush()
             return
-        now = time.monotonic()
         if self._handle is None:
             self._handle = self._show()
-        elif now - self._last >= self.UPDATE_SECONDS:
-            self._handle.update(reply_bundle(self.text), raw=True)
-        else:
-            return
-        self._last = now
+        elif time.monotonic() >= self._next:
+            self._handle.update(self._bundle(), raw=True)
 
     def close(self) -> None:
         if not self._in_kernel:
@@ -294,7 +351,22 @@ class ReplyView:
             if self.text:
                 self._show()
         else:
-            self._handle.update(reply_bundle(self.text), raw=True)
+            self._handle.update(self._bundle(), raw=True)
+
+    def _bundle(self) -> dict[str, str]:
+        """The reply so far, rendered; the next redraw waits so that redrawing takes at most
+        RENDER_SHARE of the time, and a Markdown redraw foreseen (from the last one's cost a
+        character) to take over SLOW_RENDER_SECONDS is plain text, as the rest of the reply."""
+        text = self.text
+        if self._seconds_per_char * len(text) > SLOW_RENDER_SECONDS:
+            self._markdown = False
+        started = time.monotonic()
+        bundle = reply_bundle(text, markdown=self._markdown)
+        cost = time.monotonic() - started
+        if self._markdown and RATE_FROM_CHARS <= len(text) <= MARKDOWN_MAX_CHARS:
+            self._seconds_per_char = cost / len(text)
+        self._next = started + cost + max(self.UPDATE_SECONDS, cost / RENDER_SHARE)
+        return bundle
 
     def _show(self) -> Any:
-        return display(reply_bundle(self.text), raw=True, display_id=True)
+        return display(self._bundle(), raw=True, display_id=True)

@@ -86,19 +86,30 @@ def notebook_name(path: str | None) -> str | None:
     return None
 
 
-def conversation_name(shell: Any, path: str | None) -> str | None:
-    """Whose `%%ask` conversation this kernel keeps (`context.conversation_path`): the
-    notebook's file when Jupyter or VS Code name it, else the session's own name (a JupyterLab
-    console), else, in a kernel that was told neither (nbconvert, nbclient and papermill run a
-    notebook headless without naming it), the kernel itself, so two notebooks run headless in
-    one folder never share a conversation. None (the shared `console.json`) for a terminal
-    IPython."""
+def conversation_name(shell: Any, path: str | None, root: Path | None = None) -> str | None:
+    """Whose `%%ask` conversation and "last sent" record this kernel keeps
+    (`conversation.conversation_path`): the notebook's file when Jupyter or VS Code name it, as
+    its path relative to the memory `root` (its name when the root is its folder, the default;
+    the whole path when it lies outside), else the session's own name (a JupyterLab console),
+    else, in a kernel that was told neither (nbconvert, nbclient and papermill run a notebook
+    headless without naming it), the kernel itself, so two notebooks run headless in one folder
+    never share a conversation. None (the shared `console.json`) for a terminal IPython."""
     if path:
-        return Path(path).name
+        return relative_identity(Path(path), root)
     ident = getattr(getattr(shell, "kernel", None), "ident", None)
     if isinstance(ident, str) and ident.strip():
         return f"kernel-{ident.strip()[:8]}"
     return None
+
+
+def relative_identity(path: Path, root: Path | None) -> str:
+    """`path` relative to `root` in POSIX form, or its name without a root; a path outside
+    the root stays whole, so two notebooks of one name in two folders are two identities."""
+    if root is None:
+        return path.name
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        return path.resolve().relative_to(Path(root).resolve()).as_posix()
+    return path.as_posix()
 
 
 @dataclass
@@ -145,7 +156,8 @@ class HipoSession:
 
     @property
     def conversation_name(self) -> str | None:
-        return conversation_name(self.shell, self.notebook_path)
+        """This notebook's identity (`conversation_name`), relative to the open memory's root."""
+        return conversation_name(self.shell, self.notebook_path, self.memory.root)
 
     def resolve_root(self) -> Path:
         return resolve_root(self.settings.root or None, self.notebook_path)

@@ -55,6 +55,7 @@ DECISION_CUE = re.compile(
 )
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 REPLY_PENDING = "(reply not captured: an unconsumed stream or a raw response)"
+INCOMPLETE_REPLY = "incomplete reply"
 
 
 @dataclass
@@ -218,12 +219,15 @@ class WriteBack:
         outcome, decisions = REPLY_PENDING, ""
         if answered:
             outcome = self._large("reply", answered[-1][1], references, about=answered[-1][0])
+            cut = [call.incomplete() for call in calls if call.reply() is not None][-1]
             decisions = "; ".join(decision_sentences(answered[-1][1]))
             if not references:  # Claude writes the fields of a reply kept whole, if asked to
                 written = self.claude_fields(*answered[-1])
                 request = written.get("request", request)
                 decisions = written.get("decisions", "" if written else decisions)
                 outcome = written.get("outcome", outcome)
+            if cut:  # written back as what it is: the part of a reply that arrived
+                outcome = f"{INCOMPLETE_REPLY} ({cut}): {outcome}"
         models = sorted({call.model for call in calls if call.model})
         where = self.session.notebook_name or "console"
         references[:0] = [f"{where} cell {cell}" if cell else where, *models]

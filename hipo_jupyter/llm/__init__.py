@@ -4,7 +4,8 @@ One job a module: `prompt.py` (the blocks and %%ask's request), `injection.py` (
 user's own SDK calls; `sdk_hooks.py` patches an SDK when it arrives), `messages_shape.py` (where
 Layer 1 goes in the anthropic SDK's requests), `openai_shapes.py` (in OpenAI-format requests:
 openai's chat.completions and responses, litellm's completion), `client.py` (the client and its
-errors as one line), `summarizer.py` (Claude writing summaries), `layer1_pin.py` (Layer 1 split
+errors as one line), `replies.py` (a streamed reply taken for what it is: whole, incomplete or
+malformed), `summarizer.py` (Claude writing summaries), `layer1_pin.py` (Layer 1 split
 so the prompt cache survives checkpoints written mid-session), `caching.py` (where prompt-cache
 breakpoints go), `conversation.py` (a long `%%ask` conversation's zones: anchor, summary,
 active turns), `tool_run.py` (a `%%ask` with Claude's memory tool, `hipo_jupyter.memory_tool`).
@@ -71,6 +72,7 @@ from .prompt import (
     status_note,
     tokens_of_block,
 )
+from .replies import MalformedReply, StreamedReply, incomplete_reason, read_stream
 from .summarizer import (
     FOLD_SYSTEM,
     SECTIONS,
@@ -112,6 +114,8 @@ __all__ = [
     "ClaudeUnavailable",
     "Injector",
     "LLMCall",
+    "MalformedReply",
+    "StreamedReply",
     "SummaryError",
     "ask_request",
     "ask_request_and_plan",
@@ -123,10 +127,12 @@ __all__ = [
     "fence_quoted",
     "has_credentials",
     "inject_layer1",
+    "incomplete_reason",
     "inject_layer1_and_plan",
     "internal_call",
     "layer1_block",
     "make_client",
+    "read_stream",
     "reply_text",
     "status_note",
     "tokens_of_block",

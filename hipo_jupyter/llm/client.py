@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .prompt import NO_KEY_MESSAGE
+from .replies import MalformedReply
 
 if TYPE_CHECKING:  # imported where used: `import anthropic` costs seconds at %load_ext
     import anthropic
@@ -64,6 +65,8 @@ def error_line(error: BaseException, *, retries: int, timeout: float | None = No
     the API's (a bug, which should keep its traceback)."""
     import anthropic
 
+    if isinstance(error, MalformedReply):
+        return str(error)
     tried = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
     if isinstance(error, TypeError) and "authentication" in str(error):
         return NO_KEY_MESSAGE

@@ -10,8 +10,9 @@
 
 Folding is done by a `Folder` (Claude when available); if it fails, the extractive fold is used
 and the compaction event says why. The conversation is a JSON file beside the memory
-(`memory/.conversations/<notebook>.json`), rewritten after every exchange, so a restarted kernel
-continues where it stopped. This module knows nothing of the SDK or IPython.
+(`memory/.conversations/<name>-<hash>.json`, by the notebook's identity: `conversation_path`),
+rewritten after every exchange, so a restarted kernel continues where it stopped. This module
+knows nothing of the SDK or IPython.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from hipo_jupyter.memory import HipoError
 from hipo_jupyter.memory.disk import (
     CONVERSATIONS_DIR,
     MAX_STATE_BYTES,
+    notebook_stem,
     read_json_file,
     redact,
     write_atomic_bytes,
@@ -101,13 +103,22 @@ class Turn:
     role: Literal["user", "assistant"]
     text: str
     knowledge: str | None = None  # knowledge/ path when the full text was offloaded there
+    incomplete: str | None = None  # why a reply is not whole (`llm.replies`); None when it is
 
     @property
     def tokens(self) -> int:
         return count_tokens(self.text)
 
     def message(self) -> dict[str, Any]:
+        """The turn as the next call sends it; an incomplete reply says so, so that the model
+        does not build on it as if it were whole."""
+        if self.incomplete:
+            return {"role": self.role, "content": f"{self.text}\n\n{incomplete_mark(self)}"}
         return {"role": self.role, "content": self.text}
+
+
+def incomplete_mark(turn: Turn) -> str:
+    return f"[hipo: this reply is incomplete: {turn.incomplete}]"
 
 
 @dataclass(frozen=True)
@@ -202,12 +213,13 @@ class Conversation:
         return extra_tokens + self.live_tokens() > window / 2
 
     # --- changing ------------------------------------------------------------------------
-    def add_exchange(self, question: str, reply: str) -> None:
-        """A question and its reply, appended to ACTIVE; the first question makes the anchor."""
+    def add_exchange(self, question: str, reply: str, incomplete: str | None = None) -> None:
+        """A question and its reply, appended to ACTIVE; the first question makes the anchor.
+        `incomplete` says why the reply is not whole (a cut stream, max_tokens)."""
         if not self.anchor:
             self.anchor = make_anchor(question)
         self.active.append(Turn("user", question))
-        self.active.append(Turn("assistant", reply))
+        self.active.append(Turn("assistant", reply, incomplete=incomplete))
 
     def offload_large(self, save: Callable[[str, str], str]) -> list[str]:
         """Move each turn over LARGE_TURN_TOKENS to knowledge/ (`save(title, text) -> path`);
@@ -352,9 +364,40 @@ def _known(kind: type, data: dict[str, Any]) -> Any:
 
 
 def conversation_path(root: Path, notebook: str | None) -> Path:
-    """Where a notebook's conversation is kept; consoles share `console.json`."""
-    name = slug(Path(notebook).stem, max_words=0) if notebook else ""
-    return Path(root) / CONVERSATIONS_DIR / f"{name or 'console'}.json"
+    """Where a notebook's conversation is kept, by its identity (`notebook`: its path relative
+    to the root, or its kernel's name): `notebook_stem`, a readable name and a hash, so that
+    notebooks whose names slug alike never share one; consoles share `console.json`."""
+    return Path(root) / CONVERSATIONS_DIR / f"{notebook_stem(notebook)}.json"
+
+
+def adopt_legacy(root: Path, notebook: str | None, path: Path) -> Path | None:
+    """Move a conversation kept under the name a version before issue 43 gave it (the slug of
+    the notebook's name: "report.ipynb" and "The report.ipynb" were both `report.json`) to
+    `path`, when it can only be this notebook's: no file at `path` yet, and no other notebook
+    beside this one whose name slugs alike. Returns the old path when it was moved; an
+    ambiguous old file is left where it is, untouched."""
+    if not notebook:
+        return None
+    relative = Path(notebook.replace("\\", "/"))
+    name = slug(relative.stem, max_words=0)
+    old = Path(root) / CONVERSATIONS_DIR / f"{name}.json"
+    if not name or old == path or os.path.lexists(path) or path.parent.is_symlink():
+        return None
+    if old.is_symlink() or not old.is_file():
+        return None
+    folder = relative.parent if relative.is_absolute() else Path(root) / relative.parent
+    try:
+        alike = [
+            entry.name
+            for entry in os.scandir(folder)
+            if entry.name.endswith(".ipynb") and slug(Path(entry.name).stem, max_words=0) == name
+        ]
+    except OSError:
+        return None
+    if alike != [relative.name]:
+        return None
+    os.replace(old, path)
+    return old
 
 
 def archive(path: Path) -> Path | None:

@@ -57,6 +57,14 @@ class LLMCall:
             return "".join(self.streamed)
         return text
 
+    def incomplete(self) -> str | None:
+        """Why the reply is not whole (a token limit, a stream cut short), or None."""
+        shape = self.shape or MESSAGES
+        try:
+            return shape.incomplete(self.result)
+        except Exception:  # a result of a shape we do not know: taken as whole
+            return None
+
     def usage(self) -> Any:
         """The Messages API's usage (cache reads and writes, for `%hipo budget`); None for
         other SDKs, whose usage reports no prompt-cache writes."""

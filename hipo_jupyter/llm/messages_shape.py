@@ -10,6 +10,7 @@ from typing import Any
 from . import caching
 from .layer1_pin import PromptLayer1
 from .prompt import LAYER1_OPEN, fresh_block, layer1_block
+from .replies import incomplete_reason
 
 
 def _given(value: Any) -> bool:
@@ -118,7 +119,9 @@ def reply_text(result: Any) -> str | None:
     message = message_of(result)
     if message is None:
         return None
-    blocks = message.content
+    blocks = getattr(message, "content", None)
+    if not isinstance(blocks, list):  # a malformed reply (`replies.read_stream` says so)
+        return None
     return "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
 
 
@@ -141,6 +144,10 @@ class MessagesShape:
 
     def reply(self, result: Any) -> str | None:
         return reply_text(result)
+
+    def incomplete(self, result: Any) -> str | None:
+        """Why the reply is not whole (max_tokens, a stream that stopped early), or None."""
+        return incomplete_reason(message_of(result))
 
     def tap(self, result: Any, sink: list[str]) -> None:
         return None  # a stream manager keeps its snapshot (`reply_text`)

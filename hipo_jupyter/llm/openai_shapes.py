@@ -23,6 +23,7 @@ Nothing here imports openai or litellm: the wrappers run only once the user's co
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -32,6 +33,12 @@ from .layer1_pin import PromptLayer1
 from .prompt import LAYER1_OPEN, fresh_block, layer1_block
 
 SYSTEM_ROLES = ("system", "developer")
+STREAM_FINISH = "_hipo_finish_reason"  # set on a chat stream hipo reads along (`tap`)
+STREAM_ENDED = "_hipo_stream_ended"
+CHAT_INCOMPLETE = {
+    "length": "stopped at the token limit",
+    "content_filter": "stopped by the content filter",
+}
 
 
 def _given(value: Any) -> bool:
@@ -140,6 +147,33 @@ class ChatShape:
                 return content
         return None
 
+    def incomplete(self, result: Any) -> str | None:
+        """Why the first choice is not whole: `finish_reason` length (the token limit) or
+        content_filter, or, for a stream hipo read along (`tap`), none at all; None when it
+        is whole or cannot be known."""
+        choices = _field(result, "choices")
+        if isinstance(choices, list) and choices:
+            reason = _field(choices[0], "finish_reason")
+        elif hasattr(result, STREAM_FINISH):
+            reason = getattr(result, STREAM_FINISH) or (
+                "" if getattr(result, STREAM_ENDED, False) else None
+            )
+            if reason == "":
+                return "the stream ended before the reply did (no finish_reason)"
+        else:
+            return None
+        if reason in CHAT_INCOMPLETE:
+            return f"{CHAT_INCOMPLETE[reason]} (finish_reason {reason})"
+        return None
+
+    def streamed_finish(self, event: Any) -> str | None:
+        """The `finish_reason` a `stream=True` chunk carries, if any."""
+        choices = _field(event, "choices")
+        if isinstance(choices, list) and choices:
+            reason = _field(choices[0], "finish_reason")
+            return reason if isinstance(reason, str) else None
+        return None
+
     def streamed_text(self, event: Any) -> str:
         """The text a `stream=True` chunk adds."""
         choices = _field(event, "choices")
@@ -149,7 +183,7 @@ class ChatShape:
         return ""
 
     def tap(self, result: Any, sink: list[str]) -> None:
-        _tap_openai_stream(result, sink, self.streamed_text)
+        _tap_openai_stream(result, sink, self.streamed_text, self.streamed_finish)
 
     def arguments(
         self, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -209,6 +243,13 @@ class ResponsesShape(ChatShape):
         text = getattr(result, "output_text", None) if hasattr(result, "output") else None
         return text if isinstance(text, str) else None
 
+    def incomplete(self, result: Any) -> str | None:
+        """A response whose status is `incomplete`, with the reason the API gave."""
+        if not hasattr(result, "output") or _field(result, "status") != "incomplete":
+            return None
+        reason = _field(_field(result, "incomplete_details"), "reason")
+        return f"the response is incomplete ({reason or 'no reason given'})"
+
     def streamed_text(self, event: Any) -> str:
         if _field(event, "type") == "response.output_text.delta":
             delta = _field(event, "delta")
@@ -253,29 +294,47 @@ class LiteLLMShape(ChatShape):
         return None  # the stream wrapper keeps its chunks (`reply`)
 
 
-def _tap_openai_stream(result: Any, sink: list[str], text_of: Callable[[Any], str]) -> None:
+def _tap_openai_stream(
+    result: Any,
+    sink: list[str],
+    text_of: Callable[[Any], str],
+    finish_of: Callable[[Any], str | None] | None = None,
+) -> None:
     """Collect the text of an openai `Stream` / `AsyncStream` as the caller reads it, so a
-    streamed reply is written back too. The SDK's streams iterate their `_iterator`; it is
+    streamed reply is written back too, and (with `finish_of`) how it finished: the last
+    finish reason seen (STREAM_FINISH) and whether the stream was read to its end
+    (STREAM_ENDED), for `incomplete`. The SDK's streams iterate their `_iterator`; it is
     wrapped on this one object only. Anything else (a raw response) is left alone."""
     streaming = sys.modules.get("openai._streaming")
     kinds = tuple(getattr(streaming, name, None) for name in ("Stream", "AsyncStream"))
     if streaming is None or not all(kinds) or not isinstance(result, kinds):
         return
     iterator = getattr(result, "_iterator", None)
+    if finish_of is not None:
+        setattr(result, STREAM_FINISH, None)
+
+    def seen(event: Any) -> None:
+        _collect(sink, text_of, event)
+        if finish_of is not None:
+            with contextlib.suppress(Exception):  # a shape we do not know: the stream goes on
+                setattr(result, STREAM_FINISH, finish_of(event) or getattr(result, STREAM_FINISH))
+
     if hasattr(iterator, "__anext__"):
 
         async def collected_async(source: AsyncIterator[Any]) -> AsyncIterator[Any]:
             async for event in source:
-                _collect(sink, text_of, event)
+                seen(event)
                 yield event
+            setattr(result, STREAM_ENDED, True)
 
         result._iterator = collected_async(iterator)
     elif hasattr(iterator, "__next__"):
 
         def collected(source: Iterator[Any]) -> Iterator[Any]:
             for event in source:
-                _collect(sink, text_of, event)
+                seen(event)
                 yield event
+            setattr(result, STREAM_ENDED, True)
 
         result._iterator = collected(iterator)
 

@@ -34,6 +34,7 @@ from .jsonread import (
     set_aside,
     shape_problem,
 )
+from .layout import notebook_stem
 from .nodes import parse_node
 from .periods import week_month
 from .provenance import (
@@ -75,6 +76,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_SETTINGS_BYTES",
     "MAX_STATE_BYTES",
+    "notebook_stem",
     "JsonInputError",
     "MEMORY_DIR",
     "MEMORY_TOOL_NOTEBOOK",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from datetime import date
 
 RAW_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
@@ -16,6 +17,23 @@ MEMORY_DIR = "memory"
 ROOT_FILE = f"{MEMORY_DIR}/ROOT.md"
 CONVERSATIONS_DIR = f"{MEMORY_DIR}/.conversations"
 WORKING_FILES = ("SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md")  # Layer 1's files in the root
+CONSOLE_STEM = "console"  # a terminal IPython's conversation: no notebook to name it
+NOTEBOOK_DIGITS = 12
+
+
+def notebook_stem(notebook: str | None) -> str:
+    """The file stem of a notebook's `%%ask` conversation and "last sent" record: its name
+    as a readable prefix, then 12 hex digits of the SHA-256 of its identity (its path relative
+    to the root, or its kernel's name when Jupyter gives no path), so that two notebooks never
+    share one, whatever their names slug to: "report.ipynb" is `report-<digits>`, "The
+    report.ipynb" `the-report-<digits>`, "数据.ipynb" `数据-<digits>`. `console` without one."""
+    if not notebook:
+        return CONSOLE_STEM
+    identity = unicodedata.normalize("NFC", notebook.replace("\\", "/"))
+    name = identity.rsplit("/", 1)[-1].removesuffix(".ipynb")
+    prefix = re.sub(r"[\W_]+", "-", name.lower()).strip("-")[:40].strip("-") or "notebook"
+    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{prefix}-{digest[:NOTEBOOK_DIGITS]}"
 
 
 def raw_log_path(day: date | str) -> str:

@@ -2,9 +2,11 @@
 Layer 1 part and each recalled piece, with its tokens and where it came from), and a stamp that
 moves whenever anything it shows may have changed.
 
-One small JSON file a notebook, beside its conversation (`memory/.conversations/NAME.sent.json`),
-overwritten by each call. It is derived and transient: deleting it loses nothing, and a damaged
-one reads as "nothing sent yet". It holds titles, sources and counts, never the memory's text.
+One small JSON file a notebook, beside its conversation
+(`memory/.conversations/<name>-<hash>.sent.json`, by the notebook's identity:
+`layout.notebook_stem`), overwritten by each call. It is derived and transient: deleting it
+loses nothing, and a damaged one reads as "nothing sent yet". It holds titles, sources and
+counts, never the memory's text.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from typing import TYPE_CHECKING
 
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from .jsonread import parse_json
-from .layout import CONVERSATIONS_DIR, MEMORY_DIR, WORKING_FILES, RawStamps, stamp_key
+from .layout import (
+    CONVERSATIONS_DIR,
+    MEMORY_DIR,
+    WORKING_FILES,
+    RawStamps,
+    notebook_stem,
+    stamp_key,
+)
 
 if TYPE_CHECKING:
     from .store import Store
@@ -99,9 +108,18 @@ def _part(data: object) -> SentPart:
 
 
 def sent_path(notebook: str | None) -> str:
-    """`memory/.conversations/analysis.sent.json` for `analysis.ipynb` (or a path to it);
-    consoles share `console.sent.json`, as they share a conversation."""
-    stem = (notebook or "").replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".ipynb")
+    """`memory/.conversations/analysis-<12 hex digits>.sent.json` for `analysis.ipynb` (its
+    path relative to the root); consoles share `console.sent.json`, as they share a
+    conversation."""
+    return f"{CONVERSATIONS_DIR}/{notebook_stem(notebook)}{SENT_SUFFIX}"
+
+
+def legacy_sent_path(notebook: str | None) -> str | None:
+    """Where a version before issue 43 kept the record: the name's ASCII letters only, so
+    notebooks named alike, and every non-ASCII name with the consoles, shared one."""
+    if not notebook:
+        return None
+    stem = notebook.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".ipynb")
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-")[:100]
     return f"{CONVERSATIONS_DIR}/{name or 'console'}{SENT_SUFFIX}"
 
@@ -113,10 +131,21 @@ def write_sent(store: Store, sent: Sent) -> None:
 
 def read_sent(store: Store, notebook: str | None) -> Sent | None:
     """`notebook`'s last record, or None when there is none or it cannot be read (it is
-    transient: the next call writes it again)."""
+    transient: the next call writes it again). A record under the name an older version gave
+    it is read when it names this very notebook (a record holds its notebook's name)."""
+    record = _read_sent_file(store, sent_path(notebook))
+    legacy = legacy_sent_path(notebook)
+    if record is None and legacy is not None:
+        old = _read_sent_file(store, legacy)
+        if old is not None and old.notebook == notebook:
+            return old
+    return record
+
+
+def _read_sent_file(store: Store, relative: str) -> Sent | None:
     try:
-        data = store.read_file(store.root / sent_path(notebook), MAX_SENT_BYTES)
-        return Sent.from_json(parse_json(data, sent_path(notebook)))
+        data = store.read_file(store.root / relative, MAX_SENT_BYTES)
+        return Sent.from_json(parse_json(data, relative))
     except (OSError, HipoError):
         return None
 
