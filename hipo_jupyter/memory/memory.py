@@ -157,17 +157,10 @@ class Memory:
         )
         return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
 
-    def write_checkpoint(
-        self,
-        draft: CheckpointDraft,
-        *,
-        notebook: str | None = None,
-        cell: str | None = None,
-        via: str | None = None,
-        model: str | None = None,
-    ) -> Checkpoint:
-        """Write a checked draft: redacted, appended to its day's raw log, indexed at once."""
-        checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
+    def write_checkpoint(self, draft: CheckpointDraft, **where: str | None) -> Checkpoint:
+        """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
+        `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, conversation)."""
+        checkpoint = new_checkpoint(draft, **where)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
@@ -438,6 +431,7 @@ class Memory:
         type: str | None = None,
         mode: str | None = None,
         team: bool = False,
+        conversation: str | None = None,
     ) -> context_pack.Context:
         """The text a model is sent for `query`, within `budget` tokens: Layer 1's lines about
         the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
@@ -446,7 +440,8 @@ class Memory:
         answers (see `recall/context`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
-        database instead (`team_recall`); each piece then names its author and notebook."""
+        database instead (`team_recall`); each piece then names its author and notebook. Not
+        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it)."""
         if team:
             return context_pack.build(
                 query,
@@ -473,6 +468,7 @@ class Memory:
             layer1=(lambda: self._layer1(stamps).text) if layer1 else None,
             recall=recall,
             documents=self._recall.documents,
+            conversation=conversation,
         )
 
     def context_query(

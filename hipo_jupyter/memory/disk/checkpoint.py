@@ -23,7 +23,8 @@ Parsing (`parse_log`), line by line:
   level-1 `# ` lines there, which are the file's header.
 - The line right after a heading may be `<!-- hipo key=value ... -->`. Its keys: `id`,
   `notebook`, `cell`, `via` (the front end that wrote it: magic, cli, import, write-back, mcp),
-  `model` (for a write-back, the model id of the Claude request), `replaces` / `proposes` (the
+  `model` (for a write-back, the model id of the Claude request), `conversation` (for a
+  write-back of `%%ask`, the identity of its conversation), `replaces` / `proposes` (the
   id of the checkpoint it corrects, or proposes to: `disk/trust`), `tags`, `title`. Every key is
   optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
@@ -95,6 +96,7 @@ class Checkpoint:
     cell: str | None = None
     via: str | None = None  # front end that wrote it: magic, cli, import, write-back, mcp
     model: str | None = None  # model id of the Claude request a write-back came from
+    conversation: str | None = None  # a write-back of %%ask: its conversation's identity
     replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
     proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
@@ -254,6 +256,8 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("via", _encode(cp.via)))
     if cp.model is not None:
         pairs.append(("model", _encode(cp.model)))
+    if cp.conversation is not None:
+        pairs.append(("conversation", _encode(cp.conversation)))
     if cp.replaces is not None:
         pairs.append(("replaces", _encode(cp.replaces)))
     if cp.proposes is not None:
@@ -327,6 +331,7 @@ def _collect(
             cell=_decoded(meta, "cell"),
             via=_decoded(meta, "via"),
             model=_decoded(meta, "model"),
+            conversation=_decoded(meta, "conversation"),
             replaces=_decoded(meta, "replaces"),
             proposes=_decoded(meta, "proposes"),
             date=date,

@@ -78,6 +78,7 @@ def new_checkpoint(
     cell: str | None = None,
     via: str | None = None,
     model: str | None = None,
+    conversation: str | None = None,
 ) -> Checkpoint:
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
     without a title is titled by its first words."""
@@ -99,6 +100,7 @@ def new_checkpoint(
             cell=storable(cell) if cell else None,
             via=storable(via) if via else None,
             model=storable(model) if model else None,
+            conversation=storable(conversation) if conversation else None,
             replaces=draft.replaces,
             proposes=draft.proposes,
         )
