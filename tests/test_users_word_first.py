@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-import re
+from datetime import date
 
 from claude_helpers import (  # noqa: F401
     FakeMessagesAPI,
@@ -21,6 +21,8 @@ from claude_helpers import (  # noqa: F401
 )
 
 from hipo_jupyter import llm
+from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory.disk import VIA_CLI, VIA_MAGIC, VIA_MCP
 from hipo_jupyter.memory.recall.supersession import CHANGED_LATER
 
 WRITE_BACK = "a Claude call's write-back"
@@ -118,3 +120,22 @@ def test_one_write_back_per_subject_in_a_context(claude_shell, api: FakeMessages
     assert sum(f"request: {question}" in block for question in asked) == 1
     hits = recall(claude_shell, "warehouse migration vendor")
     assert sum(WRITE_BACK in hit.provenance for hit in hits) == 1
+
+
+def test_an_agents_later_note_does_not_change_the_users(tmp_path) -> None:
+    """Only the user's words replace the user's notes (DESIGN.md), in ranking too: a later note
+    an agent wrote over MCP on the same subject ranks by relevance alone and changes nothing."""
+    memory = Memory(tmp_path, today=lambda: date(2026, 3, 12))
+    try:
+        memory.remember("Launch plan", "- decisions: the launch is in April", via=VIA_MAGIC)
+        memory.remember("Launch update", "- decisions: the launch moved to June", via=VIA_MCP)
+        hits = memory.recall("launch date?").hits
+        assert not any(hit.changed_later for hit in hits)
+        memory.remember("Standup", "- decisions: moved the launch to May", via=VIA_CLI)
+        hits = memory.recall("launch date?").hits
+        assert "May" in hits[0].snippet
+        april = next(hit for hit in hits if "April" in hit.snippet)
+        june = next(hit for hit in hits if "June" in hit.snippet)  # the user may replace it
+        assert april.changed_later == june.changed_later == f"{hits[0].file}:{hits[0].line}"
+    finally:
+        memory.close()

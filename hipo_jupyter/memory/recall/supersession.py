@@ -5,9 +5,10 @@ Two raw checkpoints are on the same subject for a question (`same_subject`) when
 through a word of it they both hold (a stem of the query's searchable words) and share at least
 SUBJECT_OVERLAP of their own words (the overlap coefficient of the stems of title and text,
 field names and a write-back's references left out), in the same project (they share a tag when
-both have tags). A note of the user's (not an import: CHANGES_IN_IMPORTS) and a later one on
-the same subject that disagree (each holds a word the other lacks: not a copy, not a
-restatement) are a change: the later one is what holds now. It ranks first, the earlier one
+both have tags). A note (not an import: CHANGES_IN_IMPORTS) and a later one on the same
+subject that disagree (each holds a word the other lacks: not a copy, not a restatement),
+written by one who may replace the first (`disk/trust`: an agent's note never changes the
+user's), are a change: the later one is what holds now. It ranks first, the earlier one
 just under it, marked as changed later (`Changes.later`), which every view of a hit says
 (`%recall`, the context a model is sent). "Later" is the tree's own order: the raw log's date,
 then the line within the day's log.
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
+from ..disk.trust import REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may, writer_of_provenance
 from ..search.contract import Document, document_id
 from .passages import query_stems
 
@@ -60,6 +62,24 @@ H = TypeVar("H", bound=Any)  # a ranking.Hit, which imports this module
 def imported(doc: Document) -> bool:
     """Whether a raw hit came from `hipo import` (a chat, a dialogue), as its provenance says."""
     return IMPORT_PHRASE in doc.provenance
+
+
+def writer_of_hit(doc: Document) -> str:
+    """Who wrote a raw hit (`disk/trust`), read from its provenance phrase (`provenance_text`:
+    the front end's phrase alone, or in the parentheses after its notebook and cell)."""
+    said = doc.provenance
+    for via, phrase in VIA_PHRASES.items():
+        if said == phrase or said.startswith(f"{phrase} (") or f"({phrase}" in said:
+            return writer_of_provenance(via)
+    return USER
+
+
+def may_change(newer: Document, older: Document) -> bool:
+    """Whether the writer of `newer` may replace what `older`'s wrote (`trust.POWERS`): an
+    agent's later note never changes the user's."""
+    owner = writer_of_hit(older)
+    power = REPLACE_USER_NOTES if owner == USER else REPLACE_AGENT_NOTES
+    return may(writer_of_hit(newer), power)
 
 
 def subject_stems(doc: Document) -> frozenset[str]:
@@ -157,6 +177,8 @@ def _newer_first(
         for newer in by_time[:position]:
             a, b = subjects[older], subjects[newer]
             if _when(a.doc) == _when(b.doc) or not a.same_subject(b) or not a.disagrees(b):
+                continue
+            if not may_change(b.doc, a.doc):
                 continue
             scores[older] = min(scores[older], scores[newer] * BELOW)
             latest = changes.later.get(a.doc.id)
