@@ -35,16 +35,19 @@ from typing import Any, TypeVar
 from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
 from ..disk.trust import REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may, writer_of_provenance
 from ..search.contract import Document, document_id
-from .passages import query_stems
+from ..search.query import STOPWORDS
+from .passages import stem
 
 # Same subject: the overlap coefficient of two notes' stems, at least this (a third: "the launch
 # is in April" / "Standup: moved the launch to May" share one of three; a note that only shares
 # the question's word with them, "Offsite catering" beside "Offsite venue", one of six or seven).
 SUBJECT_OVERLAP = 0.33
 # Imported records (a chat, a dialogue) are what was said then, not the user's current word:
-# left out. Measured by leave-one-conversation-out on LoCoMo's dev set (benchmarks/README.md):
-# with them, every SUBJECT_OVERLAP tried cost 0.013 to 0.05 of all-evidence at 2,000 tokens
-# (an earlier turn is often the evidence asked for), and MemAware keyword 0.007.
+# left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
+# tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
+# the earlier note under the later or the later lifted over it) cost 0.013 to 0.18 of
+# all-evidence (an earlier turn is often the evidence asked for; 0.833 without), and MemAware
+# keyword 0.007 (3 folds).
 CHANGES_IN_IMPORTS = False
 SUBJECT_DEPTH = 40  # candidates compared, best first
 WRITE_BACK_YIELD = 0.5  # a write-back ranks below a user's note at least this share as relevant
@@ -54,6 +57,8 @@ CHANGED_LATER = "changed later:"  # what a changed note's hit says, before the l
 # The index's text of a checkpoint is its fields as "key: value" lines, then its free text
 _FIELD_KEY = re.compile(r"^(?:-\s*)?[\w-]+:\s", re.MULTILINE)
 _REFERENCES = re.compile(r"^(?:-\s*)?references:.*$", re.MULTILINE)
+_WORD = re.compile(r"[^\W_]+")
+SUBJECT_CHARS = 4000  # a pasted page's subject is in its start; stems of the rest cost time
 
 Scored = tuple[float, Document, str, tuple[str, ...]]  # (score, document, snippet, topics)
 H = TypeVar("H", bound=Any)  # a ranking.Hit, which imports this module
@@ -74,18 +79,23 @@ def writer_of_hit(doc: Document) -> str:
     return USER
 
 
-def may_change(newer: Document, older: Document) -> bool:
-    """Whether the writer of `newer` may replace what `older`'s wrote (`trust.POWERS`): an
-    agent's later note never changes the user's."""
-    owner = writer_of_hit(older)
-    power = REPLACE_USER_NOTES if owner == USER else REPLACE_AGENT_NOTES
-    return may(writer_of_hit(newer), power)
+def may_change(writer: str, owner: str) -> bool:
+    """Whether a later note of `writer` may change an earlier one of `owner` (`trust.POWERS`):
+    an agent's later note never changes the user's."""
+    return may(writer, REPLACE_USER_NOTES if owner == USER else REPLACE_AGENT_NOTES)
+
+
+def word_stems(text: str) -> frozenset[str]:
+    """The stems (`passages.stem`) of a text's words, stopwords left out: cheaper than the
+    search's own terms, which a recall would work out for forty texts."""
+    words = _WORD.findall(text[:SUBJECT_CHARS].casefold())
+    return frozenset(stem(word) for word in words if word not in STOPWORDS)
 
 
 def subject_stems(doc: Document) -> frozenset[str]:
     """A checkpoint's content words: its title and text, without field names or references."""
     text = _FIELD_KEY.sub("", _REFERENCES.sub("", doc.text))
-    return query_stems(f"{doc.title}\n{text}")
+    return word_stems(f"{doc.title}\n{text}")
 
 
 @dataclass
@@ -110,17 +120,18 @@ class _Subject:
     doc: Document
     stems: frozenset[str]
     answers: frozenset[str]  # the query's content stems it holds
+    writer: str  # who wrote it (`disk/trust`)
 
     def same_subject(self, other: _Subject) -> bool:
-        if not self.answers & other.answers:
+        if self.answers.isdisjoint(other.answers):
             return False
-        if self.doc.tags and other.doc.tags and not set(self.doc.tags) & set(other.doc.tags):
+        if self.doc.tags and other.doc.tags and set(self.doc.tags).isdisjoint(other.doc.tags):
             return False
         smaller = min(len(self.stems), len(other.stems))
-        return bool(smaller) and len(self.stems & other.stems) / smaller >= SUBJECT_OVERLAP
+        return bool(smaller) and len(self.stems & other.stems) >= SUBJECT_OVERLAP * smaller
 
     def disagrees(self, other: _Subject) -> bool:
-        return bool(self.stems - other.stems) and bool(other.stems - self.stems)
+        return not self.stems <= other.stems and not other.stems <= self.stems
 
 
 def settle(
@@ -130,7 +141,7 @@ def settle(
     under the user's notes it yields to (see the module docstring), and what was changed.
     Nothing is compared when nothing could change (imports alone: LoCoMo, MemAware)."""
     changes = Changes()
-    wanted = query_stems(query) if SUBJECT_OVERLAP <= 1 else frozenset()
+    wanted = word_stems(query) if SUBJECT_OVERLAP <= 1 else frozenset()
     if not wanted:
         return scored, changes
     order = sorted(range(len(scored)), key=lambda i: -scored[i][0])
@@ -143,7 +154,7 @@ def settle(
     subjects: dict[int, _Subject] = {}
     for i in [*backs, *notes] if backs else changing:
         stems = subject_stems(scored[i][1])
-        subjects[i] = _Subject(scored[i][1], stems, stems & wanted)
+        subjects[i] = _Subject(scored[i][1], stems, stems & wanted, writer_of_hit(scored[i][1]))
     scores = {i: scored[i][0] for i in top}
     _newer_first(changing, subjects, scores, scored, changes)
     _write_backs_below(backs, notes, subjects, scores)
@@ -153,6 +164,8 @@ def settle(
             changes.repeated_write_backs.add(scored[i][1].id)
         else:
             seen.append(subjects[i])
+    if all(scores[i] == scored[i][0] for i in scores):
+        return scored, changes
     settled = [
         (scores[i], doc, snippet, topics) if i in scores else (score, doc, snippet, topics)
         for i, (score, doc, snippet, topics) in enumerate(scored)
@@ -172,17 +185,19 @@ def _newer_first(
     changes: Changes,
 ) -> None:
     """Newest first: each note ranks just under every later note that changed it."""
-    by_time = sorted(notes, key=lambda i: _when(scored[i][1]), reverse=True)
+    when = {i: _when(scored[i][1]) for i in notes}
+    by_time = sorted(notes, key=when.__getitem__, reverse=True)
     for position, older in enumerate(by_time):
+        a = subjects[older]
         for newer in by_time[:position]:
-            a, b = subjects[older], subjects[newer]
-            if _when(a.doc) == _when(b.doc) or not a.same_subject(b) or not a.disagrees(b):
+            b = subjects[newer]
+            if when[older] == when[newer] or not a.same_subject(b) or not a.disagrees(b):
                 continue
-            if not may_change(b.doc, a.doc):
+            if not may_change(b.writer, a.writer):
                 continue
             scores[older] = min(scores[older], scores[newer] * BELOW)
             latest = changes.later.get(a.doc.id)
-            if latest is None or _when(b.doc) > _when(latest):
+            if latest is None or when[newer] > _when(latest):
                 changes.later[a.doc.id] = b.doc
 
 
