@@ -61,10 +61,16 @@ def test_the_readme_flow_shows_the_later_note_first(claude_shell, api: FakeMessa
 def test_a_change_days_later_ranks_first_and_a_neighbour_is_left_alone(claude_shell) -> None:
     run(claude_shell, "%%remember Offsite venue --date 2026-02-02\n"
                       "- decisions: the team offsite is in Lisbon, 14-16 May\n")  # fmt: skip
-    run(claude_shell, "%%remember Offsite catering --date 2026-02-20\n"
-                      "- decisions: offsite lunch from the vegetarian place near the office\n")
-    run(claude_shell, "%%remember Offsite --date 2026-03-02\n"
-                      "- decisions: the offsite venue moved to Porto, Lisbon was full\n")
+    run(
+        claude_shell,
+        "%%remember Offsite catering --date 2026-02-20\n"
+        "- decisions: offsite lunch from the vegetarian place near the office\n",
+    )
+    run(
+        claude_shell,
+        "%%remember Offsite --date 2026-03-02\n"
+        "- decisions: the offsite venue moved to Porto, Lisbon was full\n",
+    )
     hits = recall(claude_shell, "where is the team offsite venue?")
     assert "Porto" in hits[0].snippet
     lisbon = next(h for h in hits if "in Lisbon" in h.snippet)

@@ -345,4 +345,3 @@ class AskMagics(Magics):
             raise UsageError(f"{line} (the conversation is unchanged)") from None
         view.close()
         return llm.reply_text(message) or view.text, message
-
