@@ -9,10 +9,10 @@ both have tags). A note (not an import: CHANGES_IN_IMPORTS) and a later one on t
 subject that disagree (each holds a word the other lacks: not a copy, not a restatement),
 written by one who may replace the first (`disk/trust`: an agent's note never changes the
 user's), and saying it changes something ("moved", "instead": CHANGE_CUE) or answering the
-question about as well (CHANGE_NEAR), are a change: the later one is what holds now. It ranks first, the earlier one
-just under it, marked as changed later (`Changes.later`), which every view of a hit says
-(`%recall`, the context a model is sent). "Later" is the tree's own order: the raw log's date,
-then the line within the day's log.
+question about as well (CHANGE_NEAR), are a change: the later one is what holds now. It
+ranks first, the earlier one just under it, marked as changed later (`Changes.later`), which
+every view of a hit says (`%recall`, the context a model is sent). "Later" is the tree's own
+order: the raw log's date, then the line within the day's log.
 
 A Claude call's write-back (the agent's task log) is a secondary record: it ranks below every
 note of the user's that answers the question through a word the write-back holds too, or on
