@@ -44,16 +44,10 @@ from .passages import stem
 # the question's word with them, "Offsite catering" beside "Offsite venue", one of six or seven).
 # Chosen with CHANGE_NEAR on notebook_week (below).
 SUBJECT_OVERLAP = 0.33
-# Imported records (a chat, a dialogue) are what was said then, not the user's current word:
-# left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
-# tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
-# the earlier note under the later or the later lifted over it) cost 0.013 to 0.18 of
-# all-evidence (an earlier turn is often the evidence asked for; 0.833 without), and MemAware
-# keyword 0.007 (3 folds).
-CHANGES_IN_IMPORTS = False
-# ... and the later note says it changes something (CHANGE_CUE: "moved the launch to May"), or
-# answers the question at least CHANGE_NEAR as well as the earlier one (its score as found): a
-# later note found far down, saying no change, is another entry of a log on the same words
+# A change: the later note also says it changes something (CHANGE_CUE, English: "moved the
+# launch to May"), or answers the question at least CHANGE_NEAR as well as the earlier one (its
+# score as found): a later note found far down, saying no change, is another entry of a log on
+# the same words
 # ("Fraud threshold" and a later "Tried a Bayesian model on fraud"), not a change. Chosen with
 # SUBJECT_OVERLAP by leave-one-question-out on notebook_week's kept memory, the question's own
 # note first (benchmarks/README.md: (0.33, 0.8) in 41 of 42 folds).
@@ -63,6 +57,13 @@ CHANGE_CUE = re.compile(
     r"pushed (?:back|out)|rescheduled|now (?:on|in|at|is|are)|not any more|anymore)\b",
     re.IGNORECASE,
 )
+# Imported records (a chat, a dialogue) are what was said then, not the user's current word:
+# left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
+# tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
+# the earlier note under the later or the later lifted over it) cost 0.013 to 0.18 of
+# all-evidence (an earlier turn is often the evidence asked for; 0.833 without), and MemAware
+# keyword 0.007 (3 folds).
+CHANGES_IN_IMPORTS = False
 SUBJECT_DEPTH = 40  # candidates compared, best first
 WRITE_BACK_YIELD = 0.5  # a write-back ranks below a user's note at least this share as relevant
 BELOW = 0.999  # a demoted hit's score: just below the one it yields to
