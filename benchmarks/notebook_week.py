@@ -15,6 +15,10 @@ Figures, for each mode side by side:
 - reached: the share of questions whose note reaches what `%%ask` sends (target >= 0.9 default);
 - write-back share: of the recalled tokens sent for these questions (each answered by a user's
   note), the share that are Claude calls' write-backs (target <= 0.25);
+- first hits: the share of questions whose first recall hit (`Memory.recall`, as `%recall` and
+  the kernel's mode rank) is a note of the user's in force: a raw checkpoint, not a write-back,
+  not changed by a later note or superseded by a correction (target >= 0.9), and the share
+  whose first hit is the question's own note;
 - duplicates: checkpoints the two re-runs wrote, and identical checkpoints in a day's log
   (target 0);
 - topics: whether the Topics Index's first ten are the user's topics (tags of `%%remember`
@@ -53,7 +57,9 @@ from hipo_jupyter.cli.demo import execute_notebook  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log  # noqa: E402
+from hipo_jupyter.memory.recall.corrections import SUPERSEDED  # noqa: E402
 from hipo_jupyter.memory.recall.passages import query_stems  # noqa: E402
+from hipo_jupyter.memory.recall.ranking import WRITE_BACK_PHRASE  # noqa: E402
 from hipo_jupyter.memory.tree import count_tokens  # noqa: E402
 
 START = date(2026, 1, 5)  # a Monday: three months of work end early in April
@@ -68,7 +74,7 @@ MODES: dict[str, dict[str, str | None]] = {
     "default": {"HIPO_SEMANTIC": None},
     "keyword": {"HIPO_SEMANTIC": "0"},
 }
-TARGETS = {"reached": 0.9, "write_back_share": 0.25, "duplicates": 0}
+TARGETS = {"reached": 0.9, "write_back_share": 0.25, "duplicates": 0, "first_hit_users": 0.9}
 RANK_DEPTH = 200  # how deep a missed note is looked for in recall's list (the diagnosis)
 PIECE = re.compile(r"^L(\d+) ")
 RECALL_OPEN = "<hipo-recalled-memory-"
@@ -219,6 +225,7 @@ class Answer:
     # in the first RANK_DEPTH (a node or a neighbour may still carry its text into the context)
     rank: int | None
     write_back_titles: list[str] = field(default_factory=list)  # the recalled write-backs
+    first_hit_users: bool = False  # recall's first hit is a note of the user's in force
 
 
 def check_facts(week: Week, found: list[Checkpoint]) -> dict[str, Checkpoint]:
@@ -311,15 +318,16 @@ def ask_questions(week: Week, months: Path, workdir: Path, mode: str,
     # the copy of the last question: the months' memory and one write-back of today
     ranks = recall_ranks(week, workdir / f"ask-{mode}", notes, mode, today)
     for answer in answers:
-        answer.rank = ranks[answer.question]
+        answer.rank, answer.first_hit_users = ranks[answer.question]
     return answers
 
 
 def recall_ranks(week: Week, folder: Path, notes: dict[str, Checkpoint], mode: str,
-                 today: date) -> dict[str, int | None]:  # fmt: skip
-    """Where each question's note ranks in recall (the diagnosis of a miss), asked in this
-    process with the same switch, clock and mode ("auto", as `%%ask` asks) as the kernel."""
-    ranks: dict[str, int | None] = {}
+                 today: date) -> dict[str, tuple[int | None, bool]]:  # fmt: skip
+    """Where each question's note ranks in recall (the diagnosis of a miss), and whether the
+    first hit is a note of the user's in force (`users_note_in_force`), asked in this process
+    with the same switch, clock and mode ("auto", as `%%ask` asks) as the kernel."""
+    ranks: dict[str, tuple[int | None, bool]] = {}
     with environment({**MODES[mode], "HIPO_TODAY": today.isoformat()}):
         memory = Memory(folder, today=lambda: today)
         try:
@@ -328,10 +336,18 @@ def recall_ranks(week: Week, folder: Path, notes: dict[str, Checkpoint], mode: s
                 hits = memory.recall(fact.question, k=RANK_DEPTH, mode="auto").hits
                 where = [i for i, h in enumerate(hits, 1)
                          if h.file == f"memory/{note.date}.md" and h.line == note.line]  # fmt: skip
-                ranks[fact.question] = where[0] if where else None
+                first = users_note_in_force(hits[0]) if hits else False
+                ranks[fact.question] = (where[0] if where else None, first)
         finally:
             memory.close()
     return ranks
+
+
+def users_note_in_force(hit: Any) -> bool:
+    """A hit (`ranking.Hit`) that is a note of the user's in force: a raw checkpoint, not a
+    Claude call's write-back, not changed later by another note, not superseded."""
+    return (hit.kind == "raw" and WRITE_BACK_PHRASE not in hit.provenance
+            and not hit.changed_later and SUPERSEDED not in hit.provenance)  # fmt: skip
 
 
 def mode_label(folder: Path, mode: str) -> str:
@@ -354,6 +370,8 @@ class ModeResult:
     reached_no_shared_words: float
     reached_shared_words: float
     write_back_share: float
+    first_hit_users: float
+    first_hit_note: float
     answers: list[Answer]
 
 
@@ -367,7 +385,10 @@ def summarize(label: str, answers: list[Answer]) -> ModeResult:
         label=label, reached=share(answers),
         reached_no_shared_words=share([a for a in answers if not a.shares_words]),
         reached_shared_words=share([a for a in answers if a.shares_words]),
-        write_back_share=round(back / recalled, 3) if recalled else 0.0, answers=answers,
+        write_back_share=round(back / recalled, 3) if recalled else 0.0,
+        first_hit_users=round(sum(a.first_hit_users for a in answers) / len(answers), 3),
+        first_hit_note=round(sum(a.rank == 1 for a in answers) / len(answers), 3),
+        answers=answers,
     )  # fmt: skip
 
 
@@ -411,6 +432,10 @@ def table(report: dict[str, Any]) -> str:
          keyword["reached_shared_words"], ""),
         ("share of recalled tokens that are write-backs", default["write_back_share"],
          keyword["write_back_share"], "<= 0.25"),
+        ("first hits that are the user's note in force", default["first_hit_users"],
+         keyword["first_hit_users"], ">= 0.9"),
+        ("  of them the question's own note", default["first_hit_note"],
+         keyword["first_hit_note"], ""),
     ]  # fmt: skip
     lines = [f"| {'':48} | {'default':>24} | {'keyword only':>24} | target |",
              f"|{'-' * 50}|{'-' * 26}|{'-' * 26}|---|"]  # fmt: skip

@@ -123,7 +123,7 @@ async def test_server_budget_answers_with_memory_context(jp_fetch, project: Path
         "hipo", "api", "recall", params={"path": "project/", "q": "starter tier", "budget": "600"}
     )
     data = json.loads(response.body)
-    memory = Memory(project, today=lambda: date(2026, 3, 12))
+    memory = Memory(project)  # the server's clock: the local date (recency depends on it)
     expected = memory.context("starter tier", budget=600, mode="auto")
     memory.close()
     assert data["text"] == expected.text

@@ -65,7 +65,7 @@ def test_every_figure_is_computed_for_both_modes(report: dict) -> None:
     for result in modes.values():
         assert len(result["answers"]) == report["questions"] > 0
         for name in ("reached", "reached_no_shared_words", "reached_shared_words",
-                     "write_back_share"):  # fmt: skip
+                     "write_back_share", "first_hit_users", "first_hit_note"):  # fmt: skip
             assert 0.0 <= result[name] <= 1.0
         assert any(answer["recalled_tokens"] > 0 for answer in result["answers"])
         assert all(a["reached"] == bool(a["via"]) for a in result["answers"])
@@ -78,6 +78,7 @@ def test_every_figure_is_computed_for_both_modes(report: dict) -> None:
 def test_the_table_shows_both_modes_side_by_side(report: dict) -> None:
     text = week.table(report)
     assert "| questions whose note reaches what %%ask sends" in text
+    assert "| first hits that are the user's note in force" in text
     assert "default" in text and "keyword only" in text
     assert "duplicates: 0 written by the re-runs" in text
 

@@ -2,10 +2,11 @@
 
 The cell is the question. The prompt is built by `llm.ask_request` (Layer 1 cached, the
 context-status note (saying what recall took), `Memory.context` for the question (or
-`--recall`'s query) fenced as quoted data, the conversation's
-anchor and summary) over the conversation's ACTIVE turns (`llm.conversation`). The reply
-streams in as Markdown, with one line of token usage under it. Successive cells are one
-conversation until `--new` or `%ask reset`; it is saved beside the memory after every exchange.
+`--recall`'s query) fenced as quoted data, without this conversation's own write-backs (its
+turns are in it already), the conversation's anchor and summary) over the conversation's
+ACTIVE turns (`llm.conversation`). The reply streams in as Markdown, with one line of token
+usage under it. Successive cells are one conversation until `--new` or `%ask reset`; it is saved
+beside the memory after every exchange.
 
 A failed call (no key, 401, 429, 529, a timeout) ends in one line after the SDK's retries; the
 conversation is only changed once a reply has arrived, so it is intact, and nothing written is
@@ -221,7 +222,7 @@ class AskMagics(Magics):
         self._save(conversation, path)
 
     # --- one call ----------------------------------------------------------------------------
-    def _recalled(self, question: str, args: Any) -> Context | None:
+    def _recalled(self, question: str, args: Any, conversation: str) -> Context | None:
         """The recalled memory a call sends: `Memory.context` for the question (or `--recall`'s
         query) without Layer 1 (the first system block carries it), within
         `_recall_budget` tokens; None with --no-recall, or Hipo.auto_recall off and no
@@ -232,7 +233,9 @@ class AskMagics(Magics):
         if args.no_recall or not (args.recall or settings.auto_recall):
             return None
         query = " ".join(args.recall) if args.recall else question
-        return self.session.recall_context(query, budget=self._recall_budget())
+        return self.session.recall_context(
+            query, budget=self._recall_budget(), conversation=conversation
+        )
 
     def _recall_budget(self) -> int:
         """`Hipo.recall_budget`, and a tenth of the context window at most: recalled memory
@@ -251,10 +254,11 @@ class AskMagics(Magics):
         except llm.ClaudeUnavailable as error:
             raise UsageError(str(error)) from None
         conversation, path = self.conversation(new=args.new)
+        self.session.writeback.mark_conversation(conversation.identity)
         with engine_errors():
             memory = self.session.memory
             layer1 = None if args.no_memory else self.session.prompt_layer1()
-            recall = self._recalled(question, args)
+            recall = self._recalled(question, args, conversation.identity)
             recalled = recall.text if recall is not None else None
 
         window = settings.context_window

@@ -212,14 +212,18 @@ class HipoSession:
         context = self.recall_context(query, budget)
         return context.text if context is not None else None
 
-    def recall_context(self, query: str, budget: int | None = None) -> Context | None:
-        """`recalled` with the hits it holds (what `%%ask` shows the sidebar it sent)."""
+    def recall_context(
+        self, query: str, budget: int | None = None, conversation: str | None = None
+    ) -> Context | None:
+        """`recalled` with the hits it holds (what `%%ask` shows the sidebar it sent); for
+        `conversation` (a `%%ask` conversation's identity), without its own write-backs."""
         settings = self.settings
         context = self.memory.context(
             query,
             budget=budget or settings.recall_budget,
             layer1=False,
             mode=settings.recall_mode,
+            conversation=conversation,
         )
         return context if context.hits else None
 

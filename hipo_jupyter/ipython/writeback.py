@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from hipo_jupyter import llm
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.llm.conversation import LARGE_TURN_TOKENS, extract_facts, gist
-from hipo_jupyter.memory import HipoError, Memory
+from hipo_jupyter.memory import CheckpointDraft, HipoError, Memory
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK, calls_phrase
 from hipo_jupyter.memory.tree import count_tokens
 from hipo_jupyter.memory.views import CheckResult, check_folder
@@ -66,6 +66,7 @@ class CellCalls:
     calls: list[LLMCall] = field(default_factory=list)
     checkpointed: bool = False
     checkpoint_id: str | None = None  # the one written automatically, if any
+    conversation: str | None = None  # the %%ask conversation the cell's calls were turns of
 
 
 def decision_sentences(reply: str, limit: int = DECISIONS) -> list[str]:
@@ -145,6 +146,12 @@ class WriteBack:
             prefix = calls_phrase(len(recent), (call.client for call in recent))
             self._write(recent, title_prefix=prefix, cell=self.cell_number())
 
+    def mark_conversation(self, identity: str) -> None:
+        """The running cell's calls are turns of this `%%ask` conversation: its write-back
+        records it, so that conversation's recall leaves it out (the turns are in it)."""
+        with self._lock:
+            self.current.conversation = identity
+
     def on_memory_event(self, event: str) -> None:
         """A checkpoint was written (by the user, a magic or us): it covers every cell with
         calls that was still waiting for one."""
@@ -173,7 +180,7 @@ class WriteBack:
             self.cells.append(cell)
             write = not cell.checkpointed and self.session.settings.auto_checkpoint
         if write:
-            self._write(cell.calls, cell=cell.cell)
+            self._write(cell.calls, cell=cell.cell, conversation=cell.conversation)
 
     # --- writing ----------------------------------------------------------------------------
     def _open_cells(self) -> list[CellCalls]:
@@ -257,7 +264,14 @@ class WriteBack:
             self.session.note(f"write-back fields: the offline gist ({error})")
             return {}
 
-    def _write(self, calls: list[LLMCall], *, cell: str | None, title_prefix: str = "") -> None:
+    def _write(
+        self,
+        calls: list[LLMCall],
+        *,
+        cell: str | None,
+        title_prefix: str = "",
+        conversation: str | None = None,
+    ) -> None:
         if not calls:
             return
         with self._lock:
@@ -266,15 +280,14 @@ class WriteBack:
             title, body = self.checkpoint_body(calls, cell)
             if title_prefix:
                 title = f"{title_prefix}: {title}"
-            checkpoint = self.session.memory.remember(
-                title,
-                body,
-                type="project",
+            checkpoint = self.session.memory.write_checkpoint(
+                CheckpointDraft.parse(title, body, type="project"),
                 notebook=self.session.notebook_name,
                 cell=cell,
                 via=VIA_WRITE_BACK,
                 model=request_models(calls),
                 provider=call_providers(calls),
+                conversation=conversation,
             )
         except HipoError as error:
             print(f"hipo: the LLM calls of cell {cell} were not written back: {error}")

@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -63,6 +64,10 @@ TRIGGER_LARGE = "a turn over ~8k tokens"
 
 Folder = Callable[[str, Sequence["Turn"], str], str]
 """fold(summary, turns, anchor) -> the new summary, with `turns` merged into it."""
+
+
+def _identity_of(created: str) -> str:
+    return hashlib.sha256(created.encode("utf-8", "replace")).hexdigest()[:12]
 
 
 def _now() -> str:
@@ -186,6 +191,9 @@ class Conversation:
     folded: int = 0  # turns folded into SUMMARY so far
     pending: str | None = None  # a trigger waiting to be acted on
     created: str = field(default_factory=_now)
+    # Who it is, for the write-backs of its turns (`ipython/ask`): random, saved with it; a file
+    # saved before it had one is known by its start time.
+    identity: str = field(default_factory=lambda: secrets.token_hex(6))
 
     # --- reading -------------------------------------------------------------------------
     @property
@@ -325,6 +333,7 @@ class Conversation:
             folded=int(data.get("folded", 0)),
             pending=data.get("pending"),
             created=data.get("created") or _now(),
+            identity=data.get("identity") or _identity_of(data.get("created") or ""),
         )
 
     def save(self, path: Path) -> None:

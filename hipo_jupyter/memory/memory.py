@@ -147,7 +147,6 @@ class Memory:
         cell: str | None = None,
         via: str | None = None,
         model: str | None = None,
-        provider: str | None = None,
         trigger: str | None = None,
         rule: str | None = None,
     ) -> Checkpoint:
@@ -155,19 +154,18 @@ class Memory:
 
         `title` is a title line as `%%remember` reads it (`[type]` and `#tags` at its end);
         an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`.
-        `via` names the front end, `model` and `provider` (its SDK) the calls a write-back came
-        from (provenance, in the comment line); `trigger` and `rule` make a feedback rule."""
+        `via` names the front end, `model` the calls a write-back came from (a write-back
+        names its SDK through `write_checkpoint`); `trigger` and `rule` make a feedback rule."""
         draft = CheckpointDraft.parse(
             title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
         )
-        return self.write_checkpoint(
-            draft, notebook=notebook, cell=cell, via=via, model=model, provider=provider
-        )
+        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
 
-    def write_checkpoint(self, draft: CheckpointDraft, **provenance: str | None) -> Checkpoint:
-        """Write a checked draft: redacted, appended to its day's raw log, indexed at once.
-        `provenance`: notebook, cell, via, model, provider (as `remember` takes them)."""
-        checkpoint = new_checkpoint(draft, **provenance)
+    def write_checkpoint(self, draft: CheckpointDraft, **where: str | None) -> Checkpoint:
+        """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
+        `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
+        conversation)."""
+        checkpoint = new_checkpoint(draft, **where)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
@@ -438,6 +436,7 @@ class Memory:
         type: str | None = None,
         mode: str | None = None,
         team: bool = False,
+        conversation: str | None = None,
     ) -> context_pack.Context:
         """The text a model is sent for `query`, within `budget` tokens: Layer 1's lines about
         the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
@@ -446,7 +445,8 @@ class Memory:
         answers (see `recall/context`). One call for every front end and the
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
-        database instead (`team_recall`); each piece then names its author and notebook."""
+        database instead (`team_recall`); each piece then names its author and notebook. Not
+        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it)."""
         if team:
             return context_pack.build(
                 query,
@@ -473,6 +473,7 @@ class Memory:
             layer1=(lambda: self._layer1(stamps).text) if layer1 else None,
             recall=recall,
             documents=self._recall.documents,
+            conversation=conversation,
         )
 
     def context_query(

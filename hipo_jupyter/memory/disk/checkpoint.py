@@ -24,7 +24,8 @@ Parsing (`parse_log`), line by line:
 - The line right after a heading may be `<!-- hipo key=value ... -->`. Its keys: `id`,
   `notebook`, `cell`, `via` (the front end that wrote it: magic, cli, import, write-back, mcp),
   `model` (for a write-back, the model id of the request), `provider` (for a write-back, the
-  SDK that made the calls: `anthropic`, `openai`, `litellm`), `replaces` / `proposes` (the
+  SDK that made the calls: `anthropic`, `openai`, `litellm`), `conversation` (for a write-back
+  of `%%ask`, the identity of its conversation), `replaces` / `proposes` (the
   id of the checkpoint it corrects, or proposes to: `disk/trust`), `tags`, `title`. Every key is
   optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
@@ -97,6 +98,7 @@ class Checkpoint:
     via: str | None = None  # front end that wrote it: magic, cli, import, write-back, mcp
     model: str | None = None  # model id of the request a write-back came from
     provider: str | None = None  # the SDK that made a write-back's calls: anthropic, openai, ...
+    conversation: str | None = None  # a write-back of %%ask: its conversation's identity
     replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
     proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
@@ -261,6 +263,8 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("model", _encode(cp.model)))
     if cp.provider is not None:
         pairs.append(("provider", _encode(cp.provider)))
+    if cp.conversation is not None:
+        pairs.append(("conversation", _encode(cp.conversation)))
     if cp.replaces is not None:
         pairs.append(("replaces", _encode(cp.replaces)))
     if cp.proposes is not None:
@@ -335,6 +339,7 @@ def _collect(
             via=_decoded(meta, "via"),
             model=_decoded(meta, "model"),
             provider=_decoded(meta, "provider"),
+            conversation=_decoded(meta, "conversation"),
             replaces=_decoded(meta, "replaces"),
             proposes=_decoded(meta, "proposes"),
             date=date,

@@ -101,9 +101,17 @@ def provenance_text(checkpoint: Checkpoint) -> str:
     text = where or how
     if checkpoint.model:
         details.append(f"model {checkpoint.model}")
+    if checkpoint.conversation:
+        details.append(conversation_phrase(checkpoint.conversation))
     if details:
         text = f"{text} ({', '.join(details)})" if text else ", ".join(details)
     return text
+
+
+def conversation_phrase(conversation: str) -> str:
+    """How a write-back's provenance names the `%%ask` conversation it is of: what a context
+    for that conversation leaves out (its turns are in the conversation already)."""
+    return f"conversation {conversation}"
 
 
 def provenance_line(provenance: str) -> str:

@@ -86,6 +86,7 @@ def new_checkpoint(
     via: str | None = None,
     model: str | None = None,
     provider: str | None = None,
+    conversation: str | None = None,
 ) -> Checkpoint:
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
     without a title is titled by its first words."""
@@ -108,6 +109,7 @@ def new_checkpoint(
             via=storable(via) if via else None,
             model=storable(model) if model else None,
             provider=storable(provider) if provider else None,
+            conversation=storable(conversation) if conversation else None,
             replaces=draft.replaces,
             proposes=draft.proposes,
         )

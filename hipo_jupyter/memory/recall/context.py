@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..disk.exchanges import split_shown
-from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
+from ..disk.provenance import VIA_IMPORT, VIA_PHRASES, conversation_phrase
 from ..errors import QueryError
 from ..requests import MIN_BUDGET
 from ..search.contract import Document, document_id
@@ -44,6 +44,7 @@ from .corrections import is_proposal
 from .fence import LAYER1_TAG, RECALL_PREAMBLE, RECALL_TAG, escape_fence, quote_attribute, wrap
 from .passages import matching_lines, passage, query_stems
 from .ranking import Hit, RecallResult
+from .supersession import CHANGED_LATER
 
 # Layer 1 takes at most this share of the budget; recall gets the rest. A sixteenth, not the
 # quarter the issue allows: measured on both dev sets (benchmarks/, dev figures), an eighth was
@@ -137,13 +138,19 @@ def build(
     layer1: Callable[[], str] | None,
     recall: Callable[[int], RecallResult],
     documents: Callable[[Sequence[str]], Mapping[str, Document]],
+    conversation: str | None = None,
 ) -> Context:
     """The context for `query` (see the module docstring). `recall(k)` runs the recall (its
     arguments checked there), `documents(ids)` reads the full text of hits from the index,
     `layer1()` gives Layer 1's text (None: left out); each is called after the arguments
-    were checked, so bad input costs nothing."""
+    were checked, so bad input costs nothing. With `conversation` (a `%%ask` conversation's
+    identity), that conversation's own write-backs are left out: its turns are in it already."""
     budget = check_budget(budget)
     result = recall(candidates(budget))
+    if conversation:
+        own = f"{conversation_phrase(conversation)})"
+        kept = [hit for hit in result.hits if own not in hit.provenance]
+        result = RecallResult(query=result.query, hits=kept, mode=result.mode)
     stems = query_stems(result.query or query)
     text = layer1().strip() if layer1 is not None else ""
     cap = int(budget * LAYER1_SHARE)
@@ -192,9 +199,12 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
     checkpoint's fields and words (the search snippet when the index no longer has it), or,
     when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
-    query's `stems` (`passages.py`); its later lines indented."""
+    query's `stems` (`passages.py`); its later lines indented. A note a later one changed
+    (`supersession.py`) says so on its last line, with where the later one is."""
     text = doc.text if doc is not None else hit.snippet
     body = piece_body(text, stems, exchange=EXCHANGE_PROVENANCE in hit.provenance)
+    if hit.changed_later:
+        body = f"{body}\n({CHANGED_LATER} {hit.changed_later})"
     body = body.replace("\n", "\n  ")
     label = hit.type if hit.kind == "raw" else hit.kind
     if is_proposal(hit):  # who proposed it and that it is not in force (`mark_proposals`)

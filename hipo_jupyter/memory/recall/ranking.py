@@ -14,7 +14,8 @@ never a hit (it is in Layer 1 already). To the relevance are added:
   "2026-03") and the hit is dated in it, or in the week after it;
 - a name: the hit's title is a name in the query (the speaker of an imported turn);
 - who wrote it: a Claude call's write-back (the agent's task log) weighs `WRITE_BACK_WEIGHT` of
-  what the user wrote, so at equal relevance the user's own note comes first (DESIGN.md).
+  what the user wrote, so at equal relevance the user's own note comes first (DESIGN.md);
+- then the user's current word first (`supersession.py`): a note changed later, under the change.
 
 With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
 relevance; `neighbours.py`): in a conversation the answer is often the reply to the turn that
@@ -42,6 +43,7 @@ from ..tree.topic_index import Topic
 from .neighbours import Neighbours, lift_neighbours
 from .passages import hit_snippet
 from .query_hints import content_stems, coverage, period_match, query_names, query_periods
+from .supersession import Changes, settle
 
 # Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
 # conversations (benchmarks/LOCOMO.md); each is a general signal, not a fit to those questions.
@@ -89,6 +91,7 @@ class Hit:
     notebook: str = ""  # team recall: the notebook (memory folder) it was written in
     provenance: str = ""  # raw hits: notebook, cell, front end, model ("" if not recorded)
     checkpoint_id: str = ""  # raw hits: the checkpoint's id (to correct or forget it), if any
+    changed_later: str = ""  # a later note on its subject that differs: its location, if any
 
     @property
     def location(self) -> str:
@@ -109,6 +112,7 @@ class Hit:
             "topics": list(self.topics),
             "provenance": self.provenance,
             **({"id": self.checkpoint_id} if self.checkpoint_id else {}),
+            **({"changed_later": self.changed_later} if self.changed_later else {}),
             **({"author": self.author, "notebook": self.notebook} if self.author else {}),
         }
 
@@ -331,7 +335,8 @@ def recall(
         if written_back(doc):
             score *= WRITE_BACK_WEIGHT
         scored.append((score, doc, snippet, hit_topics))
-    hits = _distinct_best(scored, k, nodes, query if snippets else None)
+    scored, changes = settle(scored, query, written_back)
+    hits = _distinct_best(scored, k, nodes, changes, query if snippets else None)
     return RecallResult(
         query=query,
         hits=hits,
@@ -352,6 +357,7 @@ def _distinct_best(
     scored: list[tuple[float, Document, str, tuple[str, ...]]],
     k: int,
     nodes: Collection[str],
+    changes: Changes,
     query: str | None = None,
 ) -> list[Hit]:
     """The `k` best of (score, document, snippet, topics), as hits; the same title and text
@@ -360,21 +366,21 @@ def _distinct_best(
     its other runs would fill the context with the agent's log, not the user's notes. Only
     the hits walked are fingerprinted.
     With `query`, each hit's snippet is the passage of its text that answers it
-    (`passages.hit_snippet`), whichever backend found it."""
+    (`passages.hit_snippet`), whichever backend found it. Of `changes` (`supersession`): a
+    write-back another on its subject shows is left out, and a note changed later says so."""
     scored.sort(key=lambda item: (-item[0], item[1].date, item[1].id))
     hits: list[Hit] = []
     seen_texts: set[str] = set()
     for score, doc, snippet, hit_topics in scored:
         text = "(a task of Claude's)" if written_back(doc) else doc.text
         fingerprint = " ".join(f"{doc.title}\n{text}".split()).casefold()
-        if fingerprint in seen_texts:
+        if fingerprint in seen_texts or doc.id in changes.repeated_write_backs:
             continue
         seen_texts.add(fingerprint)
         if query is not None:
             snippet = hit_snippet(doc.text, query)
-        hits.append(
-            Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
-        )
+        hit = Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
+        hits.append(changes.marked(hit) if doc.id in changes.later else hit)
         if len(hits) == k:
             break
     return hits

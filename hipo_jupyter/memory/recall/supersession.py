@@ -1,0 +1,241 @@
+"""The user's current word first: of notes on one subject the newer ranks first, and
+write-backs weigh what they add.
+
+Two raw checkpoints are on the same subject for a question (`same_subject`) when they answer it
+through a word of it they both hold (a stem of the query's searchable words) and share at least
+SUBJECT_OVERLAP of their own words (the overlap coefficient of the stems of title and text,
+field names and a write-back's references left out), in the same project (they share a tag when
+both have tags). A note (not an import: CHANGES_IN_IMPORTS) and a later one on the same
+subject that disagree (each holds a word the other lacks: not a copy, not a restatement),
+written by one who may replace the first (`disk/trust`: an agent's note never changes the
+user's), and saying it changes something ("moved", "instead": CHANGE_CUE) or answering the
+question about as well (CHANGE_NEAR), are a change: the later one is what holds now. It
+ranks first, the earlier one just under it, marked as changed later (`Changes.later`), which
+every view of a hit says (`%recall`, the context a model is sent). "Later" is the tree's own
+order: the raw log's date, then the line within the day's log.
+
+A Claude call's write-back (the agent's task log) is a secondary record: it ranks below every
+note of the user's that answers the question through a word the write-back holds too, or on
+its subject, and below every note of the user's found at least WRITE_BACK_YIELD as relevant as
+it (by meaning, say): a note that answers the question is never under the log of a call that
+asked it or drew on the note. Of write-backs on one subject the best is shown, the others
+dropped (the same exchange written up again says nothing new).
+
+Only the first SUBJECT_DEPTH candidates are compared (pairs of a few dozen, not of hundreds):
+what the reader sees first is what the order is for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
+from ..disk.trust import REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may, writer_of_provenance
+from ..search.contract import Document, document_id
+from ..search.query import STOPWORDS
+from .passages import stem
+
+# Same subject: the overlap coefficient of two notes' stems, at least this (a third: "the launch
+# is in April" / "Standup: moved the launch to May" share one of three; a note that only shares
+# the question's word with them, "Offsite catering" beside "Offsite venue", one of six or seven).
+# Chosen with CHANGE_NEAR on notebook_week (below).
+SUBJECT_OVERLAP = 0.33
+# A change: the later note also says it changes something (CHANGE_CUE, English: "moved the
+# launch to May"), or answers the question at least CHANGE_NEAR as well as the earlier one (its
+# score as found): a later note found far down, saying no change, is another entry of a log on
+# the same words
+# ("Fraud threshold" and a later "Tried a Bayesian model on fraud"), not a change. Chosen with
+# SUBJECT_OVERLAP by leave-one-question-out on notebook_week's kept memory, the question's own
+# note first (benchmarks/README.md: (0.33, 0.8) in 41 of 42 folds).
+CHANGE_NEAR = 0.8
+CHANGE_CUE = re.compile(
+    r"\b(?:moved|changed|instead|no longer|switched|replaced|postponed|delayed|cancell?ed|"
+    r"pushed (?:back|out)|rescheduled|now (?:on|in|at|is|are)|not any more|anymore)\b",
+    re.IGNORECASE,
+)
+# Imported records (a chat, a dialogue) are what was said then, not the user's current word:
+# left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
+# tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
+# the earlier note under the later or the later lifted over it) cost 0.013 to 0.18 of
+# all-evidence (an earlier turn is often the evidence asked for; 0.833 without), and MemAware
+# keyword 0.007 (3 folds).
+CHANGES_IN_IMPORTS = False
+SUBJECT_DEPTH = 40  # candidates compared, best first
+WRITE_BACK_YIELD = 0.5  # a write-back ranks below a user's note at least this share as relevant
+BELOW = 0.999  # a demoted hit's score: just below the one it yields to
+IMPORT_PHRASE = VIA_PHRASES[VIA_IMPORT]
+CHANGED_LATER = "changed later:"  # what a changed note's hit says, before the later note's place
+# The index's text of a checkpoint is its fields as "key: value" lines, then its free text
+_FIELD_KEY = re.compile(r"^(?:-\s*)?[\w-]+:\s", re.MULTILINE)
+_REFERENCES = re.compile(r"^(?:-\s*)?references:.*$", re.MULTILINE)
+_WORD = re.compile(r"[^\W_]+")
+SUBJECT_CHARS = 4000  # a pasted page's subject is in its start; stems of the rest cost time
+
+Scored = tuple[float, Document, str, tuple[str, ...]]  # (score, document, snippet, topics)
+H = TypeVar("H", bound=Any)  # a ranking.Hit, which imports this module
+
+
+def imported(doc: Document) -> bool:
+    """Whether a raw hit came from `hipo import` (a chat, a dialogue), as its provenance says."""
+    return IMPORT_PHRASE in doc.provenance
+
+
+def writer_of_hit(doc: Document) -> str:
+    """Who wrote a raw hit (`disk/trust`), read from its provenance phrase (`provenance_text`:
+    the front end's phrase alone, or in the parentheses after its notebook and cell)."""
+    said = doc.provenance
+    for via, phrase in VIA_PHRASES.items():
+        if said == phrase or said.startswith(f"{phrase} (") or f"({phrase}" in said:
+            return writer_of_provenance(via)
+    return USER
+
+
+def may_change(writer: str, owner: str) -> bool:
+    """Whether a later note of `writer` may change an earlier one of `owner` (`trust.POWERS`):
+    an agent's later note never changes the user's."""
+    return may(writer, REPLACE_USER_NOTES if owner == USER else REPLACE_AGENT_NOTES)
+
+
+def word_stems(text: str) -> frozenset[str]:
+    """The stems (`passages.stem`) of a text's words, stopwords left out: cheaper than the
+    search's own terms, which a recall would work out for forty texts."""
+    words = _WORD.findall(text[:SUBJECT_CHARS].casefold())
+    return frozenset(stem(word) for word in words if word not in STOPWORDS)
+
+
+def subject_stems(doc: Document) -> frozenset[str]:
+    """A checkpoint's content words: its title and text, without field names or references."""
+    text = _FIELD_KEY.sub("", _REFERENCES.sub("", doc.text))
+    return word_stems(f"{doc.title}\n{text}")
+
+
+@dataclass
+class Changes:
+    """What `settle` found: which hits a later note changed (id -> the later note's id), and
+    which write-backs another on their subject already shows (ids)."""
+
+    later: dict[str, Document] = field(default_factory=dict)
+    repeated_write_backs: set[str] = field(default_factory=set)
+
+    def marked(self, hit: H) -> H:
+        """A hit (`ranking.Hit`) of a note changed later, saying so: `changed_later` holds
+        where the later note is, and its provenance says it after what it said."""
+        later = self.later[document_id(hit.file, hit.line)]
+        where = f"{later.path}:{later.line}"
+        said = f"{hit.provenance}; {CHANGED_LATER} {where}".lstrip("; ")
+        return dataclasses.replace(hit, changed_later=where, provenance=said)
+
+
+@dataclass(frozen=True)
+class _Subject:
+    doc: Document
+    stems: frozenset[str]
+    answers: frozenset[str]  # the query's content stems it holds
+    writer: str  # who wrote it (`disk/trust`)
+    says_change: bool  # its title or text says it changes something (CHANGE_CUE)
+
+    def same_subject(self, other: _Subject) -> bool:
+        if self.answers.isdisjoint(other.answers):
+            return False
+        if self.doc.tags and other.doc.tags and set(self.doc.tags).isdisjoint(other.doc.tags):
+            return False
+        smaller = min(len(self.stems), len(other.stems))
+        return bool(smaller) and len(self.stems & other.stems) >= SUBJECT_OVERLAP * smaller
+
+    def disagrees(self, other: _Subject) -> bool:
+        return not self.stems <= other.stems and not other.stems <= self.stems
+
+
+def settle(
+    scored: list[Scored], query: str, written_back: Callable[[Document], bool]
+) -> tuple[list[Scored], Changes]:
+    """`scored` with the earlier note of each change just under the later, each write-back
+    under the user's notes it yields to (see the module docstring), and what was changed.
+    Nothing is compared when nothing could change (imports alone: LoCoMo, MemAware)."""
+    changes = Changes()
+    wanted = word_stems(query) if SUBJECT_OVERLAP <= 1 else frozenset()
+    if not wanted:
+        return scored, changes
+    order = sorted(range(len(scored)), key=lambda i: -scored[i][0])
+    top = [i for i in order if scored[i][1].kind == "raw"][:SUBJECT_DEPTH]
+    backs = [i for i in top if written_back(scored[i][1])]
+    notes = [i for i in top if i not in backs]
+    changing = [i for i in notes if CHANGES_IN_IMPORTS or not imported(scored[i][1])]
+    if not backs and len(changing) < 2:
+        return scored, changes
+    subjects: dict[int, _Subject] = {}
+    for i in [*backs, *notes] if backs else changing:
+        stems = subject_stems(scored[i][1])
+        doc = scored[i][1]
+        cue = bool(CHANGE_CUE.search(f"{doc.title}\n{doc.text[:SUBJECT_CHARS]}"))
+        subjects[i] = _Subject(doc, stems, stems & wanted, writer_of_hit(doc), cue)
+    scores = {i: scored[i][0] for i in top}
+    _newer_first(changing, subjects, scores, scored, changes)
+    _write_backs_below(backs, notes, subjects, scores)
+    seen: list[_Subject] = []
+    for i in sorted(backs, key=lambda i: -scores[i]):
+        if any(subjects[i].same_subject(shown) for shown in seen):
+            changes.repeated_write_backs.add(scored[i][1].id)
+        else:
+            seen.append(subjects[i])
+    if all(scores[i] == scored[i][0] for i in scores):
+        return scored, changes
+    settled = [
+        (scores[i], doc, snippet, topics) if i in scores else (score, doc, snippet, topics)
+        for i, (score, doc, snippet, topics) in enumerate(scored)
+    ]
+    return settled, changes
+
+
+def _when(doc: Document) -> tuple[str, str, int]:
+    return (doc.date, doc.path, doc.line)
+
+
+def _newer_first(
+    notes: Sequence[int],
+    subjects: dict[int, _Subject],
+    scores: dict[int, float],
+    scored: Sequence[Scored],
+    changes: Changes,
+) -> None:
+    """Newest first: each note ranks just under every later note that changed it."""
+    when = {i: _when(scored[i][1]) for i in notes}
+    found = {i: scores[i] for i in notes}  # as found, before any change
+    by_time = sorted(notes, key=when.__getitem__, reverse=True)
+    for position, older in enumerate(by_time):
+        a = subjects[older]
+        for newer in by_time[:position]:
+            b = subjects[newer]
+            if when[older] == when[newer] or not a.same_subject(b) or not a.disagrees(b):
+                continue
+            if not may_change(b.writer, a.writer) or not (
+                b.says_change or found[newer] >= CHANGE_NEAR * found[older]
+            ):
+                continue
+            scores[older] = min(scores[older], scores[newer] * BELOW)
+            latest = changes.later.get(a.doc.id)
+            if latest is None or when[newer] > _when(latest):
+                changes.later[a.doc.id] = b.doc
+
+
+def _write_backs_below(
+    backs: Sequence[int],
+    notes: Sequence[int],
+    subjects: dict[int, _Subject],
+    scores: dict[int, float],
+) -> None:
+    """Each write-back below the user's notes that answer as it does, on its subject, or
+    about as relevant."""
+    for back in backs:
+        for note in notes:
+            note_subject, back_subject = subjects[note], subjects[back]
+            if (
+                note_subject.answers & back_subject.answers
+                or scores[note] >= WRITE_BACK_YIELD * scores[back]
+                or back_subject.same_subject(note_subject)
+            ):
+                scores[back] = min(scores[back], scores[note] * BELOW)
