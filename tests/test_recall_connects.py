@@ -12,6 +12,7 @@ from pathlib import Path
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.recall.implicit_needs import plan_like, states_preference
 from hipo_jupyter.memory.recall.second_hop import bridge_terms
+from hipo_jupyter.memory.recall.time_span import SPAN_DAY_FACTOR, WEEK_SHARE, day_map, spans_time
 from hipo_jupyter.memory.search.contract import Document, SearchHit
 
 TODAY = date(2026, 3, 12)
@@ -41,19 +42,20 @@ def test_a_fact_named_only_by_the_first_hit_is_in_the_context(tmp_path: Path) ->
     memory = memory_with(
         tmp_path,
         [
-            ("Churn dashboard", "For the churn dashboard we picked Zephyrix as the contractor.", ""),
-            ("Contractor quote", "Zephyrix quoted 42,000 EUR for the whole build, due in May.", ""),
+            ("Churn dashboard", "For the churn dashboard we picked Zephyrix to build it.", ""),
+            ("Contractor quote", "Zephyrix quoted 42,000 EUR for the work, due in May.", ""),
             ("Lunch", "Tried the new ramen place near the office.", ""),
         ],
     )
-    context = memory.context("Who builds the churn dashboard and at what price?", budget=300)
-    assert "Zephyrix as the contractor" in context.text  # the first hop: the question's words
+    context = memory.context("Who builds the churn dashboard and what will it cost?", budget=300)
+    assert "picked Zephyrix to build it" in context.text  # the first hop: the question's words
     assert "quoted 42,000 EUR" in context.text  # the second: through "Zephyrix" alone
     assert "ramen" not in context.text
     memory.close()
 
 
-def test_the_cli_context_follows_the_hop_too(tmp_path: Path) -> None:
+def test_the_cli_context_is_the_same_call(tmp_path: Path) -> None:
+    """`hipo recall --context` in its own process: the same engine call, the same pieces."""
     memory = memory_with(
         tmp_path,
         [
@@ -115,3 +117,22 @@ def test_plans_and_preferences_are_told_by_the_shape_of_the_words() -> None:
     assert states_preference("I prefer tabs.") and states_preference("We always use uv.")
     assert states_preference("My budget is 2,000 EUR.")
     assert not states_preference("The cluster was down on Friday.")
+
+
+# --- questions that span time read the tree's days and weeks as the map -------------------------
+
+
+def test_a_span_question_reads_the_weeks_as_the_map_of_its_days() -> None:
+    for question in ("How did pricing change since the launch?", "what happened before the move",
+                     "the migration so far", "how has the model evolved"):
+        assert spans_time(question), question
+    assert not spans_time("What is the staging password rotation policy?")
+    week = Document("memory/weekly/2026-W10.md#L1", "memory/weekly/2026-W10.md", 1, "weekly",
+                    "2026-03-02", "", "2026-W10", "pricing")  # fmt: skip
+    found = [SearchHit(week, 4.0, "")]
+    days = {"2026-03-03": 1.0}  # that day's own node matched best
+    spread = day_map("How did pricing change since March?", found, days)
+    assert spread["2026-03-03"] == SPAN_DAY_FACTOR * 1.0
+    assert spread["2026-03-08"] == SPAN_DAY_FACTOR * WEEK_SHARE  # the week's Sunday, no node
+    assert "2026-03-09" not in spread
+    assert day_map("What is the price?", found, days) == days  # not a span: as it was
