@@ -68,20 +68,18 @@ def route(
     found: Sequence[SearchHit],
     query: str,
     search: Search,
-    *,
-    allowed: Callable[[SearchHit], bool] = lambda hit: True,
 ) -> list[SearchHit]:
     """`found` and, for a plan-like `query`, the user's preferences and constraints (see the
     module docstring) as more candidates. `search(text, limit=..., types=...)` searches the
-    same index with the first search's filters; `allowed` applies those the search cannot."""
+    same index with the first search's filters."""
     if ROUTE_WEIGHT <= 0 or ROUTED <= 0 or not plan_like(query):
         return list(found)
     asked = f"{query} {PREFERENCE_WORDS}"
-    typed = [hit for hit in search(asked, limit=ROUTE_LIMIT, types=TYPED) if allowed(hit)]
+    typed = list(search(asked, limit=ROUTE_LIMIT, types=TYPED))
     stated = [
         hit
         for hit in search(asked, limit=ROUTE_LIMIT)
-        if allowed(hit) and hit.doc.type not in TYPED and states_preference(hit.doc.text)
+        if hit.doc.type not in TYPED and states_preference(hit.doc.text)
     ]
     best = max((hit.score for hit in found), default=1.0) or 1.0
     routed: list[SearchHit] = []

@@ -113,13 +113,11 @@ def follow(
     query: str,
     search: Search,
     *,
-    allowed: Callable[[SearchHit], bool] = lambda hit: True,
     kinds: Collection[str] = ("raw",),
 ) -> list[SearchHit]:
     """`found` (the first search, best first) and the second hop's hits (see the module
     docstring), as one list for recall's ranking to take the best of each document from.
-    `search(text, limit=N)` runs the second query on the same index with the same filters;
-    `allowed` keeps what the first search's filters would have kept."""
+    `search(text, limit=N)` runs the second query on the same index with the same filters."""
     if HOP_WEIGHT <= 0 or SEEDS <= 0 or not found:
         return list(found)
     seeds = [hit for hit in found if hit.doc.kind in kinds][:SEEDS]
@@ -127,7 +125,6 @@ def follow(
     if not terms:
         return list(found)
     second = [hit for hit in search(" ".join(terms), limit=HOP_LIMIT) if hit.doc.kind in kinds]
-    second = [hit for hit in second if allowed(hit)]
     best_first = max(hit.score for hit in found) or 1.0
     best_second = max((hit.score for hit in second), default=0.0)
     if best_second <= 0:
