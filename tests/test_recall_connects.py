@@ -51,6 +51,9 @@ def test_a_fact_named_only_by_the_first_hit_is_in_the_context(tmp_path: Path) ->
     assert "picked Zephyrix to build it" in context.text  # the first hop: the question's words
     assert "quoted 42,000 EUR" in context.text  # the second: through "Zephyrix" alone
     assert "ramen" not in context.text
+    # a short list a person reads (%recall's 5) stays what the question's words found
+    titles = [hit.title for hit in memory.recall("churn dashboard cost", k=5)]
+    assert "Churn dashboard" in titles and "Contractor quote" not in titles
     memory.close()
 
 

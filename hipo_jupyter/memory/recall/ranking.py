@@ -311,7 +311,7 @@ def recall(
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight, query)
-    found = connect(found, query, index, type=type, since=since, until=until)
+    found = connect(found, query, index, k=k, type=type, since=since, until=until)
     day_prior = day_map(query, found, _day_prior(found))  # time_span.py
     found = _without_answered_nodes(found)
     best = max((h.score for h in found), default=1.0) or 1.0

@@ -25,6 +25,10 @@ from ..search.contract import SearchHit, SearchIndex
 from ..search.query import STOPWORDS
 from .implicit_needs import route
 
+# The hop and the implicit route fill a context (`Memory.context` asks recall for 10 hits and
+# more, 166 at 2,000 tokens); a short list a person reads (`%recall`'s 5) stays what the
+# question's words found, so a hit that does not hold them never surprises there.
+CONNECT_MIN_HITS = 10
 SEEDS = 5  # the first raw hits whose names are followed
 BRIDGE_TERMS = 4  # at most this many names and numbers make the second query
 HOP_LIMIT = 40  # hits asked of the second search
@@ -139,13 +143,15 @@ def connect(
     query: str,
     index: SearchIndex,
     *,
+    k: int,
     type: str | None = None,
     since: str | None = None,
     until: str | None = None,
 ) -> list[SearchHit]:
     """The first search's hits with what connects to them: the second hop (`follow`) and, for
     a question about a plan, the user's preferences and constraints (`implicit_needs.route`),
-    searched in the same index with the same filters, as one list for the ranking."""
+    searched in the same index with the same filters, as one list for the ranking; nothing
+    added when fewer than CONNECT_MIN_HITS hits (`k`) are asked."""
 
     def search(text: str, *, limit: int, types: Collection[str] | None = None) -> list[SearchHit]:
         if type:
@@ -156,4 +162,6 @@ def connect(
             text, limit=limit, kinds={"raw"}, types=types, since=since, until=until, snippets=False
         )
 
+    if k < CONNECT_MIN_HITS:
+        return list(found)
     return route(follow(found, query, search), query, search)
