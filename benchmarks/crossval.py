@@ -44,6 +44,9 @@ for folder in (HERE.parent, HERE):
 
 SYSTEM = "hipo"
 Setting = tuple[tuple[str, object], ...]  # ((module.NAME, value), ...)
+# One fold's result: (score sum, items) and, per category (LoCoMo's, MemAware's difficulty),
+# the same pair: (score sum, items, {category: (score sum, items)}).
+Fold = tuple[float, int, dict[str, tuple[float, int]]] | tuple[float, int]
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ def defaults(grid: Grid) -> Setting:
 # --- per-fold results of one setting: fold -> (score sum, items) ------------------------------
 
 
-def locomo_folds(data: Path, budget: int, setting: Setting) -> dict[str, tuple[float, int]]:
+def locomo_folds(data: Path, budget: int, setting: Setting) -> dict[str, Fold]:
     """Each conversation's all-evidence rate at `budget`, as (rate x questions, questions)."""
     import locomo
 
@@ -123,7 +126,12 @@ def locomo_folds(data: Path, budget: int, setting: Setting) -> dict[str, tuple[f
             path.write_text(json.dumps([sample]), encoding="utf-8")
             cell = locomo.run(path, [SYSTEM])["systems"][SYSTEM]["budgets"][str(budget)]
             key = str(sample.get("sample_id") or number)
-            folds[key] = (cell["all_evidence_rate"] * cell["questions"], cell["questions"])
+            categories = {
+                name: (part["all_evidence_rate"] * part["questions"], part["questions"])
+                for name, part in cell["by_category"].items()
+            }
+            rate, questions = cell["all_evidence_rate"], cell["questions"]
+            folds[key] = (rate * questions, questions, categories)
     return folds
 
 
@@ -135,35 +143,51 @@ def memaware_folds(
     setting: Setting,
     system: str = SYSTEM,
     keep: Path | None = None,
-) -> dict[str, tuple[float, int]]:
-    """Each fold's answered questions at `budget`, as (answered, questions). `keep`: the
-    memory folders of an earlier `memaware.py --keep` run of the same import, reused (the
-    import adds nothing twice, so nothing is embedded again)."""
+) -> dict[str, Fold]:
+    """Each fold's answered questions at `budget`, as (answered, questions, per difficulty).
+    `keep`: the memory folders of an earlier `memaware.py --keep` run of the same import,
+    reused (the import adds nothing twice, so nothing is embedded again)."""
     import memaware
 
     with applied(setting):
         memaware.BUDGETS = (budget,)
         result = memaware.run(data, questions, [system], keep, None, memaware.IMPORTS[0])
     found = result["systems"][system]["found"][str(budget)]
-    out: dict[str, tuple[float, int]] = {}
+    difficulty = [q.difficulty for q in memaware.load_questions(questions)][: len(found)]
+    out: dict[str, Fold] = {}
     for fold in range(folds):
         mine = found[fold::folds]
-        out[str(fold)] = (float(sum(mine)), len(mine))
+        categories: dict[str, tuple[float, int]] = {}
+        for answered, level in zip(mine, difficulty[fold::folds], strict=True):
+            total, count = categories.get(level, (0.0, 0))
+            categories[level] = (total + answered, count + 1)
+        out[str(fold)] = (float(sum(mine)), len(mine), categories)
     return out
 
 
 # --- the cross-validation itself ---------------------------------------------------------------
 
 
-def score(folds: dict[str, tuple[float, int]], keys: Sequence[str]) -> float:
+def score(folds: dict[str, Fold], keys: Sequence[str]) -> float:
     total = sum(folds[k][0] for k in keys)
     count = sum(folds[k][1] for k in keys)
     return total / count if count else 0.0
 
 
-def cross_validate(results: dict[Setting, dict[str, tuple[float, int]]]) -> dict:
+def by_category(folds: Sequence[Fold]) -> dict[str, float]:
+    """The score per category over these folds (weighted by their items), when they have it."""
+    totals: dict[str, tuple[float, int]] = {}
+    for fold in folds:
+        for name, (total, count) in (fold[2] if len(fold) > 2 else {}).items():
+            before = totals.get(name, (0.0, 0))
+            totals[name] = (before[0] + total, before[1] + count)
+    return {name: round(t / n, 4) for name, (t, n) in sorted(totals.items()) if n}
+
+
+def cross_validate(results: dict[Setting, dict[str, Fold]]) -> dict:
     """Fold by fold, the setting best on the other folds (the first listed on a tie), scored on
-    the held-out fold; the cross-validated score weights each fold by its items."""
+    the held-out fold; the cross-validated score weights each fold by its items, and so does
+    each category's."""
     settings = list(results)
     keys = list(next(iter(results.values())))
     held_out, chosen = 0.0, {}
@@ -173,7 +197,8 @@ def cross_validate(results: dict[Setting, dict[str, tuple[float, int]]]) -> dict
         chosen[key] = best
         held_out += results[best][key][0]
     items = sum(results[settings[0]][k][1] for k in keys)
-    return {"cross_validated": held_out / items, "chosen": chosen}
+    categories = by_category([results[chosen[key]][key] for key in keys])
+    return {"cross_validated": held_out / items, "chosen": chosen, "by_category": categories}
 
 
 def label(setting: Setting) -> str:
@@ -193,6 +218,14 @@ def report(results: dict[Setting, dict], default: Setting, budget: int) -> dict:
         "best_dev": {"setting": label(best), "score": dev[label(best)]},
         "cross_validated": round(cv["cross_validated"], 4),
         "chosen_per_fold": {key: label(s) for key, s in cv["chosen"].items()},
+        # per category (LoCoMo's, MemAware's difficulty): the default's dev figure and the
+        # cross-validated one side by side
+        "by_category": {
+            "default_dev": by_category([results[default][k] for k in keys])
+            if default in results
+            else {},
+            "cross_validated": cv["by_category"],
+        },
         "folds": keys,
     }
 
@@ -251,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{summary['best_dev']['setting']}: {summary['best_dev']['score']}; cross-validated "
         f"{summary['cross_validated']} (spread of the grid's dev scores {spread:.4f})"
     )
+    per = summary["by_category"]
+    for name, held in per["cross_validated"].items():
+        print(f"  {name}: default dev {per['default_dev'].get(name)}, cross-validated {held}")
     return 0
 
 

@@ -29,6 +29,22 @@ def test_each_fold_is_scored_with_the_setting_best_on_the_others() -> None:
     assert report["default_dev"] == round(19 / 30, 4) and report["best_dev"]["score"] == 0.6333
 
 
+def test_each_category_is_scored_dev_and_cross_validated_side_by_side() -> None:
+    a, b = (("m.X", 1),), (("m.X", 2),)
+    results = {  # a fold's (sum, items) split in two categories, "1" and "2"
+        a: {"f0": (1.0, 10, {"1": (0.0, 5), "2": (1.0, 5)}),
+            "f1": (9.0, 10, {"1": (4.0, 5), "2": (5.0, 5)}),
+            "f2": (9.0, 10, {"1": (4.0, 5), "2": (5.0, 5)})},
+        b: {"f0": (8.0, 10, {"1": (3.0, 5), "2": (5.0, 5)}),
+            "f1": (5.0, 10, {"1": (1.0, 5), "2": (4.0, 5)}),
+            "f2": (5.0, 10, {"1": (2.0, 5), "2": (3.0, 5)})},
+    }  # fmt: skip
+    report = crossval.report(results, a, 2000)
+    # a's dev figures per category; held out: a on f0, b on f1 and f2 (as above)
+    assert report["by_category"]["default_dev"] == {"1": round(8 / 15, 4), "2": round(11 / 15, 4)}
+    assert report["by_category"]["cross_validated"] == {"1": 0.2, "2": round(8 / 15, 4)}
+
+
 def test_a_locomo_sweep_sets_the_constant_and_puts_it_back(tmp_path: Path) -> None:
     shipped = ranking.DAY_WEIGHT
     out = tmp_path / "cv.json"
@@ -41,6 +57,8 @@ def test_a_locomo_sweep_sets_the_constant_and_puts_it_back(tmp_path: Path) -> No
     assert list(report["dev"]) == [f"DAY_WEIGHT={shipped}", "DAY_WEIGHT=0.3"]
     assert report["default"] == f"DAY_WEIGHT={shipped}" and len(report["folds"]) == 1
     assert 0.0 <= report["cross_validated"] <= 1.0
+    per = report["by_category"]  # the categories it asks (no open-domain one), both ways
+    assert set(per["cross_validated"]) == set(per["default_dev"]) == {"1", "2", "4"}
 
 
 def test_a_setting_the_engine_lacks_is_one_line(capsys) -> None:

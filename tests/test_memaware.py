@@ -153,6 +153,8 @@ def test_crossval_reads_a_kept_memory_of_the_system_asked(tmp_path: Path) -> Non
         TINY, TINY / "questions.json", 2000, 3, (), system="hipo", keep=keep
     )
     assert (keep / "hipo" / "memory").is_dir()  # the memory a later sweep reuses
-    assert sum(n for _, n in folds.values()) == 3
+    assert sum(fold[1] for fold in folds.values()) == 3
+    # each fold's questions by difficulty too, for the per-category cross-validated figures
+    assert sum(n for fold in folds.values() for _, n in fold[2].values()) == 3
     args = crossval.parse_args(["memaware", str(TINY), "--system", "hipo_semantic"])
     assert args.system == "hipo_semantic" and args.keep is None

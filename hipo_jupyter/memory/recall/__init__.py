@@ -6,7 +6,10 @@ Modules:
   `RecallResult` results; `query_hints.py` the periods and names a query names;
   `neighbours.py` the turns around a hit; `passages.py` the part of a long piece (and the
   Layer 1 lines) about its question; `supersession.py` the user's current word first (a note
-  changed later under the change, write-backs under the notes that answer).
+  changed later under the change, write-backs under the notes that answer); `second_hop.py`
+  what the first hits name that the question does not, searched in turn; `implicit_needs.py`
+  the user's preferences and constraints routed into a question about a plan; `time_span.py`
+  the daily and weekly nodes as the map of a question that spans time.
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance;
   `corrections.py` which checkpoints a correction superseded (hidden unless asked for);

@@ -43,7 +43,9 @@ from ..tree.topic_index import Topic
 from .neighbours import Neighbours, lift_neighbours
 from .passages import hit_snippet
 from .query_hints import content_stems, coverage, period_match, query_names, query_periods
+from .second_hop import connect
 from .supersession import Changes, settle
+from .time_span import day_map
 
 # Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
 # conversations (benchmarks/LOCOMO.md); each is a general signal, not a fit to those questions.
@@ -312,7 +314,8 @@ def recall(
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight, query)
-    day_prior = _day_prior(found)
+    found = connect(found, query, index, k=k, type=type, since=since, until=until)
+    day_prior = day_map(query, found, _day_prior(found))  # time_span.py
     found = _without_answered_nodes(found)
     best = max((h.score for h in found), default=1.0) or 1.0
     relevance: dict[str, float] = {}
