@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -246,16 +246,7 @@ def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str)
     report.quoted_by = quoting(checkpoint, others)
     needles = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
     report.rebuilt += _drop_nodes(memory, day, needles)
-    if memory.config.team_url:
-        _forget_in_team(memory, report)
-    memory.compact()
-    memory._indexer.close()
-    memory._indexer.stale()
-    memory._ensure_index()
-    report.scrubbed += scrub_conversations(memory, pieces)
-    report.rebuilt += compact_sqlite_files(memory)
-    report.rebuilt += drop_derived_holding(memory, needles)
-    memory._ensure_index()
+    _rebuild_derived(memory, report, pieces, needles)
     _scan(memory, [p.encode("utf-8") for p in pieces], report)
     memory.forgotten.finish_forget(checkpoint.id)
     memory._notify("forget")
@@ -274,19 +265,34 @@ def finish_interrupted(memory: ForgettingMemory, event: ForgetEvent) -> ForgetRe
     report = ForgetReport(event.id, relative, line, finished=True)
     hides = memory.forgotten.hides([event])
     report.rebuilt += _drop_nodes(memory, day, [], also=hides)
+    _rebuild_derived(memory, report, [], [], rewrite=memory.forgotten.scrubber([event]), also=hides)
+    memory.forgotten.finish_forget(event.id)
+    memory._notify("forget")
+    return report
+
+
+def _rebuild_derived(
+    memory: ForgettingMemory,
+    report: ForgetReport,
+    pieces: list[str],
+    needles: list[bytes],
+    *,
+    rewrite: Callable[[str], str] | None = None,
+    also: Holds | None = None,
+) -> None:
+    """Steps 3 to 5 of a forget, once its log holds no text: the team's row, the tree
+    compacted, the index synced and compacted, conversations scrubbed (by `pieces`, or what
+    `rewrite` finds by the ledger's hashes) and derived stores holding it dropped."""
     if memory.config.team_url:
         _forget_in_team(memory, report)
     memory.compact()
     memory._indexer.close()
     memory._indexer.stale()
     memory._ensure_index()
-    report.scrubbed += scrub_conversations(memory, [], rewrite=memory.forgotten.scrubber([event]))
+    report.scrubbed += scrub_conversations(memory, pieces, rewrite)
     report.rebuilt += compact_sqlite_files(memory)
-    report.rebuilt += drop_derived_holding(memory, [], also=hides)
+    report.rebuilt += drop_derived_holding(memory, needles, also)
     memory._ensure_index()
-    memory.forgotten.finish_forget(event.id)
-    memory._notify("forget")
-    return report
 
 
 def _forget_in_team(memory: ForgettingMemory, report: ForgetReport) -> None:
