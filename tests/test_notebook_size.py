@@ -31,7 +31,7 @@ REDRAWS = [
     "%hipo topics",
     "%hipo budget",
     *(
-        f"%%remember Pricing review {n} #pricing #{topic} --date 2026-03-0{n}\n"
+        f"%%remember Pricing review {n} #pricing #{topic}\n"  # today's: the pass below has work
         f"- decisions: keep the starter tier at {n}0 EUR"
         for n, topic in zip(range(1, 9), ["q1", "churn", "q1", "churn"] * 2, strict=True)
     ),

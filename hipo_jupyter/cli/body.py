@@ -19,8 +19,8 @@ def title_and_body(args: argparse.Namespace) -> tuple[str, str]:
     """(title line, body) of `hipo remember`: the title is `--title` or the words given."""
     title = args.title if args.title is not None else " ".join(args.title_words)
     body = "" if one_line_form(args) else read_stdin_body()
-    if not body.strip() and args.title is None and title.strip():
-        return one_line_note(title)  # `hipo remember "moved the launch to May"`
+    if not body and args.title is None and title.strip():  # nothing piped in; blanks piped
+        return one_line_note(title)  # are a body, refused as %%remember refuses it
     return title, body
 
 

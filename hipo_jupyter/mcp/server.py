@@ -134,8 +134,9 @@ def correction_answer(memory: Memory, replaces: str, title: str, body: str, **ho
             "only when the user accepts it")  # fmt: skip
 
 
-def build_server(memory: Memory) -> Server:
-    """An MCP server whose tools and resources are calls on `memory`."""
+def build_server(memory: Memory, session_start: threading.Thread | None = None) -> Server:
+    """An MCP server whose tools and resources are calls on `memory`; a write waits for the
+    `session_start` ritual (`after_session_start`)."""
     server = new_server(HipoMCPServer, SERVER_NAME, INSTRUCTIONS)
 
     @server.tool(structured_output=False)
@@ -166,6 +167,7 @@ def build_server(memory: Memory) -> Server:
         is '- request: ...', '- analysis: ...', '- decisions: ...', '- outcome: ...',
         '- references: ...' lines or free text; type is project, feedback, user or reference.
         replaces: the ID of a checkpoint this corrects (of the user's: a proposal they accept)."""
+        after_session_start(session_start)
         if replaces is not None:
             return correction_answer(memory, replaces, title, body, type=type, tags=tags)
         require_title(title)  # the rule `hipo remember` and %%remember keep
@@ -228,6 +230,14 @@ def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
     return read_file
 
 
+def after_session_start(ritual: threading.Thread | None) -> None:
+    """Wait for the session-start pass before a write: a write ahead of it, into a tree no pass
+    had built, had the pass build the day's nodes, and a client that closed then cut it, so the
+    memory failed `hipo check`."""
+    if ritual is not None:
+        ritual.join()
+
+
 def start_session(memory: Memory) -> threading.Thread:
     """The session-start ritual `%load_ext hipo` runs (compact what is dirty, so ROOT.md and the
     working files exist and are current), in a background thread: `initialize` answers at
@@ -248,5 +258,4 @@ def start_session(memory: Memory) -> threading.Thread:
 def serve(memory: Memory) -> None:
     """Run the session-start ritual, then serve `memory` over stdio until the client closes
     the connection; every line is answered (`stdio.py`)."""
-    start_session(memory)
-    anyio.run(serve_stdio, build_server(memory))
+    anyio.run(serve_stdio, build_server(memory, start_session(memory)))

@@ -147,19 +147,20 @@ class Memory:
         cell: str | None = None,
         via: str | None = None,
         model: str | None = None,
+        provider: str | None = None,
         trigger: str | None = None,
         rule: str | None = None,
     ) -> Checkpoint:
         """Append one checkpoint to the raw log of `on` (default today) and index it at once.
-
         `title` is a title line as `%%remember` reads it (`[type]` and `#tags` at its end);
-        an explicit `type` wins over the title's. Input is checked once, by `CheckpointDraft`.
-        `via` names the front end, `model` the calls a write-back came from (a write-back
-        names its SDK through `write_checkpoint`); `trigger` and `rule` make a feedback rule."""
+        an explicit `type` wins over the title's; input is checked once (`CheckpointDraft`).
+        `via` names the front end, `model` and `provider` the calls a write-back came from,
+        `trigger` and `rule` make a feedback rule."""
         draft = CheckpointDraft.parse(
             title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
         )
-        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model)
+        where = {"notebook": notebook, "cell": cell, "via": via, "model": model}
+        return self.write_checkpoint(draft, **where, provider=provider)
 
     def write_checkpoint(self, draft: CheckpointDraft, **where: str | None) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
@@ -272,9 +273,8 @@ class Memory:
         return layer1
 
     def topics(self) -> TopicsIndex:
-        """The Topics Index as data (what ROOT.md lists); cheap when nothing changed (see
-        `topic_index.TopicsCache`): only a raw log changed by someone else makes it re-read
-        every log."""
+        """The Topics Index as data (what ROOT.md lists); cheap when nothing changed: only a raw
+        log changed by someone else re-reads every log (`topic_index.TopicsCache`)."""
         return TopicsIndex(tuple(self._topics.topics(self.today)))
 
     def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:

@@ -383,7 +383,7 @@ def _distinct_best(
         if query is not None:
             snippet = hit_snippet(doc.text, query)
         hit = Hit.of(doc, snippet=snippet, score=round(score, 4), topics=hit_topics, nodes=nodes)
-        hits.append(changes.marked(hit) if doc.id in changes.later else hit)
+        hits.append(changes.marked(hit, doc.id) if doc.id in changes.later else hit)
         if len(hits) == k:
             break
     return hits

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
 from ..disk.trust import REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may, writer_of_provenance
-from ..search.contract import Document, document_id
+from ..search.contract import Document
 from ..search.query import STOPWORDS
 from .passages import stem
 
@@ -121,10 +121,11 @@ class Changes:
     later: dict[str, Document] = field(default_factory=dict)
     repeated_write_backs: set[str] = field(default_factory=set)
 
-    def marked(self, hit: H) -> H:
-        """A hit (`ranking.Hit`) of a note changed later, saying so: `changed_later` holds
-        where the later note is, and its provenance says it after what it said."""
-        later = self.later[document_id(hit.file, hit.line)]
+    def marked(self, hit: H, doc_id: str) -> H:
+        """A hit (`ranking.Hit`) of the document `doc_id`, a note changed later, saying so:
+        `changed_later` holds where the later note is, and its provenance says it after what
+        it said. By id, not by file and line: a team hit's id is the database row's."""
+        later = self.later[doc_id]
         where = f"{later.path}:{later.line}"
         said = f"{hit.provenance}; {CHANGED_LATER} {where}".lstrip("; ")
         return dataclasses.replace(hit, changed_later=where, provenance=said)
