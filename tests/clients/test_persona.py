@@ -34,7 +34,7 @@ from jupyter_ai_persona_manager import BasePersona  # noqa: E402
 from hipo_jupyter.llm import LAYER1_OPEN, RECALL_TAG  # noqa: E402
 from hipo_jupyter.llm.persona import PROVIDER, HipoPersona  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
-from hipo_jupyter.memory.disk import VIA_WRITE_BACK  # noqa: E402
+from hipo_jupyter.memory.disk import VIA_WRITE_BACK, provenance_text, writer_of  # noqa: E402
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -205,6 +205,8 @@ async def test_the_persona_answers_with_layer1_and_recall_and_writes_back(
     assert (checkpoint.notebook or "").endswith(".chat")
     assert "February cloud budget" in checkpoint.title
     assert "4,200 EUR" in (checkpoint.field("outcome") or "")
+    assert "a Jupyter AI call's write-back" in provenance_text(checkpoint)
+    assert writer_of(checkpoint) == "claude"  # a model's task log: no power to steer (trust)
 
 
 async def test_a_failed_call_writes_nothing_back(
