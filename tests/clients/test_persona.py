@@ -12,6 +12,7 @@ does; the chat's own Yjs transport (the browser side) is not driven here.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import os
@@ -29,7 +30,10 @@ pytest.importorskip("jupyter_ai_jupyternaut", reason="the [jupyter-ai] extra is 
 pytest.importorskip("pytest_jupyter", reason="pytest-jupyter is not installed")
 
 from jupyter_ai_jupyternaut.jupyternaut.jupyternaut import JupyternautPersona  # noqa: E402
-from jupyter_ai_persona_manager import BasePersona  # noqa: E402
+from jupyter_ai_persona_manager import BasePersona, PersonaManager  # noqa: E402
+from jupyterlab_chat.models import Message  # noqa: E402
+from jupyterlab_chat.ychat import YChat  # noqa: E402
+from traitlets.config import Config  # noqa: E402
 
 from hipo_jupyter.llm import LAYER1_OPEN, RECALL_TAG  # noqa: E402
 from hipo_jupyter.llm.persona import PROVIDER, HipoPersona  # noqa: E402
@@ -43,6 +47,8 @@ REPLY = "Keep the cloud spend at 4,200 EUR for February, as decided."
 WORKING = "Current task: the quarterly report for Acme Logistics."
 NOTE = "February budget: cut the cloud spend to 4,200 EUR (Grafana shows the idle GPUs)."
 QUESTION = "What did we decide about the February cloud budget?"
+DEFAULT_PERSONA = "jupyter-ai-personas::hipo_jupyter::HipoPersona"  # what the README says to set
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 class StandInModel:
@@ -223,6 +229,52 @@ async def test_a_failed_call_writes_nothing_back(
         assert not [c for c in memory.recent_checkpoints(10) if c.via == VIA_WRITE_BACK]
     finally:
         memory.close()
+
+
+async def test_as_the_default_persona_of_a_chat_beside_a_notebook_it_uses_that_folders_memory(
+    jp_serverapp: Any, memory_root: Path, model_server: tuple[StandInModel, str]
+) -> None:
+    """The live chat's path: a persona manager built as jupyter-ai builds one for a chat file
+    (with the README's default-persona setting), the message routed as the router routes it."""
+    model, _ = model_server
+    project = memory_root / "project"
+    project.mkdir()
+    memory = Memory(project)
+    try:
+        memory.init()
+        memory.remember("Vendor choice", "We chose Timescale over InfluxDB for the sensors.")
+    finally:
+        memory.close()
+    assert DEFAULT_PERSONA in README.read_text(encoding="utf-8")
+    chat = YChat()
+    chat.initial_path = "project/notes.chat"
+    manager = PersonaManager(
+        config=Config({"PersonaManager": {"default_persona_id": DEFAULT_PERSONA}}),
+        chat=chat,
+        root_dir=str(memory_root),
+        event_loop=asyncio.get_running_loop(),
+    )
+    persona = manager.default_persona
+    assert isinstance(persona, HipoPersona) and persona.name == "Hipo"
+    message = Message(
+        id="m1", body="Which database did we choose for the sensors?", time=0.0,
+        sender="someone", metadata={PersonaManager.TO_PERSONA_METADATA_KEY: DEFAULT_PERSONA},
+    )  # fmt: skip
+    manager.on_chat_message(chat.get_id(), message)
+    for _ in range(600):
+        await asyncio.sleep(0.1)
+        if any(m.sender == persona.id for m in chat.get_messages()) and not persona.processing:
+            break
+    assert any(REPLY in m.body for m in chat.get_messages() if m.sender == persona.id)
+    system = system_text(model.chat_requests()[0])
+    assert "Timescale" in system and "4,200 EUR" not in system  # the project's memory only
+    memory = Memory(project)
+    try:
+        written = [c for c in memory.recent_checkpoints(10) if c.via == VIA_WRITE_BACK]
+    finally:
+        memory.close()
+    assert [c.notebook for c in written] == ["project/notes.chat"]
+    await manager.shutdown_personas()
 
 
 def test_the_persona_api_it_relies_on() -> None:
