@@ -256,15 +256,8 @@ async def test_as_the_default_persona_of_a_chat_beside_a_notebook_it_uses_that_f
     )
     persona = manager.default_persona
     assert isinstance(persona, HipoPersona) and persona.name == "Hipo"
-    message = Message(
-        id="m1", body="Which database did we choose for the sensors?", time=0.0,
-        sender="someone", metadata={PersonaManager.TO_PERSONA_METADATA_KEY: DEFAULT_PERSONA},
-    )  # fmt: skip
-    manager.on_chat_message(chat.get_id(), message)
-    for _ in range(600):
-        await asyncio.sleep(0.1)
-        if any(m.sender == persona.id for m in chat.get_messages()) and not persona.processing:
-            break
+    message = to_hipo("m1", "Which database did we choose for the sensors?")
+    await routed(manager, chat, persona, message, replies=1)
     assert any(REPLY in m.body for m in chat.get_messages() if m.sender == persona.id)
     system = system_text(model.chat_requests()[0])
     assert "Timescale" in system and "4,200 EUR" not in system  # the project's memory only
@@ -274,7 +267,32 @@ async def test_as_the_default_persona_of_a_chat_beside_a_notebook_it_uses_that_f
     finally:
         memory.close()
     assert [c.notebook for c in written] == ["project/notes.chat"]
+
+    # the next message of this chat: its own write-back is not recalled (Jupyternaut keeps the
+    # chat's turns), the user's note still is
+    again = to_hipo("m2", "And which database for the sensors?")
+    await routed(manager, chat, persona, again, replies=2)
+    system = system_text(model.chat_requests()[-1])
+    recalled = system[system.rindex(f"<{RECALL_TAG}") :]
+    assert "Timescale" in recalled and REPLY.split(" at ")[0] not in recalled
     await manager.shutdown_personas()
+
+
+def to_hipo(identity: str, body: str) -> Message:
+    """A chat message addressed to Hipo, as the chat's persona picker stamps it."""
+    metadata = {PersonaManager.TO_PERSONA_METADATA_KEY: DEFAULT_PERSONA}
+    return Message(id=identity, body=body, time=0.0, sender="someone", metadata=metadata)
+
+
+async def routed(manager: Any, chat: Any, persona: Any, message: Any, *, replies: int) -> None:
+    """Route `message` as the router does, and wait for the persona's `replies`th reply."""
+    manager.on_chat_message(chat.get_id(), message)
+    for _ in range(600):
+        await asyncio.sleep(0.1)
+        mine = [m for m in chat.get_messages() if m.sender == persona.id]
+        if len(mine) >= replies and not persona.processing:
+            return
+    raise AssertionError(f"no reply {replies} from the persona in 60 s")
 
 
 def test_the_persona_api_it_relies_on() -> None:
