@@ -16,6 +16,8 @@ import asyncio
 import inspect
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -312,3 +314,21 @@ def test_the_persona_api_it_relies_on() -> None:
     assert inspect.iscoroutinefunction(JupyternautPersona.process_message)
     assert inspect.iscoroutinefunction(JupyternautPersona.stream_message)
     assert isinstance(JupyternautPersona.defaults, property)
+
+
+def test_without_jupyternaut_the_persona_manager_is_told_what_to_install() -> None:
+    """jupyter-ai without its [jupyternaut] extra: the entry point raises the persona manager's
+    PersonaRequirementsUnmet (logged as one warning line), not an error in every chat."""
+    script = (
+        "import sys\n"
+        "sys.modules['jupyter_ai_jupyternaut'] = None\n"
+        "from jupyter_ai_persona_manager import PersonaRequirementsUnmet\n"
+        "try:\n"
+        "    import hipo_jupyter.llm.persona\n"
+        "except PersonaRequirementsUnmet as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip().endswith("pip install 'hipo-jupyter[jupyter-ai]'")
