@@ -38,6 +38,7 @@ from traitlets import Int
 
 from hipo_jupyter.memory import (
     DEFAULT_BUDGET,
+    MAX_QUERY_CHARS,
     MIN_BUDGET,
     CheckpointDraft,
     HipoError,
@@ -130,11 +131,16 @@ class HipoPersona(JupyternautPersona):
         return MEMORIES.get(resolve_root(None, notebook_path=self.get_chat_path()))
 
     def _load(self, turn: Turn) -> None:
-        """Layer 1 and the memory recalled for the question, into `turn` (in a worker thread)."""
+        """Layer 1 and the memory recalled for the question, into `turn` (in a worker thread).
+        A message longer than a recall query may be (pasted code, a log) is recalled by its
+        start; a message of blanks or attachments only recalls nothing."""
         memory = self.hipo_memory()
         turn.layer1 = layer1_block(memory.layer1().text, cache=False)["text"]
+        query = " ".join(turn.question.split())[:MAX_QUERY_CHARS].strip()
+        if not query:
+            return
         context = memory.context(
-            turn.question, budget=self.recall_budget, layer1=False, conversation=self.conversation
+            query, budget=self.recall_budget, layer1=False, conversation=self.conversation
         )
         turn.recalled = context.text if context.hits else None
 
@@ -182,7 +188,7 @@ class HipoPersona(JupyternautPersona):
         self.log.info("hipo: chat exchange written back as %s", written)
 
     def get_system_prompt(self, model_id: str, message: Any) -> Any:
-        """Jupyternaut's prompt between Layer 1 (first: stable, cached) and the recalled
+        """Jupyternaut's prompt between Layer 1 (first: it changes least) and the recalled
         memory (last: it changes with every message)."""
         prompt = super().get_system_prompt(model_id=model_id, message=message)
         turn = _TURN.get()

@@ -277,6 +277,12 @@ async def test_as_the_default_persona_of_a_chat_beside_a_notebook_it_uses_that_f
     system = system_text(model.chat_requests()[-1])
     recalled = system[system.rindex(f"<{RECALL_TAG}") :]
     assert "Timescale" in recalled and REPLY.split(" at ")[0] not in recalled
+
+    # a message longer than a recall query (a pasted log) is recalled by its start
+    pasted = "Which database for the sensors? Here is the log:\n" + "ERROR timeout\n" * 400
+    await routed(manager, chat, persona, to_hipo("m3", pasted), replies=3)
+    system = system_text(model.chat_requests()[-1])
+    assert "Timescale" in system[system.rindex(f"<{RECALL_TAG}") :]
     await manager.shutdown_personas()
 
 
