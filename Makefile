@@ -46,7 +46,8 @@ test-semantic: venv
 
 # The configs `hipo mcp --config` prints, taken by the real clients: Claude Code and the MCP
 # Inspector pinned in tests/clients/package-lock.json, jupyter-ai 3.2 from PyPI, which brings
-# mcp 1.x: `hipo mcp` is proven on the old SDK line here, on 2.x in $(VENV).
+# mcp 1.x: `hipo mcp` is proven on the old SDK line here, on 2.x in $(VENV). The [jupyter-ai]
+# extra's persona (Jupyternaut with the memory) answers in a real Jupyter server there too.
 # Only an unreachable registry turns a client's test into a skip with the reason.
 CLIENTS_VENV ?= .venv-clients
 CLIENTS_BIN  := $(CLIENTS_VENV)/bin

@@ -8,11 +8,14 @@ errors as one line), `replies.py` (a streamed reply taken for what it is: whole,
 malformed), `summarizer.py` (Claude writing summaries), `layer1_pin.py` (Layer 1 split
 so the prompt cache survives checkpoints written mid-session), `caching.py` (where prompt-cache
 breakpoints go), `conversation.py` (a long `%%ask` conversation's zones: anchor, summary,
-active turns), `tool_run.py` (a `%%ask` with Claude's memory tool, `hipo_jupyter.memory_tool`).
+active turns), `tool_run.py` (a `%%ask` with Claude's memory tool, `hipo_jupyter.memory_tool`),
+`persona.py` (the jupyter-ai chat persona with the memory, loaded by jupyter-ai's persona
+manager from the `jupyter_ai.personas` entry point; never imported by this package).
 
 Everything that knows the LLM SDKs (anthropic, openai, litellm) lives here; the engine
 (`hipo_jupyter.memory`) never imports them and the IPython front end only calls these functions.
-May import: the engine's faces, `memory_tool` (for `tool_run.py`) and the LLM SDKs, late.
+May import: the engine's faces, `memory_tool` (for `tool_run.py`) and the LLM SDKs, late;
+jupyter-ai's packages in `persona.py` only.
 Not `ipython/`, `cli/`, `mcp/`, `server/` or `team/`.
 
 The prompt of a call made with hipo loaded, in order, stable parts first:

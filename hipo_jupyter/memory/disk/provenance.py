@@ -36,9 +36,12 @@ def provenance_of(checkpoint: Checkpoint) -> dict[str, str | None]:
     }
 
 
-PROVIDER_NAMES = {"anthropic": "Claude", "openai": "OpenAI", "litellm": "LiteLLM"}
+PROVIDER_NAMES = {
+    "anthropic": "Claude", "openai": "OpenAI", "litellm": "LiteLLM", "jupyter-ai": "Jupyter AI",
+}  # fmt: skip
 """The SDK a write-back's calls went through (`LLMCall.client`, recorded at write time as
-`provider=`) -> the name its calls are called by. The one place that names a call."""
+`provider=`; `jupyter-ai` for the chat persona's, `llm/persona`) -> the name its calls are
+called by. The one place that names a call."""
 UNKNOWN_CALLER = "LLM"  # a write-back that does not say (written before `provider=`), or a mix
 
 
