@@ -68,6 +68,7 @@ from hipo_jupyter.team.link import team_backend
 from hipo_jupyter.team.url import mask_url
 
 from . import forget as cli_forget
+from . import hooks as cli_hooks
 from . import views as cli_views
 from .body import title_and_body
 from .demo import TODAY_ENV, run_demo
@@ -416,6 +417,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "mcp": cmd_mcp,
     "demo": cmd_demo,
+    "hook": cli_hooks.cmd_hook,
     **{name: _with_memory(getattr(cli_views, f"cmd_{name}")) for name in cli_views.HELP},
     "forget": _with_memory(cli_forget.cmd_forget),
     "corrections": _with_memory(cli_forget.cmd_corrections),

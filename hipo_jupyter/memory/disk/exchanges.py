@@ -100,10 +100,14 @@ def index_reply(reply: str, tokens: int | None = None) -> str:
     return reply if len(words) <= tokens else " ".join(words[:tokens]) + " ..."
 
 
+EXCHANGE_WRITERS = frozenset({"import", "claude-code"})  # `hipo import`, Claude Code's hooks
+
+
 def is_exchange(fields: Iterable[tuple[str, str]], via: str | None) -> bool:
-    """An imported checkpoint of a request and a reply (and nothing else)."""
+    """An imported checkpoint of a request and a reply (and nothing else): from `hipo import`
+    or a Claude Code session's hooks (`provenance.VIA_CLAUDE_CODE`)."""
     keys = [key for key, _ in fields]
-    return via == "import" and keys == [REQUEST_FIELD, REPLY_FIELD]
+    return via in EXCHANGE_WRITERS and keys == [REQUEST_FIELD, REPLY_FIELD]
 
 
 def split_shown(text: str) -> tuple[str, str] | None:

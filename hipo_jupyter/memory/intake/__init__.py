@@ -8,6 +8,7 @@ Modules:
   LoCoMo, Claude Code sessions) read into records; `import_times.py` the times of their turns.
 - `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
 - `transcript_check.py` a Claude Code session checked against the protocol.
+- `sessions.py` a live Claude Code session's exchanges, as its hooks hand them in.
 
 May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,
 `config`, `events`, `requests`, `roots`, and itself. Must not import `memory`: the facade
@@ -34,6 +35,7 @@ from .notes import (
     normalize,
     refusal,
 )
+from .sessions import session_records
 from .transcript_check import check_transcript
 
 __all__ = [
@@ -57,5 +59,6 @@ __all__ = [
     "normalize",
     "read_file",
     "refusal",
+    "session_records",
     "undated_line",
 ]
