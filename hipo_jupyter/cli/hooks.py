@@ -203,8 +203,18 @@ def start_writer(root: Path, transcript: Path, *, hold_last: bool) -> None:
     outlives it (and Claude Code, at SessionEnd)."""
     if not transcript.is_absolute():
         raise HookInputError("transcript_path is not an absolute path")
-    command = [sys.executable, "-m", "hipo_jupyter.cli", "--root", str(root), "hook", WRITE,
-               "--transcript", str(transcript)] + (["--hold-last"] if hold_last else [])  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hipo_jupyter.cli",
+        "--root",
+        str(root),
+        "hook",
+        WRITE,
+        "--transcript",
+        str(transcript),
+        *(["--hold-last"] if hold_last else []),
+    ]
     subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
         command,
         stdin=subprocess.DEVNULL,
