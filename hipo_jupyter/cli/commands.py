@@ -350,12 +350,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print(mcp_config.config_snippet(args.config, checked_root(args)))
         print(f"hipo: {mcp_config.CONFIG_WHERE[args.config]}", file=sys.stderr)
         return 0
+    if args.scope != "project" and not (args.install or args.uninstall):
+        raise UsageError("--scope goes with --install or --uninstall claude-code")
     if args.install or args.uninstall:
         from hipo_jupyter.mcp import install as mcp_install
 
         target = args.install or args.uninstall
         try:
-            print(mcp_install.install(target, checked_root(args), remove=bool(args.uninstall)))
+            user = args.scope == "user"
+            root = checked_root(args)
+            print(mcp_install.install(target, root, remove=bool(args.uninstall), user=user))
         except mcp_install.InstallError as error:
             raise UsageError(str(error)) from None
         return 0

@@ -222,6 +222,13 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
         metavar="CLIENT",
         help="take this server out of that client's config file",
     )
+    sub["mcp"].add_argument(
+        "--scope",
+        choices=("project", "user"),
+        default="project",
+        help="with --install claude-code: this folder's .mcp.json and .claude/settings.json "
+        "(project, the default) or the user's, for every project (user)",
+    )
 
     cli_hooks.add_arguments(sub["hook"])
 
