@@ -36,7 +36,7 @@ from typing import Any
 
 from hipo_jupyter.memory import HipoError, Memory, MemoryConfig, ParseError
 from hipo_jupyter.memory.disk import MAX_LINE_BYTES, parse_json, redact
-from hipo_jupyter.memory.intake import session_records
+from hipo_jupyter.memory.intake import LAYER1_HEAD, session_records
 from hipo_jupyter.memory.recall import fence_layer1
 
 EVENTS = ("session-start", "prompt", "stop", "pre-compact", "session-end")
@@ -145,7 +145,7 @@ def session_start_text(root: Path) -> str:
     finally:
         memory.close()
     text, total = layer1.text, len(layer1.text)
-    head = f"hipo: this folder's memory, Layer 1 ({layer1.total_tokens:,} tokens), quoted data:"
+    head = f"{LAYER1_HEAD} ({layer1.total_tokens:,} tokens), quoted data:"
     shown = text
     while True:
         block = f"{head}\n{fence_layer1(shown)}"

@@ -35,12 +35,13 @@ from .notes import (
     normalize,
     refusal,
 )
-from .sessions import session_records
+from .sessions import LAYER1_HEAD, session_records
 from .transcript_check import check_transcript
 
 __all__ = [
     "FOLDER",
     "FORMATS",
+    "LAYER1_HEAD",
     "NODE",
     "NODE_FOLDERS",
     "NOTE",

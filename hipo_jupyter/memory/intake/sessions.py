@@ -37,9 +37,12 @@ SESSION_SUFFIX = ".jsonl"
 # Wrappers Claude Code writes as user text that are not the user's words: a slash command and
 # its output. The record types and flags (`isMeta`) are read first; these are its own markers.
 COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>")
+LAYER1_HEAD = "hipo: this folder's memory, Layer 1"  # the line before the SessionStart fence
 _TAGS = "|".join(map(re.escape, (LAYER1_TAG, RECALL_TAG, MEMORY_TAG)))
 _DIGITS = rf"\d{{{SUFFIX_DIGITS}}}"
-_OUR_FENCES = re.compile(rf"<({_TAGS})-{_DIGITS}[^>]*>.*?</\1-{_DIGITS}>", re.DOTALL)
+_OUR_FENCES = re.compile(
+    rf"(?:{re.escape(LAYER1_HEAD)}[^\n]*\n)?<({_TAGS})-{_DIGITS}[^>]*>.*?</\1-{_DIGITS}>", re.DOTALL
+)
 
 
 def session_records(path: Path, *, hold_last: bool = False) -> list[ImportRecord]:
