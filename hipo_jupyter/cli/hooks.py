@@ -12,7 +12,8 @@ Claude Code runs the command with the event's JSON on stdin and reads what it pr
   embedding model costs seconds per process (benchmarks/hook_prompt.py measures the hook);
 - `stop`, `pre-compact`, `session-end` (Stop, PreCompact, SessionEnd): the session's exchanges
   in `transcript_path` become checkpoints (`intake.session_records`), in a detached process
-  (`write`), so the hook itself answers in a fraction of a second (SessionEnd allows 1.5 s).
+  (`write`) that `hook_handoff.py` starts before the engine loads, so the hook itself answers
+  in a fraction of a second (SessionEnd allows 1.5 s).
 
 The memory is the folder Claude Code works in: `--root` when given, else $CLAUDE_PROJECT_DIR,
 else the `cwd` of the event, so a copied folder or a clone talks to its own memory. A folder
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -38,6 +38,9 @@ from hipo_jupyter.memory import HipoError, Memory, MemoryConfig, ParseError
 from hipo_jupyter.memory.disk import MAX_LINE_BYTES, parse_json, redact
 from hipo_jupyter.memory.intake import LAYER1_HEAD, session_records
 from hipo_jupyter.memory.recall import fence_layer1
+
+from . import hook_handoff
+from .hook_handoff import HANDED_OFF
 
 EVENTS = ("session-start", "prompt", "stop", "pre-compact", "session-end")
 WRITE = "write"  # the detached step of the last three: reads the transcript, writes checkpoints
@@ -57,27 +60,32 @@ class HookInputError(ValueError):
 
 def add_arguments(hook: argparse.ArgumentParser) -> None:
     hook.add_argument("event", choices=(*EVENTS, WRITE), help="the Claude Code event")
-    hook.add_argument("--transcript", type=Path, help=argparse.SUPPRESS)  # `write`'s input
-    hook.add_argument("--hold-last", action="store_true", help=argparse.SUPPRESS)
+    hook.add_argument("--event", dest="written_for", choices=HANDED_OFF, default="stop",
+                      help=argparse.SUPPRESS)  # `write`: the hook it writes for  # fmt: skip
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Run one hook; always 0. Its problems go to the memory's .hooks.log, one line each."""
     root: Path | None = None
+    name = args.written_for if args.event == WRITE else args.event
     try:
-        if args.event == WRITE:
-            root = Path(args.root)
-            write_session(root, args.transcript, hold_last=args.hold_last)
+        data = sys.stdin.buffer.read(MAX_LINE_BYTES + 1)
+        if args.event in HANDED_OFF:  # reached without `entry.py` (python -m): as it does
+            words = [*(["--root", args.root] if args.root else []), "hook", args.event]
+            hook_handoff.start_writer(hook_handoff.writer_command(words), data)
             return 0
-        event = read_event(sys.stdin.buffer.read(MAX_LINE_BYTES + 1))
+        event = read_event(data)
         root = memory_root(args.root, event)
         if root is None:
+            return 0
+        if args.event == WRITE:
+            write_event(name, root, event)
             return 0
         answer = answer_event(args.event, root, event)
         if answer:
             sys.stdout.write(json.dumps(answer, ensure_ascii=True) + "\n")
     except Exception as error:  # noqa: BLE001 - a hook must never fail the session
-        log_problem(root, args.event, error)
+        log_problem(root, name, error)
     return 0
 
 
@@ -113,18 +121,11 @@ def memory_root(explicit: str | None, event: dict[str, Any]) -> Path | None:
 
 
 def answer_event(name: str, root: Path, event: dict[str, Any]) -> dict[str, Any] | None:
-    """What the hook prints for `name`, or None (nothing to add, or handed to `write`)."""
+    """What the hook prints for `name` (session-start, prompt), or None (nothing to add)."""
     if name == "session-start":
         return context_answer(name, session_start_text(root))
-    if name == "prompt":
-        text = prompt_text(root, text_field(event, "prompt"))
-        return context_answer(name, text) if text else None
-    transcript = text_field(event, "transcript_path")
-    if not transcript:
-        raise HookInputError(f"{name}: the event names no transcript_path")
-    held = name == "pre-compact" and text_field(event, "trigger") == "auto"  # mid-reply
-    start_writer(root, Path(transcript), hold_last=held)
-    return None
+    text = prompt_text(root, text_field(event, "prompt"))
+    return context_answer(name, text) if text else None
 
 
 def context_answer(name: str, text: str) -> dict[str, Any]:
@@ -198,31 +199,15 @@ def prompt_text(root: Path, prompt: str) -> str:
 # --- writing the session: a detached process ----------------------------------------------------
 
 
-def start_writer(root: Path, transcript: Path, *, hold_last: bool) -> None:
-    """`hipo hook write` for this transcript, detached: the hook returns at once, the writer
-    outlives it (and Claude Code, at SessionEnd)."""
-    if not transcript.is_absolute():
+def write_event(name: str, root: Path, event: dict[str, Any]) -> int:
+    """The detached writer's work for the hook `name`: its transcript's new exchanges."""
+    transcript = text_field(event, "transcript_path")
+    if not transcript:
+        raise HookInputError(f"{name}: the event names no transcript_path")
+    if not Path(transcript).is_absolute():
         raise HookInputError("transcript_path is not an absolute path")
-    command = [
-        sys.executable,
-        "-m",
-        "hipo_jupyter.cli",
-        "--root",
-        str(root),
-        "hook",
-        WRITE,
-        "--transcript",
-        str(transcript),
-        *(["--hold-last"] if hold_last else []),
-    ]
-    subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    held = name == "pre-compact" and text_field(event, "trigger") == "auto"  # mid-reply
+    return write_session(root, Path(transcript), hold_last=held)
 
 
 def write_session(root: Path, transcript: Path | None, *, hold_last: bool) -> int:
