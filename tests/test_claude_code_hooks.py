@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -379,3 +381,14 @@ def test_scope_user_writes_the_users_settings(memory_root: Path, tmp_path: Path)
     wrong = hipo(home, "--root", str(memory_root), "mcp", "--install", "jupyter-ai",
                  "--scope", "user")  # fmt: skip
     assert wrong.returncode == 2 and len(wrong.stderr.splitlines()) == 1
+
+
+def test_the_module_entry_point_hands_stop_to_the_writer_too(project: Any) -> None:
+    """`python -m hipo_jupyter.cli hook stop`: what the settings run when no `hipo` script
+    exists, which goes through the CLI rather than the script's early hand-off."""
+    root, home, _ = project
+    transcript = write_transcript(home, transcript_lines())
+    command = shlex.join([sys.executable, "-m", "hipo_jupyter.cli", "hook", "stop"])
+    done = run_hook(command, event_json("Stop", root, transcript), home, root)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert wait_for(lambda: session_checkpoints(root)), "the detached writer wrote nothing"
