@@ -46,6 +46,8 @@ OTHER_TOOL: dict[str, Any] = {
         "PreToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "bash-guard"}]}
         ],
+        # looks like ours but is not: another program's `hook stop`
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/git/githooks hook stop"}]}],
     },
 }
 
@@ -358,6 +360,7 @@ def test_install_keeps_another_tools_hooks_and_uninstall_takes_out_only_ours(
     assert data["hooks"]["PreToolUse"] == OTHER_TOOL["hooks"]["PreToolUse"]
     assert data["hooks"]["Stop"][0] == OTHER_TOOL["hooks"]["Stop"][0]
     assert data["hooks"]["UserPromptSubmit"][0] == OTHER_TOOL["hooks"]["UserPromptSubmit"][0]
+    assert data["hooks"]["SessionEnd"][0] == OTHER_TOOL["hooks"]["SessionEnd"][0]
     assert "/old/venv" not in settings.read_text("utf-8")
     assert len(installed_hooks(settings)) == 5
     again = hipo(home, "--root", str(memory_root), "mcp", "--install", "claude-code")
@@ -392,3 +395,18 @@ def test_the_module_entry_point_hands_stop_to_the_writer_too(project: Any) -> No
     done = run_hook(command, event_json("Stop", root, transcript), home, root)
     assert done.returncode == 0 and done.stdout == "", done.stderr
     assert wait_for(lambda: session_checkpoints(root)), "the detached writer wrote nothing"
+
+
+def test_a_transcript_path_to_another_file_reads_nothing(project: Any, tmp_path: Path) -> None:
+    """Only a `.jsonl` transcript is read: a hook input naming a private key (or any file that
+    is not a session) writes nothing, and the log line does not quote the file."""
+    root, home, hooks = project
+    key = home / ".ssh" / "id_ed25519"
+    key.parent.mkdir()
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n", "utf-8")
+    run_hook(hooks["Stop"], event_json("Stop", root, key), home, root)
+    log = root / "memory" / ".hooks.log"
+    assert wait_for(lambda: log.exists())
+    text = log.read_text("utf-8")
+    assert "not a Claude Code transcript" in text and "PRIVATE KEY" not in text
+    assert session_checkpoints(root) == []
