@@ -44,6 +44,9 @@ RESTART = {
 }
 
 
+USER_RESTART = "Claude Code starts it in every project (a new session picks it up)"
+
+
 class InstallError(ValueError):
     """The client's config file cannot be merged (not JSON, not an object, unreadable)."""
 
@@ -180,7 +183,8 @@ def install_server(target: str, root: Path, *, remove: bool, home: Path | None, 
         return f"removed hipo from {path}"
     done = "added hipo to" if before is None else "replaced hipo in"
     was = f" (was: {json.dumps(before)})" if before is not None else ""
-    return f"{done} {path}: {shown(entry)}{was}; {RESTART[target]}"
+    restart = USER_RESTART if user else RESTART[target]
+    return f"{done} {path}: {shown(entry)}{was}; {restart}"
 
 
 def install_hooks(root: Path, *, remove: bool, home: Path | None, user: bool) -> str:

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
+from .provenance import VIA_CLAUDE_CODE, VIA_IMPORT
+
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "model", "claude"})
 REQUEST_FIELD, REPLY_FIELD = "request", "outcome"
@@ -100,7 +102,7 @@ def index_reply(reply: str, tokens: int | None = None) -> str:
     return reply if len(words) <= tokens else " ".join(words[:tokens]) + " ..."
 
 
-EXCHANGE_WRITERS = frozenset({"import", "claude-code"})  # `hipo import`, Claude Code's hooks
+EXCHANGE_WRITERS = frozenset({VIA_IMPORT, VIA_CLAUDE_CODE})  # `hipo import`, Claude Code's hooks
 
 
 def is_exchange(fields: Iterable[tuple[str, str]], via: str | None) -> bool:
