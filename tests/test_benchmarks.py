@@ -188,3 +188,19 @@ def test_percentile_is_nearest_rank(scale) -> None:
     assert scale.percentile(values, 95) == 95.0
     assert scale.percentile(values, 50) == 50.0
     assert scale.percentile([7.0], 95) == 7.0
+
+
+def test_the_hooks_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
+    """benchmarks/hook_prompt.py (issue 52): real `hipo hook` processes on a small memory; the
+    figures' shape only, and that the prompts found what was written."""
+    out = tmp_path / "hooks.json"
+    script = SCALE.with_name("hook_prompt.py")
+    args = ["--days", "3", "--per-day", "4", "--runs", "3", "--keep", str(tmp_path / "m")]
+    done = subprocess.run([sys.executable, str(script), *args, "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text("utf-8"))
+    assert figures["prompt"]["runs"] == 3 and figures["prompt"]["answered"] >= 1
+    assert {"median_ms", "p95_ms", "cpu_p95_ms"} <= set(figures["prompt"])
+    assert 0 < figures["session_start"]["context_chars"] < 10_000
+    assert figures["session_end"]["runs"] >= 3

@@ -54,11 +54,14 @@ def where(target: str, root: Path, home: Path) -> Path:
 
 
 def printed_entry(target: str, root: Path, home: Path) -> dict[str, Any]:
-    """hipo's entry as `--config` prints it, in the target's own shape."""
+    """hipo's entry as `--config` prints it, in the target's own shape. In the project's
+    `.mcp.json` the root is the folder Claude Code works in, not this one's path (issue 52)."""
     printed = hipo(root, home, "mcp", "--config", target).stdout
     if target == "claude-code":
         words = shlex.split(printed)
         command, *args = words[words.index("--") + 1 :]
+        assert args == ["--root", str(root), "mcp"]
+        args[1] = "${CLAUDE_PROJECT_DIR:-.}"
         return {"type": "stdio", "command": command, "args": args, "env": {}}
     if target == "jupyter-ai":
         return json.loads(printed)["mcp_servers"][0]
@@ -93,13 +96,16 @@ def test_install_merges_keeps_the_rest_and_uninstall_takes_it_out(
 
     done = hipo(memory_root, home, "mcp", "--install", target)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"added hipo to {path}: ") and len(done.stdout.splitlines()) == 1
+    lines = 2 if target == "claude-code" else 1  # Claude Code: and its hooks (issue 52)
+    assert done.stdout.startswith(f"added hipo to {path}: ")
+    assert len(done.stdout.splitlines()) == lines
     data = json.loads(path.read_text("utf-8"))
     assert hipo_of(target, data) == printed_entry(target, memory_root, home)
     assert without_hipo(target, data) == OTHERS[target]  # every other server and key kept
     assert path.stat().st_ino != inode and stat.S_IMODE(path.stat().st_mode) == 0o640
+    hooks_folder = [".claude"] if target == "claude-code" else []  # its settings.json
     assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(".")) == (
-        [path.name] if path.name.startswith(".") else []
+        [*hooks_folder, path.name] if path.name.startswith(".") else []
     )  # no temporary file left beside it
 
     again = hipo(memory_root, home, "mcp", "--install", target)
@@ -108,7 +114,8 @@ def test_install_merges_keeps_the_rest_and_uninstall_takes_it_out(
     )
 
     removed = hipo(memory_root, home, "mcp", "--uninstall", target)
-    assert removed.returncode == 0 and removed.stdout.strip() == f"removed hipo from {path}"
+    assert removed.returncode == 0
+    assert removed.stdout.splitlines()[0] == f"removed hipo from {path}"
     assert json.loads(path.read_text("utf-8")) == OTHERS[target]
     gone = hipo(memory_root, home, "mcp", "--uninstall", target)
     assert gone.returncode == 0 and "not in" in gone.stdout

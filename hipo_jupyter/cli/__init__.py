@@ -9,6 +9,9 @@
   CSV), through `hipo_jupyter.terminal`.
 - `forget.py` `hipo forget` and `hipo corrections`: a checkpoint forgotten for good, a
   proposed correction listed or accepted.
+- `hooks.py` `hipo hook EVENT`: Claude Code's hooks, the memory handed to a session unasked
+  (Layer 1 at its start, recall for each prompt) and its exchanges written back;
+  `hook_handoff.py` the three that write, handed to a detached writer before the engine loads.
 - `demo.py` `hipo demo`: the quickstart notebook run headless in a fresh kernel.
 - `__main__.py` `python -m hipo_jupyter.cli`, the command the MCP configs fall back to.
 

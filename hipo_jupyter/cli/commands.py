@@ -68,6 +68,7 @@ from hipo_jupyter.team.link import team_backend
 from hipo_jupyter.team.url import mask_url
 
 from . import forget as cli_forget
+from . import hooks as cli_hooks
 from . import views as cli_views
 from .body import title_and_body
 from .demo import TODAY_ENV, run_demo
@@ -349,12 +350,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print(mcp_config.config_snippet(args.config, checked_root(args)))
         print(f"hipo: {mcp_config.CONFIG_WHERE[args.config]}", file=sys.stderr)
         return 0
+    if args.scope != "project" and not (args.install or args.uninstall):
+        raise UsageError("--scope goes with --install or --uninstall claude-code")
     if args.install or args.uninstall:
         from hipo_jupyter.mcp import install as mcp_install
 
         target = args.install or args.uninstall
         try:
-            print(mcp_install.install(target, checked_root(args), remove=bool(args.uninstall)))
+            user = args.scope == "user"
+            root = checked_root(args)
+            print(mcp_install.install(target, root, remove=bool(args.uninstall), user=user))
         except mcp_install.InstallError as error:
             raise UsageError(str(error)) from None
         return 0
@@ -416,6 +421,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "mcp": cmd_mcp,
     "demo": cmd_demo,
+    "hook": cli_hooks.cmd_hook,
     **{name: _with_memory(getattr(cli_views, f"cmd_{name}")) for name in cli_views.HELP},
     "forget": _with_memory(cli_forget.cmd_forget),
     "corrections": _with_memory(cli_forget.cmd_corrections),

@@ -46,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(mcp_config.config_snippet(words[4], root))
         print(f"hipo: {mcp_config.CONFIG_WHERE[words[4]]}", file=sys.stderr)
         return 0
+    from . import hook_handoff
+
+    if hook_handoff.hands_off(words):  # Claude Code waits: the writer is detached at once
+        return hook_handoff.main(words)
     if serves_mcp(words):
         from hipo_jupyter.mcp import early as mcp_early
 

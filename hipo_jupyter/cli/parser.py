@@ -22,6 +22,7 @@ from hipo_jupyter.memory import (
 from hipo_jupyter.memory.intake import FORMATS
 
 from . import forget as cli_forget
+from . import hooks as cli_hooks
 from . import views as cli_views
 
 HELP: dict[str, str] = {
@@ -37,6 +38,8 @@ HELP: dict[str, str] = {
     "check": "pass or fail for each protocol rule the memory folder can show",
     "mcp": "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop",
     "demo": "run the quickstart notebook in a temporary folder and show the memory",
+    "hook": "a Claude Code hook (what `hipo mcp --install claude-code` registers): reads the "
+    "event's JSON on stdin",
     **cli_views.HELP,
     **cli_forget.HELP,
 }
@@ -219,6 +222,15 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
         metavar="CLIENT",
         help="take this server out of that client's config file",
     )
+    sub["mcp"].add_argument(
+        "--scope",
+        choices=("project", "user"),
+        default="project",
+        help="with --install claude-code: this folder's .mcp.json and .claude/settings.json "
+        "(project, the default) or the user's, for every project (user)",
+    )
+
+    cli_hooks.add_arguments(sub["hook"])
 
     demo = sub["demo"]
     demo.add_argument("--keep", action="store_true", help="keep the temporary folder")

@@ -8,7 +8,12 @@ reading at the same time sees the old file or the new, never half of one. A file
 JSON object is left untouched and named in a one-line error.
 
 - claude-code: `.mcp.json` in the memory root (Claude Code's project scope: used when Claude
-  Code runs in that folder, after it asks once whether to trust the project's servers);
+  Code runs in that folder, after it asks once whether to trust the project's servers), and
+  its hooks in `.claude/settings.json` beside it (`hooks_config`: Layer 1 at a session's
+  start, recall for each prompt, the session written back); with `user=True` (`--scope user`)
+  the user's `~/.claude.json` and `~/.claude/settings.json`, for every project. The server's
+  root is `${CLAUDE_PROJECT_DIR:-.}` (Claude Code expands it; `.` is the folder it starts the
+  server in) and the hooks name none, so a copied folder or a clone talks to its own memory;
 - jupyter-ai: `.jupyter/mcp_settings.json` in the memory root (jupyter-ai 3 reads it for the
   chats beside it and hands its servers to its ACP agent personas);
 - claude-desktop: `claude_desktop_config.json` in Claude Desktop's folder (`~/.config/Claude`
@@ -29,6 +34,7 @@ from typing import Any
 from hipo_jupyter.memory import ParseError
 from hipo_jupyter.memory.disk import MAX_SETTINGS_BYTES, parse_json, read_user_file
 
+from . import hooks_config
 from .config import SERVER_NAME, ConfigTargetError, server_entry
 
 RESTART = {
@@ -36,6 +42,9 @@ RESTART = {
     "jupyter-ai": "restart JupyterLab (or open a new chat) to load it",
     "claude-desktop": "restart Claude Desktop to load it",
 }
+
+
+USER_RESTART = "Claude Code starts it in every project (a new session picks it up)"
 
 
 class InstallError(ValueError):
@@ -51,11 +60,15 @@ def claude_desktop_folder(home: Path) -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "Claude"
 
 
-def config_file(target: str, root: Path, home: Path | None = None) -> Path:
-    """The file `target` reads its MCP servers from, for the memory at `root`."""
+PROJECT_ROOT = "${CLAUDE_PROJECT_DIR:-.}"  # Claude Code expands it in .mcp.json's args
+
+
+def config_file(target: str, root: Path, home: Path | None = None, *, user: bool = False) -> Path:
+    """The file `target` reads its MCP servers from, for the memory at `root` (`user`: Claude
+    Code's own file, for every project)."""
     home = Path.home() if home is None else home
     if target == "claude-code":
-        return root / ".mcp.json"
+        return home / ".claude.json" if user else root / ".mcp.json"
     if target == "jupyter-ai":
         return root / ".jupyter" / "mcp_settings.json"
     if target == "claude-desktop":
@@ -68,7 +81,8 @@ def config_file(target: str, root: Path, home: Path | None = None) -> Path:
 def entry_for(target: str, root: Path) -> dict[str, Any]:
     """hipo's entry in `target`'s own format (the one `--config` prints)."""
     entry = server_entry(root)
-    if target == "claude-code":
+    if target == "claude-code":  # the folder Claude Code works in, not this one's path
+        entry = {**entry, "args": ["--root", PROJECT_ROOT, "mcp"]}
         return {"type": "stdio", **entry, "env": {}}
     if target == "jupyter-ai":
         return {"name": SERVER_NAME, **entry, "env": []}
@@ -137,10 +151,23 @@ def write_atomically(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
-def install(target: str, root: Path, *, remove: bool = False, home: Path | None = None) -> str:
+def install(
+    target: str, root: Path, *, remove: bool = False, home: Path | None = None, user: bool = False
+) -> str:
     """Merge hipo into (or, `remove`, take it out of) `target`'s config; what changed, as one
-    line: added, replaced (and how it was), already there, removed or not there."""
-    path = config_file(target, root, home)
+    line: added, replaced (and how it was), already there, removed or not there. For Claude
+    Code a second line says the same of its hooks (`install_hooks`)."""
+    if user and target != "claude-code":
+        raise InstallError("--scope user is for claude-code (Claude Code's settings of the user)")
+    line = install_server(target, root, remove=remove, home=home, user=user)
+    if target != "claude-code":
+        return line
+    return f"{line}\n{install_hooks(root, remove=remove, home=home, user=user)}"
+
+
+def install_server(target: str, root: Path, *, remove: bool, home: Path | None, user: bool) -> str:
+    """`install`'s first line: the MCP server entry."""
+    path = config_file(target, root, home, user=user)
     try:
         data = read_config(path)
         before = _hipo_in(target, data)
@@ -156,7 +183,32 @@ def install(target: str, root: Path, *, remove: bool = False, home: Path | None 
         return f"removed hipo from {path}"
     done = "added hipo to" if before is None else "replaced hipo in"
     was = f" (was: {json.dumps(before)})" if before is not None else ""
-    return f"{done} {path}: {shown(entry)}{was}; {RESTART[target]}"
+    restart = USER_RESTART if user else RESTART[target]
+    return f"{done} {path}: {shown(entry)}{was}; {restart}"
+
+
+def install_hooks(root: Path, *, remove: bool, home: Path | None, user: bool) -> str:
+    """Claude Code's hooks of ours merged into (or taken out of) its settings.json, every
+    other hook and setting kept (`hooks_config`); what changed, as one line."""
+    path = hooks_config.settings_file(root, user=user, home=home)
+    try:
+        data = read_config(path)
+        before = hooks_config.ours_in(data)
+        after = hooks_config.without_ours(data) if remove else hooks_config.with_ours(data)
+        if hooks_config.ours_in(after) == before and (before or remove):
+            state = "not in" if remove else "already in"
+            return f"hipo's hooks are {state} {path}: nothing changed"
+        write_atomically(path, after)
+    except (InstallError, hooks_config.HooksShapeError) as error:
+        message = str(error)
+        raise InstallError(message if str(path) in message else f"{path}: {message}") from None
+    if remove:
+        return f"removed hipo's hooks from {path}"
+    events = ", ".join(hooks_config.HOOKS)
+    return (
+        f"{'replaced' if before else 'added'} hipo's hooks in {path} ({events}): Layer 1 at "
+        "each session's start, memory recalled for each prompt, the session written back"
+    )
 
 
 def _hipo_in(target: str, data: dict[str, Any]) -> Any:

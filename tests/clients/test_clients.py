@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -119,7 +121,12 @@ def test_claude_code_loads_what_install_writes(root: Path, tmp_path: Path) -> No
     run([hipo_executable(), "--root", str(root), "mcp", "--install", "claude-code"], env)
     listed = run([str(claude), "mcp", "list"], env, cwd=root)
     line = next((ln for ln in listed.splitlines() if ln.startswith("hipo:")), "")
-    assert f"{hipo_executable()} --root {root} mcp" in line and "approval" in line, listed
+    # the root is the folder Claude Code works in, as Claude Code expands it (issue 52)
+    assert hipo_executable() in line and " mcp" in line and "approval" in line, listed
+    assert (
+        str(root)
+        not in json.loads((root / ".mcp.json").read_text("utf-8"))["mcpServers"]["hipo"]["args"]
+    )
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"enableAllProjectMcpServers": True}), "utf-8")
@@ -262,3 +269,128 @@ def test_the_inspector_reads_what_install_writes_for_claude_desktop(
     base = [str(inspector), "--cli", "--config", str(config), "--server", "hipo"]
     listed = json.loads(run([*base, "--method", "tools/list"], env))
     assert {tool["name"] for tool in listed["tools"]} == TOOLS
+
+
+# --- Claude Code's hooks (issue 52): the settings `--install` writes, run by the real CLI -------
+
+
+class StandInModel:
+    """Anthropic's Messages API on loopback, as far as Claude Code uses it: every request kept,
+    every answer a short text (streamed when asked), so `claude -p` runs a whole session
+    offline and the test reads what the session sent."""
+
+    REPLY = "Noted: the launch moved to May."
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.bodies: list[str] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                self.send_response(404)
+                self.end_headers()
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                self.send_response(200)
+                self.end_headers()
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                outer.bodies.append(body)
+                if "count_tokens" in self.path:
+                    return self.answer({"input_tokens": 10})
+                try:
+                    request = json.loads(body)
+                except ValueError:
+                    request = {}
+                if request.get("stream"):
+                    return self.stream(request.get("model", "claude-sonnet-4-5"))
+                return self.answer(outer.message(request.get("model", "claude-sonnet-4-5")))
+
+            def answer(self, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def stream(self, model: str) -> None:
+                message = outer.message(model)
+                text = message["content"][0]["text"]
+                start = {**message, "content": [], "stop_reason": None}
+                events = [
+                    ("message_start", {"type": "message_start", "message": start}),
+                    ("content_block_start", {"type": "content_block_start", "index": 0,
+                                             "content_block": {"type": "text", "text": ""}}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                             "delta": {"type": "text_delta", "text": text}}),
+                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    ("message_delta", {"type": "message_delta",
+                                       "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                       "usage": {"output_tokens": 9}}),
+                    ("message_stop", {"type": "message_stop"}),
+                ]  # fmt: skip
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                for name, data in events:
+                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def message(self, model: str) -> dict:
+        return {
+            "id": "msg_standin", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": self.REPLY}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 9},
+        }  # fmt: skip
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_claude_code_runs_the_hooks_install_writes(root: Path, tmp_path: Path) -> None:
+    """`hipo mcp --install claude-code`, then a real `claude -p` session in the folder against
+    a stand-in model on loopback: the request Claude Code sends holds Layer 1 (SessionStart)
+    and the recalled note (UserPromptSubmit), each fenced; after the session its exchange is
+    a checkpoint from Claude Code (Stop, SessionEnd). `claude mcp list` lists the server."""
+    claude = node_tool("claude")
+    home = tmp_path / "home"
+    env = quiet_env(home)
+    run([hipo_executable(), "--root", str(root), "mcp", "--install", "claude-code"], env)
+    listed = run([str(claude), "mcp", "list"], env, cwd=root)
+    assert any(ln.startswith("hipo:") for ln in listed.splitlines()), listed
+    model = StandInModel()
+    try:
+        env.update(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-api03-" + "x" * 40)
+        out = run([str(claude), "-p", "When is the launch?", "--output-format", "json"],
+                  env, cwd=root)  # fmt: skip
+    finally:
+        model.close()
+    assert StandInModel.REPLY in out
+    sent = "\n".join(model.bodies)
+    assert re.search(r"hipo-layer1-\d{12}", sent), "SessionStart's Layer 1 was not sent"
+    assert re.search(r"hipo-recalled-memory-\d{12}", sent), "the prompt's recall was not sent"
+    assert "moved the launch to May" in sent
+
+    def written() -> str:
+        logs = (root / "memory").glob("????-??-??.md")
+        return "".join(p.read_text("utf-8") for p in logs)
+
+    deadline = time.monotonic() + 60
+    while "via=claude-code" not in written() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert "via=claude-code" in written() and "When is the launch?" in written()

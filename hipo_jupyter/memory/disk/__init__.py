@@ -39,6 +39,7 @@ from .nodes import parse_node
 from .periods import week_month
 from .provenance import (
     MEMORY_TOOL_NOTEBOOK,
+    VIA_CLAUDE_CODE,
     VIA_CLI,
     VIA_MAGIC,
     VIA_MCP,
@@ -84,6 +85,7 @@ __all__ = [
     "ROOT_FILE",
     "RULE_IN_FORCE",
     "Store",
+    "VIA_CLAUDE_CODE",
     "VIA_CLI",
     "VIA_MAGIC",
     "VIA_MCP",

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
+from .provenance import VIA_CLAUDE_CODE, VIA_IMPORT
+
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "model", "claude"})
 REQUEST_FIELD, REPLY_FIELD = "request", "outcome"
@@ -100,10 +102,14 @@ def index_reply(reply: str, tokens: int | None = None) -> str:
     return reply if len(words) <= tokens else " ".join(words[:tokens]) + " ..."
 
 
+EXCHANGE_WRITERS = frozenset({VIA_IMPORT, VIA_CLAUDE_CODE})  # `hipo import`, Claude Code's hooks
+
+
 def is_exchange(fields: Iterable[tuple[str, str]], via: str | None) -> bool:
-    """An imported checkpoint of a request and a reply (and nothing else)."""
+    """An imported checkpoint of a request and a reply (and nothing else): from `hipo import`
+    or a Claude Code session's hooks (`provenance.VIA_CLAUDE_CODE`)."""
     keys = [key for key, _ in fields]
-    return via == "import" and keys == [REQUEST_FIELD, REPLY_FIELD]
+    return via in EXCHANGE_WRITERS and keys == [REQUEST_FIELD, REPLY_FIELD]
 
 
 def split_shown(text: str) -> tuple[str, str] | None:

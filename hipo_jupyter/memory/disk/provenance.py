@@ -20,8 +20,10 @@ VIA_WRITE_BACK = "write-back"
 VIA_MCP = "mcp"
 VIA_MEMORY_TOOL = "memory-tool"
 VIA_SIDEBAR = "sidebar"
+VIA_CLAUDE_CODE = "claude-code"  # a Claude Code session's turns, written by its hooks
 FRONT_ENDS = (
     VIA_MAGIC, VIA_CLI, VIA_SIDEBAR, VIA_IMPORT, VIA_WRITE_BACK, VIA_MCP, VIA_MEMORY_TOOL,
+    VIA_CLAUDE_CODE,
 )  # fmt: skip
 
 
@@ -81,6 +83,7 @@ VIA_PHRASES = {
     VIA_MCP: "MCP",
     VIA_MEMORY_TOOL: "Claude's memory tool",
     VIA_SIDEBAR: "the sidebar",
+    VIA_CLAUDE_CODE: "Claude Code",
 }
 """How each front end reads after "from" when no notebook cell says more."""
 MEMORY_TOOL_NOTEBOOK = "memory tool"  # what Claude's memory tool records as the notebook

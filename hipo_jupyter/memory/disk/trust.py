@@ -8,8 +8,9 @@ of five writers:
   that records no provenance at all (a hand-written log, one Hipocampus wrote, one written
   before provenance existed): whoever could write the raw log by hand is the user;
 - Claude: the write-back of the Claude calls a cell made (write-back);
-- agents: `hipo mcp` (mcp) and Claude's memory tool (memory-tool; before it named itself, its
-  checkpoints recorded only `notebook=memory tool`), and any front end this table does not
+- agents: `hipo mcp` (mcp), Claude's memory tool (memory-tool; before it named itself, its
+  checkpoints recorded only `notebook=memory tool`), a Claude Code session's turns written by
+  its hooks (claude-code), and any front end this table does not
   know, which is not known to be the user;
 - imports: `hipo import` of another tool's conversations (import);
 - teammates: rows of the team database (never a checkpoint of this folder's logs).
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from .checkpoint import Checkpoint
 from .provenance import (
     MEMORY_TOOL_NOTEBOOK,
+    VIA_CLAUDE_CODE,
     VIA_CLI,
     VIA_IMPORT,
     VIA_MAGIC,
@@ -82,6 +84,7 @@ WRITER_OF_VIA = {
     VIA_WRITE_BACK: CLAUDE,
     VIA_MCP: AGENT,
     VIA_MEMORY_TOOL: AGENT,
+    VIA_CLAUDE_CODE: AGENT,
     VIA_IMPORT: IMPORT,
 }
 

@@ -8,6 +8,7 @@ Modules:
   LoCoMo, Claude Code sessions) read into records; `import_times.py` the times of their turns.
 - `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
 - `transcript_check.py` a Claude Code session checked against the protocol.
+- `sessions.py` a live Claude Code session's exchanges, as its hooks hand them in.
 
 May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,
 `config`, `events`, `requests`, `roots`, and itself. Must not import `memory`: the facade
@@ -34,11 +35,13 @@ from .notes import (
     normalize,
     refusal,
 )
+from .sessions import LAYER1_HEAD, session_records
 from .transcript_check import check_transcript
 
 __all__ = [
     "FOLDER",
     "FORMATS",
+    "LAYER1_HEAD",
     "NODE",
     "NODE_FOLDERS",
     "NOTE",
@@ -57,5 +60,6 @@ __all__ = [
     "normalize",
     "read_file",
     "refusal",
+    "session_records",
     "undated_line",
 ]

@@ -83,6 +83,7 @@ class ImportRecord:
     source: str  # where it came from ("conv-26:D1:3", a message uuid): the checkpoint's id
     reply: str = ""  # the assistant's reply to this user turn (`exchanges.pair`), if any
     dated: str = ""  # what dated a turn that had no time: "the file's time" or "now"
+    via: str = VIA_IMPORT  # the front end it is written as (Claude Code's hooks: claude-code)
 
 
 @dataclass(frozen=True)
@@ -460,8 +461,8 @@ def to_checkpoint(record: ImportRecord) -> Checkpoint:
     source = storable(record.source)
     if record.reply.strip():
         fields = exchange_fields(body, _stored(record.reply))
-        return Checkpoint(title=title, fields=fields, id=source, via=VIA_IMPORT)
-    return Checkpoint(title=title, text=body, id=source, via=VIA_IMPORT)
+        return Checkpoint(title=title, fields=fields, id=source, via=record.via)
+    return Checkpoint(title=title, text=body, id=source, via=record.via)
 
 
 def _stored(text: str) -> str:
