@@ -7,6 +7,9 @@ Modules:
 - `importers.py` past conversations (OpenAI and Anthropic message arrays, jupyter-ai `.chat`,
   LoCoMo, Claude Code sessions) read into records; `import_times.py` the times of their turns.
 - `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
+- `exports.py` ChatGPT's and Claude.ai's exports, a conversation at a time; `stream.py` a JSON
+  list read one element at a time; `sources.py` a file, folder or zip checked whole, then read
+  again in batches to write.
 - `transcript_check.py` a Claude Code session checked against the protocol.
 
 May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,
@@ -34,11 +37,13 @@ from .notes import (
     normalize,
     refusal,
 )
+from .sources import ImportPlan, plan_import
 from .transcript_check import check_transcript
 
 __all__ = [
     "FOLDER",
     "FORMATS",
+    "ImportPlan",
     "NODE",
     "NODE_FOLDERS",
     "NOTE",
@@ -55,6 +60,7 @@ __all__ = [
     "check_writable",
     "kind_of",
     "normalize",
+    "plan_import",
     "read_file",
     "refusal",
     "undated_line",
