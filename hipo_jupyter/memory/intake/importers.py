@@ -81,6 +81,10 @@ class ImportFormatError(HipoError):
     """A transcript that cannot be imported; the message names the line or the record."""
 
 
+class NoTurnsError(ImportFormatError):
+    """A file that holds no turn to import (an empty list: in a folder, not a chat)."""
+
+
 @dataclass(frozen=True)
 class ImportRecord:
     """One turn of a conversation, ready to become a checkpoint."""
@@ -172,7 +176,7 @@ def parse_text(
         else:
             records = parse_turns(data, name, undated=undated, left_out=left_out)
     if not records:
-        raise ImportFormatError(f"{name}: no turns to import")
+        raise NoTurnsError(f"{name}: no turns to import")
     return records
 
 

@@ -33,13 +33,14 @@ from typing import Any, BinaryIO
 
 from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, kind_of, read_user_file
 from .exports import conversation_records, kind_of_export
-from .importers import EXPORTS, ImportFormatError, ImportRecord, parse_text
+from .importers import EXPORTS, ImportFormatError, ImportRecord, NoTurnsError, parse_text
 from .stream import StreamError, array_elements
 
 CHAT_SUFFIXES = (".json", ".jsonl", ".chat")
 MAX_FILES = 10_000  # files of a folder or members of a zip looked at
 MAX_FOLDER_DEPTH = 4
-BATCH_TURNS = 2_000  # turns handed to the writer at once
+BATCH_TURNS = 2_000  # turns handed to the writer at once, at most
+BATCH_CHARS = 2 << 20  # and at most about this much text
 Progress = Callable[[int, int, str], None]
 
 
@@ -173,7 +174,8 @@ def _zip(path: Path) -> tuple[list[Input], list[str]]:
         if member.is_dir() or not name.lower().endswith(CHAT_SUFFIXES):
             continue
         shown = f"{path.name}:{name}"
-        if pure.is_absolute() or ".." in pure.parts or (mode and not stat.S_ISREG(mode)):
+        kind = stat.S_IFMT(mode)  # 0 when the zip says nothing (a zip made on Windows)
+        if pure.is_absolute() or ".." in pure.parts or (kind and kind != stat.S_IFREG):
             refused.append(shown)
             continue
         when = _zip_time(member.date_time)
@@ -209,6 +211,7 @@ class ImportPlan:
         """The records again, a few conversations at a time, in the order of the inputs."""
         done = 0
         batch: list[ImportRecord] = []
+        chars = 0
         for source, format in self.inputs:
             base = done
 
@@ -220,9 +223,10 @@ class ImportPlan:
 
             for records in _conversations(source, format, Counter(), moved):
                 batch.extend(records)
-                if len(batch) >= BATCH_TURNS:
+                chars += sum(len(record.body) + len(record.reply) for record in records)
+                if len(batch) >= BATCH_TURNS or chars >= BATCH_CHARS:
                     yield batch
-                    batch = []
+                    batch, chars = [], 0
             done += source.size
         if batch:
             yield batch
@@ -252,13 +256,13 @@ def plan_import(
             if progress is not None:
                 progress(min(base + read, plan.total_bytes), plan.total_bytes, f"checking {name}")
 
-        for records in _conversations(source, found, plan.left_out, moved):
-            plan.conversations += 1 if found in EXPORTS else 0
-            plan.turns += len(records)
-            undated = [record for record in records if record.dated]
-            if undated and not plan.undated_as:
-                plan.undated_as = f"{undated[0].day.isoformat()}, {undated[0].dated}"
-            plan.undated += len(undated)
+        try:
+            _count(plan, _conversations(source, found, plan.left_out, moved), found)
+        except NoTurnsError:
+            if not many:
+                raise
+            plan.not_chats.append(source.name)
+            continue
         plan.inputs.append((source, found))
         done += source.size
     if not plan.turns:
@@ -269,15 +273,29 @@ def plan_import(
     return plan
 
 
+def _count(plan: ImportPlan, conversations: Iterator[list[ImportRecord]], format: str) -> None:
+    """Add what one input holds to the plan (checked, not kept)."""
+    for records in conversations:
+        plan.conversations += 1 if format in EXPORTS else 0
+        plan.turns += len(records)
+        undated = [record for record in records if record.dated]
+        if undated and not plan.undated_as:
+            plan.undated_as = f"{undated[0].day.isoformat()}, {undated[0].dated}"
+        plan.undated += len(undated)
+
+
 def detect(source: Input) -> str:
     """The format of one input: an export when it is a list whose first element is a ChatGPT
     or Claude.ai conversation (read from the stream), else what `detect_format` says."""
     with source.open() as stream:
-        head = stream.read(64)
+        head = stream.read(4096)
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+        # only the name of the first element in an error: an export's keys come first
+        export = b'"mapping"' in head or b'"chat_messages"' in head
         with source.open() as stream:
+            what = "conversation" if export else "record"
             try:
-                first = next(iter(array_elements(stream, source.name, what="record")), None)
+                first = next(iter(array_elements(stream, source.name, what=what)), None)
             except StreamError as error:
                 raise ImportFormatError(str(error)) from None
         found = kind_of_export(first)

@@ -120,9 +120,11 @@ def array_elements(
             reader.consume(reader.pos + 1)
             break
         else:
-            found = f"{char!r}" if char else "the end of the file"
-            raise StreamError(f"{where}: expected ',' or ']' after it, found {found} "
-                              f"(line {reader.line})")  # fmt: skip
+            if not char:
+                raise StreamError(f"{where}: the file ends inside the list (cut off?)")
+            raise StreamError(
+                f"{where}: expected ',' or ']' after it, found {char!r} (line {reader.line})"
+            )
     if reader.next_char():
         raise StreamError(f"{name} line {reader.line}: text after the end of the list")
 
