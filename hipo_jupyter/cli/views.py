@@ -179,7 +179,7 @@ def format_import(report: Any, file: Path) -> str:
 
 
 def left_out_text(left_out: Any) -> str:
-    """" Left out: 3 images, 2 tool results." for the kinds an import did not keep, or ""."""
+    """The report's " Left out: 3 images, 2 tool results." for what an import did not keep."""
     kinds = [(kind, count) for kind, count in left_out if count]
     if not kinds:
         return ""
