@@ -253,7 +253,7 @@ HOSTILE_CHATGPT = [
     (lambda c: c["mapping"]["a2"]["message"]["content"].update(parts="x"), ["'content.parts'"]),
     (lambda c: c.update(current_node=17), ["'current_node'"]),
     (lambda c: c["mapping"]["a2"]["message"].update(create_time="soon"), ["bad 'create_time'"]),
-    (_deep, ["conversation 1", "nested too deeply"]),
+    (_deep, ["conversation 1", "nested deeper"]),
 ]
 
 

@@ -175,7 +175,9 @@ def decode_at(text: str, pos: int, where: str) -> tuple[Any, int]:
     except _NumberOutOfBounds as error:
         raise JsonInputError(f"{where}: {error}", where=where) from None
     except RecursionError:
-        raise JsonInputError(f"{where}: JSON nested too deeply; not read", where=where) from None
+        raise JsonInputError(
+            f"{where}: JSON nested deeper than the parser's stack allows; not read", where=where
+        ) from None
 
 # --- the shape -------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ Modules:
 - `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
 - `exports.py` ChatGPT's and Claude.ai's exports, a conversation at a time; `stream.py` a JSON
   list read one element at a time; `sources.py` a file, folder or zip checked whole, then read
-  again in batches to write.
+  again in batches to write; `records.py` the turn record and error they share.
 - `transcript_check.py` a Claude Code session checked against the protocol.
 
 May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,

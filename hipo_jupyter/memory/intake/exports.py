@@ -22,18 +22,14 @@ reply, cut at TOOL_RESULT_CHARS: the numbers an analysis printed are often the a
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from ..disk.exchanges import pair
 from .import_times import parse_time
-from .importers import ImportFormatError, ImportRecord
+from .records import ImportFormatError, ImportRecord, tool_result_text
 
-TOOL_RESULT_CHARS = 2_000
-TOOL_RESULT_NOTE = "[tool result]"
-_FIGURE = re.compile(r"\d")
 LeftOut = Counter  # kind ("images", "tool results", ...) -> how many were left out
 
 # ChatGPT content types that are not the conversation itself
@@ -71,15 +67,6 @@ def _title(value: Any) -> str:
 
 def _shown(where: str, title: str) -> str:
     return f"{where} ({title[:40]!r})" if title else where
-
-
-def tool_result_text(text: str, left_out: LeftOut) -> str:
-    """A tool's output kept as part of the reply when it carries figures, else counted."""
-    if not text.strip() or not _FIGURE.search(text):
-        left_out["tool results"] += 1
-        return ""
-    cut = text if len(text) <= TOOL_RESULT_CHARS else text[:TOOL_RESULT_CHARS] + " [...]"
-    return f"{TOOL_RESULT_NOTE}\n{cut.strip()}"
 
 
 # --- ChatGPT -----------------------------------------------------------------------------------

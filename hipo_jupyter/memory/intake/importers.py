@@ -1,38 +1,47 @@
 """`hipo import`: past conversations turned into checkpoints in the raw logs of their own dates.
 
-Parsing is pure: a file's text becomes a list of `ImportRecord`s (day, title, body, source id),
-one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON syntax) or the record
-that is wrong. The whole file is read and checked before anything is written, so a bad or
-truncated file leaves the memory as it was. Three formats:
+Parsing is pure: a file's text becomes a list of `ImportRecord`s (day, title, body, source id,
+conversation title), one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON
+syntax) or the record that is wrong. Everything given is read and checked before anything is
+written (`sources.plan_import`), so a bad or truncated file leaves the memory as it was; a
+ChatGPT or Claude.ai export is streamed conversation by conversation (`exports.py`,
+`stream.py`), every other format is read whole. The formats:
 
+- ``chatgpt``, ``claude-ai``: the exports people download (`exports.py`).
 - ``json``: the chat formats people have. A JSON list of turns ``{"speaker"|"role",
   "text"|"content", "time"?}`` (OpenAI's and Anthropic's message arrays as they are: ``content`` a
-  string or a list of content blocks, whose text blocks are kept; system, developer and tool
-  messages and tool calls without text are left out), or the same list wrapped as
-  ``{"messages": [...]}``, which is also a jupyter-ai / jupyterlab-chat ``.chat`` file (its
-  messages ``{"sender", "body", "time"}``, the sender named in its ``"users"``; a bot's messages
-  are the assistant's, deleted ones are left out). ``time`` is an ISO date or date-time, epoch
-  seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one takes the time of the turn
-  before it, and turns before any time take the file's modification time (now, for text with no
-  file), which the record says (`ImportRecord.dated`) and `hipo import` reports in one line. An
-  optional ``"id"`` is kept as the source id, else ``<file stem>:<n>`` (n counts turns from 1).
+  string or a list of content blocks, whose text blocks are kept; system and developer
+  messages, tool calls, images and refusals are left out and counted by kind; a tool's output
+  with figures is kept in the reply, `records.tool_result_text`), or the same list wrapped as
+  ``{"messages": [...], "title"?}``, which is also a jupyter-ai / jupyterlab-chat ``.chat`` file
+  (its messages ``{"sender", "body", "time"}``, the sender named in its ``"users"``; a bot's
+  messages are the assistant's, deleted ones are left out). ``time`` is an ISO date or
+  date-time, epoch seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one takes
+  the time of the turn before it, and turns before any time take the file's modification time
+  (now, for text with no file), which the record says (`ImportRecord.dated`) and `hipo import`
+  reports in one line. An optional ``"id"`` is kept as the source id; a turn without one gets
+  an id made of its words and the turn before it (`turn_id`), never of the file's name and a
+  position, so two different files both store and the same file twice stores nothing new.
 - ``locomo``: a LoCoMo conversation ``{"sample_id", "conversation": {"speaker_a", "session_N":
   [{"speaker", "dia_id", "text", "blip_caption"?}], "session_N_date_time"}}``, a list of them
   (``locomo10.json``), or the ``conversation`` object alone. Source id ``<sample_id>:<dia_id>``,
   e.g. ``conv-26:D1:3``. A shared image's caption is kept after the text as
   ``[shared an image: ...]``, since questions ask about what the image shows.
 - ``claude-code``: a Claude Code session transcript (JSON Lines, one record per line). The
-  ``user`` and ``assistant`` records with text become turns titled by role, keyed by their
-  ``uuid``; tool calls, tool results, thinking, meta records (``isMeta``), sub-agent records
-  (``isSidechain``) and the other record types (summary, snapshots, queue operations) are left out.
+  ``user`` and ``assistant`` records with text become turns keyed by their ``uuid`` and titled
+  by the session's summary line when there is one; tool calls, tool results, thinking, meta
+  records (``isMeta``), sub-agent records (``isSidechain``) and the other record types
+  (summary, snapshots, queue operations) are left out.
 
-One turn is one checkpoint (title: the speaker; text: what was said; the comment line's ``id``:
-the source id), so a recalled hit is exactly the turn that holds the evidence and can be traced
-back to it (measured on LoCoMo: turns as checkpoints beat whole sessions at every token budget,
-see benchmarks/LOCOMO.md). A conversation with an assistant is the exception: a user turn and
-the reply to it are one checkpoint, an exchange (`exchanges.py`, paired when written). Turns
-are written to the raw log of their local date; a turn whose
-source id is already in that log is skipped, so an import can be repeated safely.
+One turn is one checkpoint (text: what was said; the comment line's ``id``: the source id), so
+a recalled hit is exactly the turn that holds the evidence and can be traced back to it
+(measured on LoCoMo: turns as checkpoints beat whole sessions at every token budget, see
+benchmarks/LOCOMO.md). A conversation with an assistant is the exception: a user turn and the
+reply to it are one checkpoint, an exchange (`exchanges.py`, paired when written). Its title
+(`record_title`) is the conversation's title, else a person's name (LoCoMo), else the first
+words of the request: never the role "user". Turns are written to the raw log of their local
+date; a turn whose source id is already in that log is skipped, so an import can be repeated
+safely.
 """
 
 from __future__ import annotations
@@ -53,10 +62,12 @@ from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, read_user_file
 from ..disk.jsonread import MAX_LINE_BYTES, JsonInputError, parse_json
 from ..disk.provenance import VIA_IMPORT
 from ..disk.redact import redact
-from ..errors import HipoError, ParseError
+from ..errors import ParseError
 from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable, title_from_text
 from ..tree.chain import CompactionReport
+from .exports import conversation_records
 from .import_times import parse_locomo_time, parse_time
+from .records import ImportFormatError, ImportRecord, NoTurnsError, tool_result_text
 
 FORMATS = ("json", "locomo", "claude-code", "chatgpt", "claude-ai")
 EXPORTS = ("chatgpt", "claude-ai")  # read conversation by conversation (`exports.py`)
@@ -75,27 +86,6 @@ IMAGE_NOTE = "[shared an image: {caption}]"
 
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
 MAX_SESSION_DIGITS = 6
-
-
-class ImportFormatError(HipoError):
-    """A transcript that cannot be imported; the message names the line or the record."""
-
-
-class NoTurnsError(ImportFormatError):
-    """A file that holds no turn to import (an empty list: in a folder, not a chat)."""
-
-
-@dataclass(frozen=True)
-class ImportRecord:
-    """One turn of a conversation, ready to become a checkpoint."""
-
-    day: date  # the raw log it goes to
-    title: str  # the speaker or role
-    body: str  # what was said
-    source: str  # where it came from ("conv-26:D1:3", a message uuid): the checkpoint's id
-    reply: str = ""  # the assistant's reply to this user turn (`exchanges.pair`), if any
-    dated: str = ""  # what dated a turn that had no time: "the file's time" or "now"
-    conversation: str = ""  # the conversation's title (or a Claude Code session's summary)
 
 
 @dataclass(frozen=True)
@@ -214,8 +204,6 @@ def export_records(
     undated: datetime | None = None,
 ) -> list[ImportRecord]:
     """A ChatGPT or Claude.ai export held whole (a small one; `sources.py` streams large)."""
-    from .exports import conversation_records  # exports.py builds on this module
-
     if not isinstance(data, list):
         raise ImportFormatError(f"{name}: expected a list of conversations; got {_kind(data)}")
     records: list[ImportRecord] = []
@@ -380,8 +368,6 @@ def parse_turns(
             last_time = undated or datetime.now()
             dated = "the file's time" if undated else "now"
         if role in TOOL_ROLES:  # a tool's output: kept in the reply when it holds figures
-            from .exports import tool_result_text  # exports.py builds on this module
-
             speaker, text = "assistant", tool_result_text(text, left_out)
         if not text.strip():
             continue
