@@ -400,6 +400,17 @@ def write_large_export(path: Path, megabytes: int) -> int:
                 parts = conversation["mapping"][key]["message"]["content"]["parts"]
                 parts[0] = f"{count} {words}"
             conversation["title"] = f"Conversation {count}"
+            shift = (count % 365) * 86400.0  # a year of days, as a real export spans
+            mapping = {}
+            for key, item in conversation["mapping"].items():  # ids unique, as ChatGPT's are
+                item["id"] = f"{count}-{key}"
+                item["parent"] = f"{count}-{item['parent']}" if item["parent"] else None
+                item["children"] = [f"{count}-{child}" for child in item["children"]]
+                if item["message"] is not None and item["message"]["create_time"]:
+                    item["message"]["create_time"] += shift
+                mapping[item["id"]] = item
+            conversation["mapping"] = mapping
+            conversation["current_node"] = f"{count}-a3"
             out.write(("," if count else "") + json.dumps(conversation))
             count += 1
         out.write("]")
