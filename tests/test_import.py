@@ -425,6 +425,8 @@ def test_cli_import_with_a_named_format(hipo, memory_root: Path) -> None:
     # three turns: the first question and its reply are one exchange (issue 25), so two
     assert "Imported 2 turns" in out
     assert raw_files(memory_root) == ["2026-02-03.md", "2026-02-04.md", "ROOT.md"]
+    (exchange,) = parse_log((memory_root / "memory/2026-02-03.md").read_text())
+    assert exchange.title == "Fix the flaky test"  # the session's summary line (issue 53)
 
 
 def test_cli_bad_file_is_one_line_and_leaves_nothing(hipo, memory_root: Path) -> None:

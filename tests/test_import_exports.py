@@ -21,8 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cli import run_hipo
+from test_magics import bare_shell, shell  # noqa: F401  (fixtures: a real kernel with hipo)
 
 from hipo_jupyter.cli import commands as cli
+from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory.intake import plan_import
 from hipo_jupyter.memory.intake import stream as json_stream
@@ -178,7 +180,7 @@ def test_a_chatgpt_export_follows_the_branch_the_user_saw(hipo, memory_root: Pat
     export.write_text(json.dumps([chatgpt_conversation()]))
     code, out, err = hipo("import", str(export))
     assert code == 0, err
-    assert "Imported 2 turns of 1 conversations from conversations.json" in out
+    assert "Imported 2 turns of 1 conversation from conversations.json" in out
     assert "Left out: 1 image, 1 system message, 1 tool call." in out
     first, second = logged(memory_root, "2026-03-02")
     assert (first.id, second.id) == ("u1", "u2")  # the source's own node ids
@@ -348,7 +350,7 @@ def test_a_zip_as_downloaded(hipo, memory_root: Path) -> None:
         zipped.writestr(link, "/etc/passwd")
     code, out, err = hipo("import", str(archive))
     assert code == 0, err
-    assert "Imported 2 turns of 1 conversations from chatgpt-export.zip" in out
+    assert "Imported 2 turns of 1 conversation from chatgpt-export.zip" in out
     assert "user.json" in out and "message_feedback.json" in out  # not chats, named
     assert "../escape.json (unsafe" in out and "link.json (unsafe" in out
     assert [c.id for c in logged(memory_root, "2026-03-02")] == ["u1", "u2"]
@@ -492,3 +494,23 @@ def test_a_fifo_is_refused_at_once(hipo, memory_root: Path) -> None:
     os.mkfifo(fifo)
     code, _, err = hipo("import", str(fifo))
     assert code == 2 and "FIFO" in err
+
+
+# --- the title everywhere (issue 53, item 4) ---------------------------------------------------
+
+
+def test_an_imported_exchange_is_titled_in_recall_and_the_sidebar(
+    shell,  # noqa: F811
+    memory_root: Path,
+) -> None:
+    """`%recall` in a real kernel and the sidebar's recent list read the checkpoint's title,
+    which the import set from the conversation: never "user"."""
+    export = memory_root.parent / "conversations.json"
+    export.write_text(json.dumps([chatgpt_conversation()]))
+    assert run_hipo(memory_root, "import", str(export)).returncode == 0
+    hits = shell.run_line_magic("recall", "mean order value cohort")
+    assert hits and {hit.title for hit in hits} == {"Order value by cohort"}
+    memory = Memory(memory_root)
+    recent = memory.recent_checkpoints(5)  # what the sidebar lists
+    memory.close()
+    assert [c.title for c in recent] == ["Order value by cohort"] * 2

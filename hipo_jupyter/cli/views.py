@@ -165,7 +165,7 @@ def format_import(report: Any, file: Path) -> str:
     days = report.days
     span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
     conversations = getattr(report, "conversations", 0)
-    of = f" of {conversations} conversations" if conversations else ""
+    of = f" of {conversations} conversation{'s' * (conversations != 1)}" if conversations else ""
     lines = [
         f"Imported {report.written} turns{of} from {file.name} into {len(days)} raw logs ({span})"
         + (f"; {report.skipped} already there" if report.skipped else "")
