@@ -89,7 +89,8 @@ def main() -> None:
         small.parent.mkdir()
         write_large_export(small, args.import_mb)
         size = small.stat().st_size / 2**20
-        print(f"hipo import of a {size:.0f} MB export:", whole_command(small, Path(folder) / "root"))
+        figures = whole_command(small, Path(folder) / "root")
+        print(f"hipo import of a {size:.0f} MB export:", figures)
 
 
 if __name__ == "__main__":

@@ -107,13 +107,13 @@ def _open_regular(path: Path, shown: str) -> BinaryIO:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             raise ImportFormatError(f"{shown} is a {kind_of(info.st_mode)}, not a regular file")
-        handle = open(path, "rb", buffering=0)  # noqa: SIM115 (the caller closes it)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         raise ImportFormatError(f"cannot read {shown}: {error.strerror or error}") from None
-    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        handle.close()
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO since the stat
+        os.close(fd)
         raise ImportFormatError(f"{shown} is not a regular file")
-    return handle
+    return os.fdopen(fd, "rb", buffering=0)
 
 
 def inputs_of(path: Path) -> tuple[list[Input], list[str]]:
