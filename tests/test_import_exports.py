@@ -514,3 +514,67 @@ def test_an_imported_exchange_is_titled_in_recall_and_the_sidebar(
     recent = memory.recent_checkpoints(5)  # what the sidebar lists
     memory.close()
     assert [c.title for c in recent] == ["Order value by cohort"] * 2
+
+
+# --- any shape: records or one ImportFormatError, never another exception ------------------------
+
+any_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2_000_000_000) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)  # fmt: skip
+node_ids = st.sampled_from(["a", "b", "c", "d"])
+messages = st.none() | any_json | st.fixed_dictionaries(
+    {"author": st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool",
+                                                                "system", ""]) | any_json}),
+     "content": st.none() | any_json | st.fixed_dictionaries({
+         "content_type": st.sampled_from(["text", "code", "multimodal_text",
+                                          "execution_output", "thoughts"]),
+         "parts": st.lists(st.text(max_size=20) | any_json, max_size=3) | any_json,
+         "text": st.text(max_size=10) | any_json}),
+     "create_time": st.none() | st.floats(0, 5e9) | any_json,
+     "recipient": st.sampled_from(["all", "python", None])})  # fmt: skip
+mappings = st.dictionaries(
+    node_ids,
+    st.fixed_dictionaries({"parent": st.none() | node_ids | st.just("zz") | any_json,
+                           "children": st.lists(node_ids, max_size=2), "message": messages})
+    | any_json,
+    max_size=4,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(mappings, st.none() | node_ids | any_json, st.text(max_size=8) | any_json)
+def test_any_chatgpt_shape_is_records_or_one_line(mapping, current, title) -> None:
+    from collections import Counter
+
+    from hipo_jupyter.memory.intake.exports import chatgpt_records
+    from hipo_jupyter.memory.intake.importers import ImportFormatError
+
+    conversation = {"title": title, "mapping": mapping, "current_node": current}
+    try:
+        records = chatgpt_records(conversation, "c.json conversation 1", Counter())
+    except ImportFormatError as error:
+        assert "\n" not in str(error) and str(error).startswith("c.json conversation 1")
+    else:
+        assert all(record.source in mapping for record in records)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"uuid": st.text(max_size=5) | any_json,
+                                       "sender": st.sampled_from(["human", "assistant"]) | any_json,
+                                       "text": st.text(max_size=10) | any_json,
+                                       "content": any_json, "created_at": any_json}) | any_json,
+                max_size=3) | any_json)  # fmt: skip
+def test_any_claude_ai_shape_is_records_or_one_line(messages) -> None:
+    from collections import Counter
+
+    from hipo_jupyter.memory.intake.exports import claude_ai_records
+    from hipo_jupyter.memory.intake.importers import ImportFormatError
+
+    try:
+        claude_ai_records({"name": "n", "chat_messages": messages}, "c.json conversation 1",
+                          Counter())  # fmt: skip
+    except ImportFormatError as error:
+        assert "\n" not in str(error) and str(error).startswith("c.json conversation 1")
