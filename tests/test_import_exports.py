@@ -83,17 +83,20 @@ MARCH_2 = 1772445600.0  # 2026-03-02T10:00:00Z
 
 def chatgpt_conversation() -> dict:
     """One conversation with what a real export holds: an empty root, hidden system context,
-    a regenerated answer (two branches: the user last saw the second), a code call to the
-    python tool, its output, and an uploaded image."""
+    a regenerated answer (two branches: the user last saw the second), a reasoning model's
+    thoughts, a code call to the python tool, its output, and an uploaded image."""
     nodes = dict(
         [
             node("root", None, ["sys"]),
             node("sys", "root", ["u1"], "system", ["The user wants short answers."],
                  metadata={"is_visually_hidden_from_conversation": True}),
-            node("u1", "sys", ["a1-old", "a1"], "user",
+            node("u1", "sys", ["a1-old", "think"], "user",
                  ["What is the mean order value in the March cohort?"], when=MARCH_2),
             node("a1-old", "u1", [], "assistant", ["An abandoned first answer."], when=MARCH_2 + 5),
-            node("a1", "u1", ["tool1"], "assistant", when=MARCH_2 + 6, recipient="python",
+            node("think", "u1", ["a1"], "assistant", when=MARCH_2 + 6,
+                 content={"content_type": "thoughts", "thoughts": [
+                     {"summary": "Computing", "content": "I should run the mean."}]}),
+            node("a1", "think", ["tool1"], "assistant", when=MARCH_2 + 6, recipient="python",
                  content={"content_type": "code", "language": "unknown",
                           "text": "df.order_value.mean()"}),
             node("tool1", "a1", ["a2"], "tool", when=MARCH_2 + 7,
@@ -181,7 +184,7 @@ def test_a_chatgpt_export_follows_the_branch_the_user_saw(hipo, memory_root: Pat
     code, out, err = hipo("import", str(export))
     assert code == 0, err
     assert "Imported 2 turns of 1 conversation from conversations.json" in out
-    assert "Left out: 1 image, 1 system message, 1 tool call." in out
+    assert "Left out: 1 image, 1 reasoning, 1 system message, 1 tool call." in out
     first, second = logged(memory_root, "2026-03-02")
     assert (first.id, second.id) == ("u1", "u2")  # the source's own node ids
     assert first.title == second.title == "Order value by cohort"  # the conversation's title

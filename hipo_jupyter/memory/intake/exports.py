@@ -147,15 +147,15 @@ def _chatgpt_turn(message: dict, at: str, left_out: LeftOut) -> tuple[str, str]:
     if not isinstance(content, dict):
         raise ImportFormatError(f"{at}: 'content' is {_kind(content)}, not an object")
     kind = content.get("content_type")
+    if isinstance(kind, str) and kind in _CHATGPT_LEFT_OUT:  # reasoning has no parts, say
+        left_out[_CHATGPT_LEFT_OUT[kind]] += 1
+        return role, ""
     text = _chatgpt_text(content, at, left_out)
     metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
     if not text.strip():
         return role, ""
     if metadata.get("is_visually_hidden_from_conversation") or role == "system":
         left_out["system messages"] += 1
-        return role, ""
-    if kind in _CHATGPT_LEFT_OUT:
-        left_out[_CHATGPT_LEFT_OUT[kind]] += 1
         return role, ""
     if role == "tool":
         return "assistant", tool_result_text(text, left_out)
