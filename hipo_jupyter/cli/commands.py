@@ -323,7 +323,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     skipped = plan.not_chats + [f"{name} (unsafe name or not a regular member)"
                                 for name in plan.unsafe]  # fmt: skip
     if skipped:
-        print(f"Not read: {len(skipped)} file{'s' * (len(skipped) != 1)} that are not chats: "
+        print(f"Not read, not chats ({len(skipped)}): "
               + ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else ""))  # fmt: skip
     ahead = cli_views.future_turns(report.per_day, memory.today)
     if ahead:

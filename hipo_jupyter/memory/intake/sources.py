@@ -265,6 +265,7 @@ def plan_import(
             continue
         plan.inputs.append((source, found))
         done += source.size
+    plan.total_bytes = sum(source.size for source, _ in plan.inputs)  # what pass 2 reads
     if not plan.turns:
         what = f"{path.name}: no turns to import"
         if plan.not_chats:
@@ -335,3 +336,4 @@ def _conversations(
                 yield conversation_records(format, conversation, where, left_out, source.modified)
         except StreamError as error:
             raise ImportFormatError(str(error)) from None
+    moved(source.size)  # the bar ends at its total whatever the reads' sizes were
