@@ -56,7 +56,9 @@ def test_a_user_turn_and_its_reply_are_one_checkpoint(memory_root: Path) -> None
     memory.close()
     assert report.written == 2
     first, second = checkpoints(memory_root)
-    assert first.title == "user" and first.id == "chat:1" and first.via == "import"
+    # titled by the request's first words, never "user" (issue 53); an id from the words (48)
+    assert first.title == "Which sourdough starter ratio should I use" and first.via == "import"
+    assert first.id.startswith("turn-")
     assert first.field("request") == CHAT[0]["content"]
     assert first.field("outcome") == CHAT[1]["content"]  # whole in the raw log
     # two assistant turns in a row are one reply
@@ -171,7 +173,8 @@ def test_a_long_request_shows_its_passage_a_dialogue_turn_stays_whole(
         {"role": "user", "content": LONG_REQUEST, "time": "2026-03-02"},
         {"role": "assistant", "content": "The CalMac ferry runs hourly."},
     ]
-    memory.import_records(parse_text(json.dumps(chat), name="chat.json"))
+    titled = {"title": "Trip to Mull", "messages": chat}  # the title, not the request's words
+    memory.import_records(parse_text(json.dumps(titled), name="chat.json"))
     memory.import_records(
         [
             ImportRecord(date(2026, 3, 3), "Ana", LONG_REQUEST, "d:1"),

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from datetime import date
 from pathlib import Path
 
@@ -25,7 +26,9 @@ from hipo_jupyter.memory.intake.importers import (
     parse_locomo_time,
     parse_text,
     read_file,
+    to_checkpoint,
 )
+from hipo_jupyter.memory.requests import title_from_text
 
 TINY_LOCOMO = Path(__file__).parent / "data" / "tiny-conversation.json"
 TODAY = date(2026, 3, 12)
@@ -104,11 +107,16 @@ def test_json_turns_speaker_or_role_text_or_content_and_inherited_time() -> None
         {"speaker": "Ada", "text": "Ship it.", "time": "2026-03-02", "id": "msg-9"},
     ]
     records = parse_text(json.dumps(turns), name="chat.json")
+    first, second = (record.source for record in records[:2])
     assert records == [
-        ImportRecord(date(2026, 3, 1), "Ada", "We chose SQLite FTS5.", "chat:1"),
-        ImportRecord(date(2026, 3, 1), "assistant", "Noted: FTS5.", "chat:2"),
+        ImportRecord(date(2026, 3, 1), "Ada", "We chose SQLite FTS5.", first),
+        ImportRecord(date(2026, 3, 1), "assistant", "Noted: FTS5.", second),
         ImportRecord(date(2026, 3, 2), "Ada", "Ship it.", "msg-9"),
     ]
+    # an id-less turn's id comes from its words and conversation, not the file's name (issue 48)
+    assert first.startswith("turn-") and first != second
+    renamed = parse_text(json.dumps(turns), name="other.json")
+    assert [record.source for record in renamed] == [first, second, "msg-9"]
 
 
 def test_json_times_in_every_documented_form() -> None:
@@ -158,14 +166,19 @@ def test_locomo_time_parser() -> None:
 
 
 def test_claude_code_keeps_text_turns_only() -> None:
-    records = parse_text(CLAUDE_TRANSCRIPT, name="session.jsonl")
+    left_out: Counter[str] = Counter()
+    records = parse_text(CLAUDE_TRANSCRIPT, name="session.jsonl", left_out=left_out)
+    summary = "Fix the flaky test"  # the session's summary line titles its turns (issue 53)
     assert records == [
-        ImportRecord(date(2026, 2, 3), "user", "Why does test_sync fail on CI?", "u-1"),
-        ImportRecord(
-            date(2026, 2, 3), "assistant", "The fixture shares a temp dir between workers.", "a-1"
-        ),
-        ImportRecord(date(2026, 2, 4), "user", "Thanks, use tmp_path per test.", "u-4"),
-    ]
+        ImportRecord(date(2026, 2, 3), "user", "Why does test_sync fail on CI?", "u-1",
+                     conversation=summary),
+        ImportRecord(date(2026, 2, 3), "assistant",
+                     "The fixture shares a temp dir between workers.", "a-1", conversation=summary),
+        ImportRecord(date(2026, 2, 4), "user", "Thanks, use tmp_path per test.", "u-4",
+                     conversation=summary),
+    ]  # fmt: skip
+    # what was not kept is counted by kind (issue 48, item 6)
+    assert left_out == {"reasoning": 1, "tool calls": 1, "tool results": 1}
 
 
 @pytest.mark.parametrize(
@@ -208,7 +221,7 @@ def test_format_detection(text: str, name: str, expected: str) -> None:
         ('{"speaker": "a"}', "json", ["expected a JSON list"]),
         ("[]", "json", ["no turns"]),
         ("", None, ["empty"]),
-        ('{"hello": 1}', None, ["cannot tell the format", "--format"]),
+        ('{"hello": 1}', None, ["unknown format", "--format"]),
     ],
 )
 def test_bad_json_files_name_the_line_or_record(text, fmt, words) -> None:
@@ -352,7 +365,10 @@ def test_any_json_turns_round_trip_through_the_raw_log(tmp_path_factory, turns) 
     assert len(by_id) == len(stored)
     for record in stored:
         checkpoint = by_id[record.source]
-        assert checkpoint.title == record.title
+        # a person's name, or a role's request's first words (issue 53): what to_checkpoint made
+        assert checkpoint.title == to_checkpoint(record).title
+        if record.title in ("user", "assistant"):
+            assert checkpoint.title == (title_from_text(record.body) or record.title)
         if record.reply:
             assert checkpoint.field("request") == record.body.strip()
             assert checkpoint.field("outcome") == record.reply.strip()
@@ -409,6 +425,8 @@ def test_cli_import_with_a_named_format(hipo, memory_root: Path) -> None:
     # three turns: the first question and its reply are one exchange (issue 25), so two
     assert "Imported 2 turns" in out
     assert raw_files(memory_root) == ["2026-02-03.md", "2026-02-04.md", "ROOT.md"]
+    (exchange,) = parse_log((memory_root / "memory/2026-02-03.md").read_text())
+    assert exchange.title == "Fix the flaky test"  # the session's summary line (issue 53)
 
 
 def test_cli_bad_file_is_one_line_and_leaves_nothing(hipo, memory_root: Path) -> None:

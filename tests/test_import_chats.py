@@ -60,10 +60,14 @@ def test_an_openai_array_without_times_takes_the_files_time(memory_root: Path) -
     os.utime(chat, (1772877600, 1772877600))  # 2026-03-07 in any time zone near UTC
     done = run_hipo(memory_root, "import", str(chat))
     assert done.returncode == 0, done.stderr
-    assert "2 turns of openai.json had no time: dated 2026-03-07, the file's time" in done.stdout
-    (exchange,) = log_of(memory_root, "2026-03-07")  # system, tool call and tool result left out
+    assert "3 turns of openai.json had no time: dated 2026-03-07, the file's time" in done.stdout
+    # the system message and the tool call are left out and counted (issue 48, item 6)
+    assert "Left out: 1 system message, 1 tool call." in done.stdout
+    (exchange,) = log_of(memory_root, "2026-03-07")
     assert "Which tier do we cut" in exchange.field("request")
+    assert exchange.title.startswith("Which tier do we cut")  # never "user" (issue 53)
     assert "starter tier by 15 percent" in exchange.field("outcome")
+    assert '[tool result]\n{"tiers": 3}' in exchange.field("outcome")  # its figures kept
     assert run_hipo(memory_root, "check").returncode == 0  # an import leaves check passing
 
 

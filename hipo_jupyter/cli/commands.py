@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -62,7 +63,7 @@ from hipo_jupyter.memory import (
     resolve_team_url,
 )
 from hipo_jupyter.memory.disk import VIA_CLI, raw_log_path
-from hipo_jupyter.memory.intake import check_transcript, read_file, undated_line
+from hipo_jupyter.memory.intake import check_transcript, plan_import
 from hipo_jupyter.memory.views import check_folder, results_text
 from hipo_jupyter.team.link import team_backend
 from hipo_jupyter.team.url import mask_url
@@ -114,10 +115,10 @@ def open_memory(args: argparse.Namespace, *, reading: bool = False) -> Memory:
 class ProgressBar:
     """The engine's `progress(done, total, label)` shown as a tqdm bar on stderr, only on a TTY."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, shown: bool = False) -> None:
         # tqdm's own \r must reach the terminal; the label is escaped here instead
         self.stream = terminal.unfiltered(stream if stream is not None else sys.stderr)
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = shown or bool(getattr(self.stream, "isatty", lambda: False)())
         self._bar: Any = None
 
     def __call__(self, done: int, total: int, label: str) -> None:
@@ -306,17 +307,25 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    records = read_file(args.file, args.format)  # the whole file is checked before any write
-    memory = open_memory(args)
-    try:
-        with ProgressBar() as progress:
-            report = memory.import_records(records, progress=progress)
-    finally:
-        memory.close()
+    with ProgressBar(shown=args.progress) as progress:
+        plan = plan_import(args.file, args.format, progress)  # everything checked before a write
+        memory = open_memory(args)
+        try:
+            report = memory.import_batches(plan.batches(progress), progress=progress)
+        finally:
+            memory.close()
+    report = dataclasses.replace(
+        report, left_out=tuple(sorted(plan.left_out.items())), conversations=plan.conversations
+    )
     print(cli_views.format_import(report, args.file))
-    undated = undated_line(records, args.file.name)
-    if undated:
-        print(undated)
+    if plan.undated:
+        print(f"{plan.undated} turn{'s' * (plan.undated != 1)} of {args.file.name} had no "
+              f"time: dated {plan.undated_as}")  # fmt: skip
+    skipped = plan.not_chats + [f"{name} (unsafe name or not a regular member)"
+                                for name in plan.unsafe]  # fmt: skip
+    if skipped:
+        print(f"Not read, not chats ({len(skipped)}): "
+              + ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else ""))  # fmt: skip
     ahead = cli_views.future_turns(report.per_day, memory.today)
     if ahead:
         print(f"hipo: warning: {ahead}", file=sys.stderr)

@@ -33,7 +33,8 @@ HELP: dict[str, str] = {
     "status": "counts of logs, checkpoints, nodes and topics; the Layer 1 budget",
     "layer1": "print Layer 1 (ROOT.md and the working files) as a prompt sees it",
     "reindex": "rebuild the search index from the Markdown files",
-    "import": "bring in past conversations: JSON turns, LoCoMo, Claude Code .jsonl",
+    "import": "bring in past conversations: ChatGPT and Claude.ai exports (a file, folder or "
+    "zip), JSON turns, LoCoMo, Claude Code .jsonl",
     "team": "team memory on PostgreSQL: `team sync` sends this folder's checkpoints",
     "check": "pass or fail for each protocol rule the memory folder can show",
     "mcp": "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop",
@@ -199,9 +200,14 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
     cli_forget.add_arguments(sub)
 
     importing = sub["import"]
-    importing.add_argument("file", type=Path, metavar="FILE", help="the transcript to import")
+    importing.add_argument(
+        "file", type=Path, metavar="FILE", help="the transcript, export, folder or zip to import"
+    )
     importing.add_argument(
         "--format", choices=FORMATS, help="the file's format (default: detected from its content)"
+    )
+    importing.add_argument(
+        "--progress", action="store_true", help="show the progress bar even when not on a TTY"
     )
 
     registering = sub["mcp"].add_mutually_exclusive_group()

@@ -151,25 +151,41 @@ def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
 
 
 def format_import(report: Any, file: Path) -> str:
+    """The one report of an import: turns written, days, what was already there or forgotten,
+    and what the source held that the memory does not keep, by kind."""
     forgot = getattr(report, "forgotten", 0)
     kept_out = (f"{forgot} turns you forgot were not imported again (a forget is kept)"
                 if forgot else "")  # fmt: skip
+    left = left_out_text(getattr(report, "left_out", ()))
     if not report.written:
         if kept_out and not report.skipped:
-            return f"Nothing new in {file.name}: {kept_out}."
+            return f"Nothing new in {file.name}: {kept_out}." + left
         there = f"Nothing new in {file.name}: its {report.skipped} turns are already in memory."
-        return there + (f" {kept_out[0].upper()}{kept_out[1:]}." if kept_out else "")
+        return there + (f" {kept_out[0].upper()}{kept_out[1:]}." if kept_out else "") + left
     days = report.days
     span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
+    conversations = getattr(report, "conversations", 0)
+    of = f" of {conversations} conversation{'s' * (conversations != 1)}" if conversations else ""
     lines = [
-        f"Imported {report.written} turns from {file.name} into {len(days)} raw logs ({span})"
+        f"Imported {report.written} turns{of} from {file.name} into {len(days)} raw logs ({span})"
         + (f"; {report.skipped} already there" if report.skipped else "")
         + (f"; {kept_out}" if kept_out else "")
         + "."
+        + left
     ]
     if report.compaction is not None:
         lines.append(render.compaction_text(report.compaction).split("\n", 1)[0])
     return "\n".join(lines)
+
+
+def left_out_text(left_out: Any) -> str:
+    """The report's " Left out: 3 images, 2 tool results." for what an import did not keep."""
+    kinds = [(kind, count) for kind, count in left_out if count]
+    if not kinds:
+        return ""
+    shown = [f"{count} {kind[:-1] if count == 1 and kind.endswith('s') else kind}"
+             for kind, count in kinds]  # fmt: skip
+    return " Left out: " + ", ".join(shown) + "."
 
 
 def future_turns(per_day: dict[str, int], today: date) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -29,7 +29,7 @@ from .events import Listeners
 from .intake import notes
 from .intake.importers import ImportRecord, ImportReport
 from .intake.notes import NoteFiles
-from .intake.writing import Writer, new_checkpoint
+from .intake.writing import ImportWrite, Writer, new_checkpoint
 from .recall import context as context_pack
 from .recall.forgotten import ForgetLedger
 from .recall.ranking import RecallResult
@@ -234,7 +234,15 @@ class Memory:
     ) -> ImportReport:
         """Write imported turns into the raw logs of their own dates (`Writer.imports`: whole
         checkpoints, nothing twice, nothing forgotten), then compact."""
-        written = self._writer.imports(records)
+        return self.import_batches([records], progress=progress)
+
+    def import_batches(
+        self, batches: Iterable[Sequence[ImportRecord]], *, progress: Progress | None = None
+    ) -> ImportReport:
+        """`import_records` for an import too large to hold (`intake/sources.py`): each batch
+        written as it comes (whole conversations, so a reply meets its question), then one
+        compaction for them all."""
+        written = ImportWrite.merged(self._writer.imports(batch) for batch in batches)
         compaction = self.compact(progress=progress) if written.counts else None
         if written.counts and self.semantic.enabled:  # every turn embedded now, with progress
             with self._lock:

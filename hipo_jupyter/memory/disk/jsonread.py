@@ -158,6 +158,27 @@ def parse_json(
         ) from None
 
 
+
+_BOUNDED_DECODER = json.JSONDecoder(
+    parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant
+)
+
+
+def decode_at(text: str, pos: int, where: str) -> tuple[Any, int]:
+    """(value, end) of the JSON value at `pos` in `text` (leading blanks allowed), numbers
+    bounded as `parse_json` bounds them: for a reader that walks a long text one value at a
+    time (`intake/stream.py`). A syntax error stays a `json.JSONDecodeError`, since only the
+    caller knows whether its text was cut short; a number out of bounds or a nesting deeper
+    than the stack is a JsonInputError naming `where`."""
+    try:
+        return _BOUNDED_DECODER.raw_decode(text, pos)
+    except _NumberOutOfBounds as error:
+        raise JsonInputError(f"{where}: {error}", where=where) from None
+    except RecursionError:
+        raise JsonInputError(
+            f"{where}: JSON nested deeper than the parser's stack allows; not read", where=where
+        ) from None
+
 # --- the shape -------------------------------------------------------------------------------
 
 

@@ -7,6 +7,9 @@ Modules:
 - `importers.py` past conversations (OpenAI and Anthropic message arrays, jupyter-ai `.chat`,
   LoCoMo, Claude Code sessions) read into records; `import_times.py` the times of their turns.
 - `notes.py` which files an agent may write and how, and the writing of them (`NoteFiles`).
+- `exports.py` ChatGPT's and Claude.ai's exports, a conversation at a time; `stream.py` a JSON
+  list read one element at a time; `sources.py` a file, folder or zip checked whole, then read
+  again in batches to write; `records.py` the turn record and error they share.
 - `transcript_check.py` a Claude Code session checked against the protocol.
 - `sessions.py` a live Claude Code session's exchanges, as its hooks hand them in.
 
@@ -36,11 +39,13 @@ from .notes import (
     refusal,
 )
 from .sessions import LAYER1_HEAD, session_records
+from .sources import ImportPlan, plan_import
 from .transcript_check import check_transcript
 
 __all__ = [
     "FOLDER",
     "FORMATS",
+    "ImportPlan",
     "LAYER1_HEAD",
     "NODE",
     "NODE_FOLDERS",
@@ -58,6 +63,7 @@ __all__ = [
     "check_writable",
     "kind_of",
     "normalize",
+    "plan_import",
     "read_file",
     "refusal",
     "session_records",

@@ -1,45 +1,57 @@
 """`hipo import`: past conversations turned into checkpoints in the raw logs of their own dates.
 
-Parsing is pure: a file's text becomes a list of `ImportRecord`s (day, title, body, source id),
-one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON syntax) or the record
-that is wrong. The whole file is read and checked before anything is written, so a bad or
-truncated file leaves the memory as it was. Three formats:
+Parsing is pure: a file's text becomes a list of `ImportRecord`s (day, title, body, source id,
+conversation title), one per turn, or an `ImportFormatError` naming the line (JSON Lines, JSON
+syntax) or the record that is wrong. Everything given is read and checked before anything is
+written (`sources.plan_import`), so a bad or truncated file leaves the memory as it was; a
+ChatGPT or Claude.ai export is streamed conversation by conversation (`exports.py`,
+`stream.py`), every other format is read whole. The formats:
 
+- ``chatgpt``, ``claude-ai``: the exports people download (`exports.py`).
 - ``json``: the chat formats people have. A JSON list of turns ``{"speaker"|"role",
   "text"|"content", "time"?}`` (OpenAI's and Anthropic's message arrays as they are: ``content`` a
-  string or a list of content blocks, whose text blocks are kept; system, developer and tool
-  messages and tool calls without text are left out), or the same list wrapped as
-  ``{"messages": [...]}``, which is also a jupyter-ai / jupyterlab-chat ``.chat`` file (its
-  messages ``{"sender", "body", "time"}``, the sender named in its ``"users"``; a bot's messages
-  are the assistant's, deleted ones are left out). ``time`` is an ISO date or date-time, epoch
-  seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one takes the time of the turn
-  before it, and turns before any time take the file's modification time (now, for text with no
-  file), which the record says (`ImportRecord.dated`) and `hipo import` reports in one line. An
-  optional ``"id"`` is kept as the source id, else ``<file stem>:<n>`` (n counts turns from 1).
+  string or a list of content blocks, whose text blocks are kept; system and developer
+  messages, tool calls, images and refusals are left out and counted by kind; a tool's output
+  with figures is kept in the reply, `records.tool_result_text`), or the same list wrapped as
+  ``{"messages": [...], "title"?}``, which is also a jupyter-ai / jupyterlab-chat ``.chat`` file
+  (its messages ``{"sender", "body", "time"}``, the sender named in its ``"users"``; a bot's
+  messages are the assistant's, deleted ones are left out). ``time`` is an ISO date or
+  date-time, epoch seconds, or LoCoMo's "1:56 pm on 8 May, 2023"; a turn without one takes
+  the time of the turn before it, and turns before any time take the file's modification time
+  (now, for text with no file), which the record says (`ImportRecord.dated`) and `hipo import`
+  reports in one line. An optional ``"id"`` is kept as the source id; a turn without one gets
+  an id made of its words and the turn before it (`turn_id`), never of the file's name and a
+  position, so two different files both store and the same file twice stores nothing new.
 - ``locomo``: a LoCoMo conversation ``{"sample_id", "conversation": {"speaker_a", "session_N":
   [{"speaker", "dia_id", "text", "blip_caption"?}], "session_N_date_time"}}``, a list of them
   (``locomo10.json``), or the ``conversation`` object alone. Source id ``<sample_id>:<dia_id>``,
   e.g. ``conv-26:D1:3``. A shared image's caption is kept after the text as
   ``[shared an image: ...]``, since questions ask about what the image shows.
 - ``claude-code``: a Claude Code session transcript (JSON Lines, one record per line). The
-  ``user`` and ``assistant`` records with text become turns titled by role, keyed by their
-  ``uuid``; tool calls, tool results, thinking, meta records (``isMeta``), sub-agent records
-  (``isSidechain``) and the other record types (summary, snapshots, queue operations) are left out.
+  ``user`` and ``assistant`` records with text become turns keyed by their ``uuid`` and titled
+  by the session's summary line when there is one; tool calls, tool results, thinking, meta
+  records (``isMeta``), sub-agent records (``isSidechain``) and the other record types
+  (summary, snapshots, queue operations) are left out.
 
-One turn is one checkpoint (title: the speaker; text: what was said; the comment line's ``id``:
-the source id), so a recalled hit is exactly the turn that holds the evidence and can be traced
-back to it (measured on LoCoMo: turns as checkpoints beat whole sessions at every token budget,
-see benchmarks/LOCOMO.md). A conversation with an assistant is the exception: a user turn and
-the reply to it are one checkpoint, an exchange (`exchanges.py`, paired when written). Turns
-are written to the raw log of their local date; a turn whose
-source id is already in that log is skipped, so an import can be repeated safely.
+One turn is one checkpoint (text: what was said; the comment line's ``id``: the source id), so
+a recalled hit is exactly the turn that holds the evidence and can be traced back to it
+(measured on LoCoMo: turns as checkpoints beat whole sessions at every token budget, see
+benchmarks/LOCOMO.md). A conversation with an assistant is the exception: a user turn and the
+reply to it are one checkpoint, an exchange (`exchanges.py`, paired when written). Its title
+(`record_title`) is the conversation's title, else a person's name (LoCoMo), else the first
+words of the request: never the role "user". Turns are written to the raw log of their local
+date; a turn whose source id is already in that log is skipped, so an import can be repeated
+safely.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -48,42 +60,31 @@ from ..disk.checkpoint import Checkpoint, render
 from ..disk.exchanges import exchange_fields
 from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, read_user_file
 from ..disk.jsonread import MAX_LINE_BYTES, JsonInputError, parse_json
-from ..disk.provenance import VIA_IMPORT
 from ..disk.redact import redact
-from ..errors import HipoError, ParseError
-from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
+from ..errors import ParseError
+from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable, title_from_text
 from ..tree.chain import CompactionReport
+from .exports import conversation_records
 from .import_times import parse_locomo_time, parse_time
+from .records import ImportFormatError, ImportRecord, NoTurnsError, tool_result_text
 
-FORMATS = ("json", "locomo", "claude-code")
+FORMATS = ("json", "locomo", "claude-code", "chatgpt", "claude-ai")
+EXPORTS = ("chatgpt", "claude-ai")  # read conversation by conversation (`exports.py`)
 EXPECTED = (
     "a JSON list of chat messages (role and content, as OpenAI and Anthropic write them), "
+    "ChatGPT's or Claude.ai's conversations.json, "
     '{"messages": [...]}, a jupyter-ai .chat file, a LoCoMo conversation or a Claude Code '
     ".jsonl session; name one with --format"
 )
-LEFT_OUT_ROLES = frozenset({"system", "developer", "tool", "function", "ipython"})
+LEFT_OUT_ROLES = frozenset({"system", "developer"})
+TOOL_ROLES = frozenset({"tool", "function", "ipython"})
+ROLE_TITLES = frozenset({"user", "human", "assistant", "ai", "model", "claude", "turn"})
+_SPEAKER_KEYS = ("speaker", "role", "sender")
 CUT_NOTE = "\n[hipo: cut at {limit:,} characters on import; the turn had {chars:,}]"
 IMAGE_NOTE = "[shared an image: {caption}]"
 
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
 MAX_SESSION_DIGITS = 6
-
-
-class ImportFormatError(HipoError):
-    """A transcript that cannot be imported; the message names the line or the record."""
-
-
-@dataclass(frozen=True)
-class ImportRecord:
-    """One turn of a conversation, ready to become a checkpoint."""
-
-    day: date  # the raw log it goes to
-    title: str  # the speaker or role
-    body: str  # what was said
-    source: str  # where it came from ("conv-26:D1:3", a message uuid): the checkpoint's id
-    reply: str = ""  # the assistant's reply to this user turn (`exchanges.pair`), if any
-    dated: str = ""  # what dated a turn that had no time: "the file's time" or "now"
-    via: str = VIA_IMPORT  # the front end it is written as (Claude Code's hooks: claude-code)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class ImportReport:
     compaction: CompactionReport | None = None  # the pass that followed (None: nothing new)
     per_day: dict[str, int] = field(default_factory=dict)  # ISO date -> turns written
     forgotten: int = 0  # turns the user forgot, kept out (`recall/forgotten`)
+    left_out: tuple[tuple[str, int], ...] = ()  # (kind, count): what the source held, not kept
+    conversations: int = 0  # conversations read (0: the source did not say)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -141,24 +144,28 @@ def parse_text(
     *,
     name: str = "input",
     undated: datetime | None = None,
+    left_out: Counter[str] | None = None,
 ) -> list[ImportRecord]:
     """Parse a transcript held in a string; `name` (the file name) appears in errors.
-    `undated`: the time of turns that have none (the file's; None: now)."""
+    `undated`: the time of turns that have none (the file's; None: now). What the source held
+    and the memory does not keep is counted by kind in `left_out` (tool results, images...)."""
+    left_out = Counter() if left_out is None else left_out
     if format is None:
         format = detect_format(text, name)
     if format not in FORMATS:
         raise ImportFormatError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     if format == "claude-code":
-        records = parse_claude_code(text, name)
+        records = parse_claude_code(text, name, left_out)
     else:
         data = _load_json(text, name)
-        records = (
-            parse_locomo(data, name)
-            if format == "locomo"
-            else parse_turns(data, name, undated=undated)
-        )
+        if format in EXPORTS:
+            records = export_records(data, format, name, left_out, undated=undated)
+        elif format == "locomo":
+            records = parse_locomo(data, name)
+        else:
+            records = parse_turns(data, name, undated=undated, left_out=left_out)
     if not records:
-        raise ImportFormatError(f"{name}: no turns to import")
+        raise NoTurnsError(f"{name}: no turns to import")
     return records
 
 
@@ -172,9 +179,37 @@ def detect_format(text: str, name: str = "input") -> str:
     data = _load_json(text, name)
     if _looks_locomo(data):
         return "locomo"
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict) and "mapping" in first:
+        return "chatgpt"
+    if isinstance(first, dict) and "chat_messages" in first:
+        return "claude-ai"
+    if isinstance(first, dict) and not any(key in first for key in _SPEAKER_KEYS):
+        keys = ", ".join(sorted(str(key)[:20] for key in first)[:6]) or "none"
+        raise ImportFormatError(
+            f"{name}: unknown format (its first record's keys: {keys}); expected {EXPECTED}"
+        )
     if isinstance(data, list) or (isinstance(data, dict) and "messages" in data):
         return "json"
-    raise ImportFormatError(f"{name}: cannot tell the format; expected {EXPECTED}")
+    raise ImportFormatError(f"{name}: unknown format; expected {EXPECTED}")
+
+
+def export_records(
+    data: Any,
+    format: str,
+    name: str,
+    left_out: Counter[str],
+    *,
+    undated: datetime | None = None,
+) -> list[ImportRecord]:
+    """A ChatGPT or Claude.ai export held whole (a small one; `sources.py` streams large)."""
+    if not isinstance(data, list):
+        raise ImportFormatError(f"{name}: expected a list of conversations; got {_kind(data)}")
+    records: list[ImportRecord] = []
+    for number, conversation in enumerate(data, start=1):
+        where = f"{name} conversation {number}"
+        records.extend(conversation_records(format, conversation, where, left_out, undated))
+    return records
 
 
 def _first_line_is_object(text: str) -> bool:
@@ -207,18 +242,37 @@ def _load_json(text: str, name: str) -> Any:
 # --- the formats -----------------------------------------------------------------------------
 
 
-def _content_text(content: Any) -> str | None:
-    """A message's text: a string, or the text blocks of a content list; None if neither."""
+_BLOCK_KINDS = {  # content blocks that are not text, and the kind a report counts them as
+    "image": "images",
+    "image_url": "images",
+    "input_image": "images",
+    "tool_use": "tool calls",
+    "tool_result": "tool results",
+    "function_call": "tool calls",
+    "thinking": "reasoning",
+    "redacted_thinking": "reasoning",
+    "refusal": "refusals",
+    "document": "attachments",
+    "file": "attachments",
+    "input_file": "attachments",
+}
+
+
+def _content_text(content: Any, left_out: Counter[str] | None = None) -> str | None:
+    """A message's text: a string, or the text blocks of a content list; None if neither.
+    The blocks that are not text are counted by kind in `left_out`."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [
-            block["text"]
-            for block in content
-            if isinstance(block, dict)
-            and block.get("type", "text") in ("text", "input_text", "output_text")
-            and isinstance(block.get("text"), str)
-        ]
+        texts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type", "text")
+            if kind in ("text", "input_text", "output_text") and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif left_out is not None and kind in _BLOCK_KINDS:
+                left_out[_BLOCK_KINDS[kind]] += 1
         return "\n\n".join(texts)
     return None
 
@@ -245,21 +299,39 @@ def _senders(data: dict) -> dict[str, str]:
     return names
 
 
+def turn_id(previous: str, speaker: str, time: Any, text: str) -> str:
+    """The id of a turn its source gave none: a hash of its words, its speaker and time as
+    given, and the turn before it (so of its conversation), never of a file name and a
+    position. Two different files imported the same day keep both; the same file again, or
+    a later export of the same conversation, adds nothing twice."""
+    given = json.dumps(time, sort_keys=True, default=str) if time is not None else ""
+    digest = hashlib.sha256("\x1f".join((previous, speaker, given, text)).encode())
+    return f"turn-{digest.hexdigest()[:20]}"
+
+
 def parse_turns(
-    data: Any, name: str, *, undated: datetime | None = None
+    data: Any,
+    name: str,
+    *,
+    undated: datetime | None = None,
+    left_out: Counter[str] | None = None,
 ) -> list[ImportRecord]:
     """The JSON chat formats (see the module docstring): a list of turns or messages, or a
     `{"messages": [...]}` wrapper (a jupyter-ai `.chat` file among them)."""
+    left_out = Counter() if left_out is None else left_out
     senders: dict[str, str] = {}
+    title = ""
     if isinstance(data, dict) and "messages" in data:
         senders = _senders(data)
+        named = data.get("title", data.get("name"))
+        title = " ".join(named.split()) if isinstance(named, str) else ""
         data = data["messages"]
     if not isinstance(data, list):
         raise ImportFormatError(f"{name}: expected {EXPECTED}; got {_kind(data)}")
-    stem = Path(name).stem
     records: list[ImportRecord] = []
     last_time: datetime | None = None
     dated = ""
+    previous = ""
     for number, turn in enumerate(data, start=1):
         where = f"{name} record {number}"
         if not isinstance(turn, dict):
@@ -271,10 +343,15 @@ def parse_turns(
             raise ImportFormatError(
                 f"{where}: expected a 'role' (or 'speaker', or a .chat 'sender') string"
             )
-        if speaker.strip().casefold() in LEFT_OUT_ROLES or turn.get("deleted") is True:
+        role = speaker.strip().casefold()
+        if role in LEFT_OUT_ROLES or turn.get("deleted") is True:
+            left_out["system messages" if role in LEFT_OUT_ROLES else "deleted messages"] += 1
             continue
         raw_text = turn.get("text", turn.get("content", turn.get("body")))
-        text = "" if raw_text is None and "tool_calls" in turn else _content_text(raw_text)
+        if raw_text is None and ("tool_calls" in turn or isinstance(turn.get("refusal"), str)):
+            left_out["refusals" if turn.get("refusal") else "tool calls"] += 1
+            raw_text = ""
+        text = _content_text(raw_text, left_out)
         if text is None:
             raise ImportFormatError(
                 f"{where}: expected 'content' as a string or a list of content blocks "
@@ -289,13 +366,16 @@ def parse_turns(
         elif last_time is None:
             last_time = undated or datetime.now()
             dated = "the file's time" if undated else "now"
+        if role in TOOL_ROLES:  # a tool's output: kept in the reply when it holds figures
+            speaker, text = "assistant", tool_result_text(text, left_out)
         if not text.strip():
             continue
-        source = turn.get("id")
-        source = str(source) if source not in (None, "") else f"{stem}:{number}"
-        records.append(
-            ImportRecord(last_time.date(), speaker.strip(), text, source, dated=dated)
-        )
+        given = turn.get("id")
+        source = (str(given) if given not in (None, "")
+                  else turn_id(previous, speaker.strip(), turn.get("time"), text))  # fmt: skip
+        previous = source
+        records.append(ImportRecord(last_time.date(), speaker.strip(), text, source,
+                                    dated=dated, conversation=title))  # fmt: skip
     return records
 
 
@@ -414,12 +494,18 @@ def claude_code_records(text: str, name: str) -> Iterator[tuple[int, dict[str, A
         yield number, record
 
 
-def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
-    """A Claude Code session transcript: one JSON record per line."""
+def parse_claude_code(
+    text: str, name: str, left_out: Counter[str] | None = None
+) -> list[ImportRecord]:
+    """A Claude Code session transcript: one JSON record per line. Its exchanges are titled by
+    the session's summary line when it has one."""
     records: list[ImportRecord] = []
+    summary = ""
     for number, record in claude_code_records(text, name):
         where = f"{name} line {number}"
         kind = record.get("type")
+        if kind == "summary" and isinstance(record.get("summary"), str) and not summary:
+            summary = " ".join(record["summary"].split())
         if kind not in ("user", "assistant"):
             if kind is None:
                 raise ImportFormatError(f"{where}: a record without a 'type'")
@@ -429,7 +515,7 @@ def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
         message = record.get("message")
         if not isinstance(message, dict):
             raise ImportFormatError(f"{where}: a {kind} record without a 'message' object")
-        body = _content_text(message.get("content"))
+        body = _content_text(message.get("content"), left_out)
         if body is None:
             raise ImportFormatError(f"{where}: message content is neither text nor a list")
         if not body.strip():
@@ -443,6 +529,8 @@ def parse_claude_code(text: str, name: str) -> list[ImportRecord]:
             raise ImportFormatError(f"{where}: a {kind} record without a 'uuid'")
         role = message.get("role") if isinstance(message.get("role"), str) else kind
         records.append(ImportRecord(moment.date(), role, body, uuid.strip()))
+    if summary:
+        records = [replace(record, conversation=summary) for record in records]
     return records
 
 
@@ -457,12 +545,22 @@ def to_checkpoint(record: ImportRecord) -> Checkpoint:
     """The checkpoint of one turn (or of one exchange: the user's words as its request, the
     reply as its outcome): redacted, and cut when longer than a checkpoint may be."""
     body = _stored(record.body)
-    title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
+    title = redact(" ".join(storable(record_title(record)).split()))[:MAX_TITLE_CHARS] or "turn"
     source = storable(record.source)
     if record.reply.strip():
         fields = exchange_fields(body, _stored(record.reply))
         return Checkpoint(title=title, fields=fields, id=source, via=record.via)
     return Checkpoint(title=title, text=body, id=source, via=record.via)
+
+
+def record_title(record: ImportRecord) -> str:
+    """An imported checkpoint's title: its conversation's title, else the speaker's name (a
+    LoCoMo person), else, for a role ("user", "assistant"), the first words of the request."""
+    if record.conversation.strip():
+        return record.conversation
+    if record.title.strip().casefold() not in ROLE_TITLES:
+        return record.title
+    return title_from_text(record.body) or title_from_text(record.reply) or record.title
 
 
 def _stored(text: str) -> str:

@@ -23,7 +23,7 @@ import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -136,6 +136,17 @@ class ImportWrite:
     counts: dict[date, int]
     skipped: int
     forgotten: int = 0  # turns the user forgot, kept out
+
+    @classmethod
+    def merged(cls, writes: Iterable[ImportWrite]) -> ImportWrite:
+        """The writes of an import made in batches, as one."""
+        counts: dict[date, int] = {}
+        skipped = forgotten = 0
+        for write in writes:
+            for day, count in write.counts.items():
+                counts[day] = counts.get(day, 0) + count
+            skipped, forgotten = skipped + write.skipped, forgotten + write.forgotten
+        return cls(counts=dict(sorted(counts.items())), skipped=skipped, forgotten=forgotten)
 
     def report(self, compaction: CompactionReport | None) -> ImportReport:
         """What `hipo import` tells the user, with the compaction pass that followed."""
