@@ -241,7 +241,9 @@ WHERE t.folder_id = %(folder)s AND t.owner_role = {_ROLE} AND t.source_file = AN
 # How many rows the owner holds: an index-only count of 0007's index.
 _OWNED = f"SELECT count(*) FROM team_checkpoints WHERE folder_id = %s AND owner_role = {_ROLE}"
 # Rows a client of before migration 0008 wrote with the folder's plain id: given its key (an
-# index probe of 0007's index; no row in a team whose clients are all upgraded).
+# index probe of 0007's index; no row in a team whose clients are all upgraded). A plain id is
+# 32 hex digits and a key 64 (schema.FOLDER_KEY_SQL): a key read from the database and written
+# into an id file is refused by `identity.read_folder_id`, and no key is ever re-keyed.
 _REKEY = f"""
 UPDATE team_checkpoints SET folder_id = %(key)s
 WHERE folder_id = %(plain)s AND owner_role = {_ROLE}

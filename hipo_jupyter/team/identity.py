@@ -76,8 +76,8 @@ def folder_id(store: Store) -> str:
 
 
 def folder_key(folder_id: str) -> str:
-    """What the team rows of the folder `folder_id` hold in their `folder_id` column: 128 bits
-    of SHA-256 of a fixed prefix and the id (`schema.FOLDER_KEY_SQL`, the same in SQL). The id
-    is 128 random bits, so the key reveals nothing that can be copied."""
+    """What the team rows of the folder `folder_id` hold in their `folder_id` column: SHA-256
+    of a fixed prefix and the id, 64 hex digits (`schema.FOLDER_KEY_SQL`, the same in SQL).
+    The id is 128 random bits, so the key reveals nothing that can be copied."""
     data = (FOLDER_KEY_PREFIX + folder_id).encode("utf-8")
-    return hashlib.sha256(data).hexdigest()[:32]
+    return hashlib.sha256(data).hexdigest()

@@ -33,13 +33,13 @@ MAX_NAME = 100  # characters of an author or notebook name kept
 WEEK_EPOCH = "2000-01-03"
 WEEK = f"array_to_tsvector(ARRAY['w' || ((day - DATE '{WEEK_EPOCH}') / 7)::text])"
 
-# A folder's key, as rows hold it (migration 0008): the first 128 bits of SHA-256 of a fixed
-# prefix and the folder's id. The id is 128 random bits that never leave the folder, so the key
-# gives nothing to copy; the same function in Python is `identity.folder_key`.
+# A folder's key, as rows hold it (migration 0008): SHA-256 of a fixed prefix and the folder's
+# id, 64 hex digits. The id is 128 random bits that never leave the folder, so the key gives
+# nothing to copy; the same function in Python is `identity.folder_key`. A key is never taken
+# for an id: ids are 32 hex digits, so a key written into an id file is refused as no id, and
+# the re-keying of a 0007 client's rows (`database._REKEY`) matches no key.
 FOLDER_KEY_PREFIX = "hipo-team-folder\x1f"
-FOLDER_KEY_SQL = (
-    "left(encode(sha256(convert_to('hipo-team-folder' || chr(31) || {id}, 'UTF8')), 'hex'), 32)"
-)
+FOLDER_KEY_SQL = "encode(sha256(convert_to('hipo-team-folder' || chr(31) || {id}, 'UTF8')), 'hex')"
 OWN = "owner_role = current_user::text"
 ROW_SECURITY = f"""
 ALTER TABLE team_checkpoints ENABLE ROW LEVEL SECURITY;
@@ -161,7 +161,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         # its folder's id: with one role per person the role keeps it apart anyway.
         "0008_folder_keys",
         f"UPDATE team_checkpoints SET folder_id = {FOLDER_KEY_SQL.format(id='folder_id')} "
-        "WHERE folder_id <> ''",
+        "WHERE length(folder_id) = 32",
     ),
     (
         # The database itself protects rows (issue 51), not only the queries hipo sends:
@@ -187,10 +187,13 @@ def migrate(conn: Any, notices: list[str] | None = None) -> list[str]:
     applied: list[str] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS team_migrations ("
-            "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
+        # Made only where it is missing: CREATE TABLE IF NOT EXISTS needs the right to create
+        # in the schema even when the table is there, which a teammate's role need not have.
+        if conn.execute("SELECT to_regclass('team_migrations') IS NULL").fetchone()[0]:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS team_migrations ("
+                "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
         done = {row[0] for row in conn.execute("SELECT name FROM team_migrations")}
         missing = conn.execute("SELECT to_regclass('team_checkpoints') IS NULL").fetchone()[0]
         if missing and done:  # dropped: the table is rebuilt whatever the log of migrations says
