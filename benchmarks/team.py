@@ -223,8 +223,9 @@ def same_hits(url: str, queries: list[str]) -> tuple[dict[str, float], dict[str,
     }
 
 
-def write_logs(root: Path, days: int, per_day: int, rng: random.Random) -> None:
-    """`days` raw logs ending today with `per_day` checkpoints each, written as files."""
+def write_logs(root: Path, days: int, per_day: int, rng: random.Random, second: int = 0) -> None:
+    """`days` raw logs ending today with `per_day` checkpoints each, written as files (their
+    ids made at 09:00:0`second`, so two roots of other seconds share no id)."""
     folder = root / "memory"
     folder.mkdir(parents=True)
     for d in range(days):
@@ -234,7 +235,7 @@ def write_logs(root: Path, days: int, per_day: int, rng: random.Random) -> None:
                 Checkpoint(
                     title=text(rng, 4),
                     fields=(("analysis", text(rng, 14)), ("decisions", text(rng, 8))),
-                    id=f"{day.isoformat()}T09:00:00Z-{d:04x}{n:04x}",
+                    id=f"{day.isoformat()}T09:00:0{second}Z-{d:04x}{n:04x}",
                     tags=tuple(words(rng, 2)),
                 )
             )
@@ -309,20 +310,20 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
             print(markdown(result), file=sys.stderr)
     if args.sync_rows:
         drop_rum(url)  # a team's table as migrations make it
-        syncer = args.teammate_url or url  # a teammate's role: each row checked by the policies
-        result["full_sync"] = full_sync(
-            syncer, workdir, args.sync_rows, args.sync_per_day, args.seed
-        )
-        result["full_sync"]["teammate"] = syncer != url
+        result["full_sync"] = full_sync(url, workdir, args.sync_rows, args.sync_per_day, args.seed)
+        if args.teammate_url:  # a teammate's role: each row written checked by the policies
+            result["full_sync_teammate"] = full_sync(
+                args.teammate_url, workdir, args.sync_rows, args.sync_per_day, args.seed, second=1
+            )
     local.close()
     return result
 
 
-def full_sync(url: str, workdir: Path, rows: int, per_day: int, seed: int) -> dict:
+def full_sync(url: str, workdir: Path, rows: int, per_day: int, seed: int, second: int = 0) -> dict:
     """`hipo team sync --full` (`Memory.team_sync(full=True)`) of one root holding `rows`
     checkpoints, `per_day` a day, into the filled team table: read, redacted, pushed by COPY."""
-    root = workdir / "bulk"
-    write_logs(root, max(1, rows // per_day), per_day, random.Random(seed))
+    root = workdir / f"bulk{second}"
+    write_logs(root, max(1, rows // per_day), per_day, random.Random(seed), second)
     config = MemoryConfig(semantic=False, team_url=url, team_author="bulk")
     memory = Memory(root, config=config, today=lambda: TODAY, team=TeamLink)
     try:
@@ -410,15 +411,15 @@ def markdown(result: dict) -> str:
                 f"| before: every match sorted (SQL) | {size} | | | "
                 f"{row['before']['p50_ms']} / {row['before']['p95_ms']} | 1 / 1 | |"
             )
-    bulk = result.get("full_sync")
-    if bulk:
-        lines += [
-            "",
-            f"`hipo team sync --full` of one root with {bulk['checkpoints']:,} checkpoints "
-            f"({bulk['logs']:,} logs) into the table above"
-            + (" as a teammate's role" if bulk.get("teammate") else "")
-            + f": {bulk['seconds']} s ({bulk['rows_per_s']:,} rows/s)",
-        ]
+    for key, who in (("full_sync", ""), ("full_sync_teammate", " as a teammate's role")):
+        bulk = result.get(key)
+        if bulk:
+            lines += [
+                "",
+                f"`hipo team sync --full` of one root with {bulk['checkpoints']:,} checkpoints "
+                f"({bulk['logs']:,} logs) into the table above{who}: {bulk['seconds']} s "
+                f"({bulk['rows_per_s']:,} rows/s)",
+            ]
     return "\n".join(lines)
 
 

@@ -27,8 +27,10 @@ def test_team_benchmark_reports_each_size_beside_local_recall(team_url, tmp_path
         assert row["team_sql"]["p50_ms"] > 0 and row["table_mb"] > 0
         assert row["teammate"]["team"]["p50_ms"] > 0
     assert result["full_sync"]["checkpoints"] == result["full_sync"]["written"] == 40
-    assert result["full_sync"]["logs"] == 4 and result["full_sync"]["teammate"]
+    assert result["full_sync"]["logs"] == 4
+    assert result["full_sync_teammate"]["written"] == 40  # its own ids: none refused
     table = capsys.readouterr().out
     assert "local FTS5" in table and "| team PostgreSQL, 100 authors | 600 |" in table
     assert "`hipo team sync --full` of one root with 40 checkpoints (4 logs)" in table
     assert "| team, as a teammate's role (row-level security) | 600 |" in table
+    assert "(4 logs) into the table above as a teammate's role" in table

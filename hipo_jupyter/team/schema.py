@@ -4,8 +4,10 @@ One table holds the team's raw checkpoints, one row per checkpoint id:
 
 - `team_checkpoints`: `id` (the checkpoint's own stable id, the primary key: a re-sync or two
   machines syncing the same log at once meet on it and add nothing), its owner (`owner_role`,
-  the database role that wrote it, and `folder_id`, the memory folder it came from: only they
-  may change or delete it, migration 0007), `author`, `notebook`, `day`,
+  the database role that wrote it, and `folder_id`, the key of the memory folder it came
+  from, never its id (0008): only they may change or delete it, migration 0007, and the
+  database itself refuses another role's writes, row-level security, 0009), `author`,
+  `notebook`, `day`,
   `type`, `title`, `body`, `tags` (comma-joined), provenance (`host`, `root`, `source_file`,
   `source_line`, `cell`), `content_hash` (an edited checkpoint is updated, an unchanged one not
   written again) and `synced_at`; `search`, a generated `tsvector` (title weighted A, tags B,
