@@ -7,6 +7,7 @@ a role that does not own the table says so in one line with the SQL a DBA runs."
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -299,3 +300,19 @@ def test_rows_of_before_hold_keys_not_ids_after_the_upgrade(team_url, tmp_path):
     assert memory.team_sync().removed == 1
     assert [(r[2], r[3]) for r in rows(team_url)] == [(folder_key(plain), "Launch price is 49 EUR")]
     memory.close()
+
+
+def test_the_background_sync_says_once_that_a_role_is_shared(team_url, tmp_path, caplog):
+    """After `%%remember` the background sync says it as a warning, once per folder."""
+    (team_role_url,) = team_as_dba_sets_it_up(team_url, "team")
+    write_log(tmp_path / "ana", "Launch price is 49 EUR")
+    hipo(tmp_path / "ana", "team", "sync", url=team_role_url, author="ana")
+    bo = team_memory(tmp_path / "bo", team_role_url, "bo")
+    with caplog.at_level(logging.WARNING, logger="hipo_jupyter.team.sync"):
+        for title in ("Churn model", "Churn follow-up"):
+            bo.remember(f"{title} [project]", "- outcome: kept", on=DAY)
+            assert wait_for_background(str(bo.root))
+    said = [r.getMessage() for r in caplog.records if "other memory folders" in r.getMessage()]
+    assert len(said) == 1 and "as role team_" in said[0] and "(1 besides this one)" in said[0]
+    assert len(rows(team_url)) == 3
+    bo.close()
