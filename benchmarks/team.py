@@ -22,7 +22,10 @@ text's words are) go to both:
   (`--no-rum` skips it); its build time is reported apart from the fill;
 - `before`: the statement of before issue 26 (every match sorted by day), timed, and the
   share of queries whose 30 best ids and first id the new statements give too (`same`);
-- `local`: `Memory.recall(q, mode="keyword")` on FTS5.
+- `local`: `Memory.recall(q, mode="keyword")` on FTS5;
+- `teammate`: `team` and `team_sql` again as a login role that is not a superuser (the temp
+  cluster only), so the row-level security of migration 0009 applies, as it does to every
+  teammate (a superuser, as the other columns run, bypasses it): the same table, in one run.
 
 Timings are wall-clock on a shared machine: compare the columns of one run, not runs of
 different days. Nothing here is asserted; `tests/test_team_benchmark.py` runs it at a tiny size.
@@ -220,8 +223,9 @@ def same_hits(url: str, queries: list[str]) -> tuple[dict[str, float], dict[str,
     }
 
 
-def write_logs(root: Path, days: int, per_day: int, rng: random.Random) -> None:
-    """`days` raw logs ending today with `per_day` checkpoints each, written as files."""
+def write_logs(root: Path, days: int, per_day: int, rng: random.Random, second: int = 0) -> None:
+    """`days` raw logs ending today with `per_day` checkpoints each, written as files (their
+    ids made at 09:00:0`second`, so two roots of other seconds share no id)."""
     folder = root / "memory"
     folder.mkdir(parents=True)
     for d in range(days):
@@ -231,7 +235,7 @@ def write_logs(root: Path, days: int, per_day: int, rng: random.Random) -> None:
                 Checkpoint(
                     title=text(rng, 4),
                     fields=(("analysis", text(rng, 14)), ("decisions", text(rng, 8))),
-                    id=f"{day.isoformat()}T09:00:00Z-{d:04x}{n:04x}",
+                    id=f"{day.isoformat()}T09:00:0{second}Z-{d:04x}{n:04x}",
                     tags=tuple(words(rng, 2)),
                 )
             )
@@ -293,6 +297,8 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
             **measure(url, workdir, queries),
         }
         row["before"], row["same"] = same_hits(url, queries)
+        if args.teammate_url:
+            row["teammate"] = measure(args.teammate_url, workdir, queries)
         result["team"].append(row)
         print(markdown(result), file=sys.stderr)  # the plain figures, before the rum pass
         began = time.perf_counter()
@@ -305,15 +311,19 @@ def run(args: argparse.Namespace, url: str, workdir: Path) -> dict:
     if args.sync_rows:
         drop_rum(url)  # a team's table as migrations make it
         result["full_sync"] = full_sync(url, workdir, args.sync_rows, args.sync_per_day, args.seed)
+        if args.teammate_url:  # a teammate's role: each row written checked by the policies
+            result["full_sync_teammate"] = full_sync(
+                args.teammate_url, workdir, args.sync_rows, args.sync_per_day, args.seed, second=1
+            )
     local.close()
     return result
 
 
-def full_sync(url: str, workdir: Path, rows: int, per_day: int, seed: int) -> dict:
+def full_sync(url: str, workdir: Path, rows: int, per_day: int, seed: int, second: int = 0) -> dict:
     """`hipo team sync --full` (`Memory.team_sync(full=True)`) of one root holding `rows`
     checkpoints, `per_day` a day, into the filled team table: read, redacted, pushed by COPY."""
-    root = workdir / "bulk"
-    write_logs(root, max(1, rows // per_day), per_day, random.Random(seed))
+    root = workdir / f"bulk{second}"
+    write_logs(root, max(1, rows // per_day), per_day, random.Random(seed), second)
     config = MemoryConfig(semantic=False, team_url=url, team_author="bulk")
     memory = Memory(root, config=config, today=lambda: TODAY, team=TeamLink)
     try:
@@ -389,20 +399,55 @@ def markdown(result: dict) -> str:
                 f"{rum['team_sql']['p95_ms']} | {rum['same']['same_top30']} / "
                 f"{rum['same']['same_first']} | +{row['rum_index_s']} (index) |"
             )
+        if row.get("teammate"):
+            mate = row["teammate"]
+            lines.append(
+                f"| team, as a teammate's role (row-level security) | {size} | "
+                f"{mate['team']['p50_ms']} | {mate['team']['p95_ms']} | "
+                f"{mate['team_sql']['p50_ms']} / {mate['team_sql']['p95_ms']} | | |"
+            )
         if row.get("before"):
             lines.append(
                 f"| before: every match sorted (SQL) | {size} | | | "
                 f"{row['before']['p50_ms']} / {row['before']['p95_ms']} | 1 / 1 | |"
             )
-    bulk = result.get("full_sync")
-    if bulk:
-        lines += [
-            "",
-            f"`hipo team sync --full` of one root with {bulk['checkpoints']:,} checkpoints "
-            f"({bulk['logs']:,} logs) into the table above: {bulk['seconds']} s "
-            f"({bulk['rows_per_s']:,} rows/s)",
-        ]
+    for key, who in (("full_sync", ""), ("full_sync_teammate", " as a teammate's role")):
+        bulk = result.get(key)
+        if bulk:
+            lines += [
+                "",
+                f"`hipo team sync --full` of one root with {bulk['checkpoints']:,} checkpoints "
+                f"({bulk['logs']:,} logs) into the table above{who}: {bulk['seconds']} s "
+                f"({bulk['rows_per_s']:,} rows/s)",
+            ]
     return "\n".join(lines)
+
+
+TEAMMATE = "hipo_teammate"
+
+
+def teammate(url: str, teammate_url: str) -> str:
+    """The role of `teammate_url` made a login role (not a superuser) if it is not one yet and
+    granted what a teammate's syncs need, on the tables the migrations make (run here with
+    `url`, the DBA's, who then owns them): `teammate_url`."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
+
+    from hipo_jupyter.team import migrate
+
+    name = str(conninfo_to_dict(teammate_url)["user"])
+    role = sql.Identifier(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone():
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+        conn.execute(
+            sql.SQL(
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON team_checkpoints, team_migrations TO {}"
+            ).format(role)
+        )
+    return teammate_url
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -420,6 +465,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--sync-per-day", type=int, default=200, help="of the full sync's root")
     parser.add_argument("--json", dest="json_out", help="also write the results as JSON here")
+    parser.add_argument(
+        "--teammate-url",
+        help="with --url: a teammate's login (not a superuser), made and granted with --url's "
+        "role, to time recall and the sync under row-level security (the temp cluster: its own)",
+    )
     args = parser.parse_args(argv)
     args.sizes = sorted(int(size) for size in args.sizes.split(","))
     return args
@@ -440,7 +490,10 @@ def main(argv: list[str] | None = None) -> int:
             cluster = Cluster(bin_dir)
             cluster.start()
             url = cluster.url()
+            args.teammate_url = cluster.url(user=TEAMMATE)
         try:
+            if args.teammate_url:
+                args.teammate_url = teammate(url, args.teammate_url)
             result = run(args, url, Path(work))
         finally:
             from hipo_jupyter.team.database import close_pools

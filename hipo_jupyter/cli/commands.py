@@ -246,6 +246,12 @@ def cmd_team(args: argparse.Namespace) -> int:
         + (f"; {report.excluded} kept local (team_exclude)" if report.excluded else "")
         + (f"; {report.removed} no longer in the logs removed" if report.removed else "")
         + (
+            f"; {report.repaired} repaired (rows the database held other than this folder's "
+            "logs say)"
+            if report.repaired
+            else ""
+        )
+        + (
             "; the team database lacked rows sent before, so every log was sent again"
             if report.resent
             else ""
@@ -253,6 +259,8 @@ def cmd_team(args: argparse.Namespace) -> int:
         + (f"; {refusal(report.refused)}" if report.refused else "")
         + "."
     )
+    for notice in report.notices:  # row-level security off, a shared role: one line each
+        print(f"Note: {notice}")
     return 0
 
 

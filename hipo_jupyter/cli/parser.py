@@ -182,7 +182,9 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
     team = sub["team"]
     team.add_argument("action", choices=("sync",), help="sync: push new raw checkpoints")
     team.add_argument(
-        "--full", action="store_true", help="re-send every raw log (adds nothing twice)"
+        "--full",
+        action="store_true",
+        help="re-send every raw log and repair rows the database holds otherwise",
     )
 
     sub["status"].add_argument("--json", action="store_true", help="print the status as JSON")

@@ -82,7 +82,9 @@ def cause(error: BaseException, url: str) -> str:
     if "timeout" in lowered or "timed out" in lowered:
         return f"no answer within {CONNECT_TIMEOUT_S} s from {_address(url)}"
     if (
-        isinstance(error, psycopg.ProgrammingError)
+        # libpq's own (no SQLSTATE); a server's refusal (a row-level security policy, a
+        # missing grant) is a ProgrammingError too, and is said as the server says it
+        (isinstance(error, psycopg.ProgrammingError) and getattr(error, "sqlstate", None) is None)
         or "connection info" in lowered
         or ("connection option" in lowered)
     ):

@@ -164,9 +164,17 @@ _REFUSED = f"""
 SELECT count(*) FROM team_incoming AS i JOIN team_checkpoints AS t ON t.id = i.id
 WHERE t.owner_role <> {_ROLE} OR t.folder_id <> %(folder)s
 """
+# Ids another owner holds are left out before the upsert, not only by its WHERE: under
+# row-level security (migration 0009) PostgreSQL checks the UPDATE policy on the existing row
+# of a conflict before the WHERE, and a row of another role fails the whole statement.
 _MERGE = f"""
 INSERT INTO team_checkpoints ({_INSERTED}, owner_role, folder_id)
-SELECT DISTINCT ON (id) {_INSERTED}, {_ROLE}, %(folder)s FROM team_incoming ORDER BY id
+SELECT DISTINCT ON (id) {_INSERTED}, {_ROLE}, %(folder)s FROM team_incoming AS i
+WHERE NOT EXISTS (
+    SELECT 1 FROM team_checkpoints AS t
+    WHERE t.id = i.id AND (t.owner_role <> {_ROLE} OR t.folder_id <> %(folder)s)
+)
+ORDER BY id
 ON CONFLICT (id) DO UPDATE SET
     notebook = excluded.notebook, day = excluded.day,
     type = excluded.type, title = excluded.title, body = excluded.body, tags = excluded.tags,
@@ -175,7 +183,46 @@ ON CONFLICT (id) DO UPDATE SET
     content_hash = excluded.content_hash, synced_at = now()
 WHERE team_checkpoints.owner_role = excluded.owner_role
   AND team_checkpoints.folder_id = excluded.folder_id
-  AND team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash
+  AND {{changed}}
+"""
+# What a row holds that its log decides (the content hash's fields, where it stands in the log,
+# and the hash itself); author, root and host are this machine's settings, not the log's.
+_CONTENT = (
+    "notebook",
+    "day",
+    "type",
+    "title",
+    "body",
+    "tags",
+    "source_file",
+    "source_line",
+    "cell",
+    "content_hash",
+)
+
+
+def _differs(stored: str, incoming: str) -> str:
+    """SQL: the row `stored` holds other content than `incoming` (NULL-safe, column by column)."""
+    return (
+        f"({', '.join(f'{stored}.{c}' for c in _CONTENT)}) IS DISTINCT FROM "
+        f"({', '.join(f'{incoming}.{c}' for c in _CONTENT)})"
+    )
+
+
+# An ordinary push trusts the stored hash: a row is written when its checkpoint changed. A full
+# sync verifies (issue 51): a row is written when anything it holds differs from the log, so a
+# body rewritten behind the owner's back, its hash left, is put back.
+_MERGE_CHANGED = _MERGE.format(
+    changed="team_checkpoints.content_hash IS DISTINCT FROM excluded.content_hash"
+)
+_MERGE_VERIFIED = _MERGE.format(changed=_differs("team_checkpoints", "excluded"))
+# The owner's rows a verifying push finds other than its logs say, though the database claims
+# to hold them: the stored hash is the log's own (the text was changed and the hash left), or
+# the row comes from a log unchanged since it was last sent (the hash was changed too).
+_TAMPERED = f"""
+SELECT count(DISTINCT t.id) FROM team_incoming AS i JOIN team_checkpoints AS t ON t.id = i.id
+WHERE t.owner_role = {_ROLE} AND t.folder_id = %(folder)s AND {_differs("t", "i")}
+  AND (t.content_hash = i.content_hash OR i.source_file = ANY(%(unchanged)s))
 """
 # The incoming ids, indexed once the COPY is done: the stale-row delete below looks each of
 # the owner's rows up in it. Without it PostgreSQL, which has no statistics for a new temp
@@ -193,6 +240,31 @@ WHERE t.folder_id = %(folder)s AND t.owner_role = {_ROLE} AND t.source_file = AN
 """
 # How many rows the owner holds: an index-only count of 0007's index.
 _OWNED = f"SELECT count(*) FROM team_checkpoints WHERE folder_id = %s AND owner_role = {_ROLE}"
+# Rows a client of before migration 0008 wrote with the folder's plain id: given its key (an
+# index probe of 0007's index; no row in a team whose clients are all upgraded). A plain id is
+# 32 hex digits and a key 64 (schema.FOLDER_KEY_SQL): a key read from the database and written
+# into an id file is refused by `identity.read_folder_id`, and no key is ever re-keyed.
+_REKEY = f"""
+UPDATE team_checkpoints SET folder_id = %(key)s
+WHERE folder_id = %(plain)s AND owner_role = {_ROLE}
+"""
+# How many other folders hold rows written as this role: the distinct keys of 0007's index
+# walked one probe each (a loose index scan: a few probes per folder, not a read of the table),
+# each asked whether this role wrote any of its rows.
+_OTHER_FOLDERS = f"""
+WITH RECURSIVE folders (key) AS (
+    (SELECT folder_id FROM team_checkpoints WHERE folder_id > '' ORDER BY folder_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.folder_id FROM team_checkpoints AS t WHERE t.folder_id > f.key
+            ORDER BY t.folder_id LIMIT 1)
+    FROM folders AS f WHERE f.key IS NOT NULL
+)
+SELECT current_user::text, count(*) FILTER (
+    WHERE f.key <> %s AND EXISTS (
+        SELECT 1 FROM team_checkpoints AS t WHERE t.folder_id = f.key AND t.owner_role = {_ROLE}
+    )
+) FROM folders AS f WHERE f.key IS NOT NULL
+"""
 
 _COLUMNS = (
     "id, author, notebook, day, type, title, body, tags, source_file, source_line, content_hash,"
@@ -203,13 +275,15 @@ _COLUMNS = (
 @dataclass(frozen=True)
 class PushResult:
     """What one push did: rows written (new or changed), refused (another owner's id),
-    removed (this owner's rows its log no longer holds) and claimed (rows of before migration
-    0007 this owner's logs sent again, now its own)."""
+    removed (this owner's rows its log no longer holds), claimed (rows of before migration
+    0007 this owner's logs sent again, now its own) and repaired (rows a full sync found
+    rewritten behind the owner's back, put back as the logs hold them)."""
 
     written: int
     refused: int
     removed: int = 0
     claimed: int = 0
+    repaired: int = 0  # rows a verifying push found other than their logs say (not in written)
 
 
 class TeamDatabase:
@@ -226,6 +300,9 @@ class TeamDatabase:
         self._unusable = "" if reading.readable else reading.problem
         self._migrated = False
         self._rum: bool | None = None  # whether the rum index is there, looked up once
+        # One line each for the user, from the migrations (row-level security left off, since
+        # this role does not own the table): the sync hands them on (SyncReport.notices).
+        self.notices: list[str] = []
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -240,7 +317,7 @@ class TeamDatabase:
         try:
             with _pool(self.url).connection() as conn:
                 if not self._migrated:
-                    migrate(conn)
+                    migrate(conn, self.notices)
                     self._migrated = True
                 yield conn
         except PoolTimeout:
@@ -266,7 +343,13 @@ class TeamDatabase:
                 return work(conn)
 
     def push(
-        self, rows: Sequence[TeamRow], *, folder: str, files: Sequence[str] = ()
+        self,
+        rows: Sequence[TeamRow],
+        *,
+        folder: str,
+        files: Sequence[str] = (),
+        verify: bool = False,
+        unchanged: Sequence[str] = (),
     ) -> PushResult:
         """Merge `rows` in one transaction (all or none) by COPY into a temporary table, as
         rows of the owner (this connection's role, `folder`).
@@ -276,10 +359,15 @@ class TeamDatabase:
         id is refused and counted, never overwritten, whatever author and root it names. The
         owner's rows of the logs `files` which `rows` no longer hold are removed; no other
         owner's row is ever removed. Rows of before migration 0007 that `rows` send again
-        under their own author and root are claimed first (`_CLAIM`)."""
+        under their own author and root are claimed first (`_CLAIM`).
+
+        `verify` (a full sync): the stored rows are compared with `rows` column by column, not
+        by their stored hash, and every one that differs is rewritten; those the database
+        claimed to hold as sent (their hash the log's, or their log among `unchanged`, the
+        logs not changed since they were last sent) are counted as repaired."""
         if not rows and not files:
             return PushResult(0, 0)
-        params = {"folder": folder, "files": list(files)}
+        params = {"folder": folder, "files": list(files), "unchanged": list(unchanged)}
 
         def work(conn: Any) -> PushResult:
             with conn.transaction(), conn.cursor() as cursor:
@@ -293,13 +381,16 @@ class TeamDatabase:
                     cursor.execute(_CLAIM, params)
                     claimed = max(cursor.rowcount, 0)
                 refused = int(cursor.execute(_REFUSED, params).fetchone()[0])
-                cursor.execute(_MERGE, params)
-                written = max(cursor.rowcount, 0)
+                repaired = 0
+                if verify and rows:
+                    repaired = int(cursor.execute(_TAMPERED, params).fetchone()[0])
+                cursor.execute(_MERGE_VERIFIED if verify else _MERGE_CHANGED, params)
+                written = max(cursor.rowcount - repaired, 0)
                 removed = 0
                 if files:
                     cursor.execute(_STALE, params)
                     removed = max(cursor.rowcount, 0)
-            return PushResult(written, refused, removed, claimed)
+            return PushResult(written, refused, removed, claimed, repaired)
 
         return self._retrying(work)
 
@@ -312,6 +403,26 @@ class TeamDatabase:
         """How many rows the owner (this connection's role, `folder`) holds: a sync's cheap
         check that nobody truncated, dropped or deleted them (an index-only count)."""
         return self._retrying(lambda conn: int(conn.execute(_OWNED, (folder,)).fetchone()[0]))
+
+    def rekey(self, plain: str, key: str) -> int:
+        """Give this role's rows written with the folder's plain id (by a client of before
+        migration 0008) the folder's key; how many."""
+
+        def work(conn: Any) -> int:
+            with conn.transaction():
+                return max(conn.execute(_REKEY, {"plain": plain, "key": key}).rowcount, 0)
+
+        return self._retrying(work)
+
+    def other_folders(self, folder: str) -> tuple[str, int]:
+        """This connection's role and how many folders other than `folder` hold rows it wrote:
+        more than none, and rows among them are told apart by folder alone (issue 51)."""
+
+        def work(conn: Any) -> tuple[str, int]:
+            role, count = conn.execute(_OTHER_FOLDERS, (folder,)).fetchone()
+            return str(role), int(count)
+
+        return self._retrying(work)
 
     def search(
         self,

@@ -13,15 +13,22 @@ directory descriptors, a regular file only, a bounded read) and written like eve
 (`Store.write_atomic`), under the sync's lock, so two processes making it at once agree. A file
 that is there but holds no id (edited, truncated, a folder or a FIFO in its place) is an error,
 never replaced: a new id would make the folder a stranger to its own rows.
+
+The id never leaves the folder (issue 51): rows hold its key (`folder_key`, a hash of it), so
+an id cannot be read from the database, and a key read there and written into another folder's
+id file is the key of nothing. The id is the folder's secret: keep it like the logs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 
 from hipo_jupyter.memory import HipoError
 from hipo_jupyter.memory.disk import Store
+
+from .schema import FOLDER_KEY_PREFIX
 
 FOLDER_ID_FILE = ".team-folder-id"  # in memory/
 _READ_LIMIT = 256  # bytes: an id is 33
@@ -66,3 +73,11 @@ def folder_id(store: Store) -> str:
     made = secrets.token_hex(16)
     store.write_atomic(folder_id_path(store), made + "\n")
     return made
+
+
+def folder_key(folder_id: str) -> str:
+    """What the team rows of the folder `folder_id` hold in their `folder_id` column: SHA-256
+    of a fixed prefix and the id, 64 hex digits (`schema.FOLDER_KEY_SQL`, the same in SQL).
+    The id is 128 random bits, so the key reveals nothing that can be copied."""
+    data = (FOLDER_KEY_PREFIX + folder_id).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()

@@ -4,8 +4,10 @@ One table holds the team's raw checkpoints, one row per checkpoint id:
 
 - `team_checkpoints`: `id` (the checkpoint's own stable id, the primary key: a re-sync or two
   machines syncing the same log at once meet on it and add nothing), its owner (`owner_role`,
-  the database role that wrote it, and `folder_id`, the memory folder it came from: only they
-  may change or delete it, migration 0007), `author`, `notebook`, `day`,
+  the database role that wrote it, and `folder_id`, the key of the memory folder it came
+  from, never its id (0008): only they may change or delete it, migration 0007, and the
+  database itself refuses another role's writes, row-level security, 0009), `author`,
+  `notebook`, `day`,
   `type`, `title`, `body`, `tags` (comma-joined), provenance (`host`, `root`, `source_file`,
   `source_line`, `cell`), `content_hash` (an edited checkpoint is updated, an unchanged one not
   written again) and `synced_at`; `search`, a generated `tsvector` (title weighted A, tags B,
@@ -32,6 +34,29 @@ MAX_NAME = 100  # characters of an author or notebook name kept
 # seven days counted from Monday WEEK_EPOCH, which its days after the epoch round down to.
 WEEK_EPOCH = "2000-01-03"
 WEEK = f"array_to_tsvector(ARRAY['w' || ((day - DATE '{WEEK_EPOCH}') / 7)::text])"
+
+# A folder's key, as rows hold it (migration 0008): SHA-256 of a fixed prefix and the folder's
+# id, 64 hex digits. The id is 128 random bits that never leave the folder, so the key gives
+# nothing to copy; the same function in Python is `identity.folder_key`. A key is never taken
+# for an id: ids are 32 hex digits, so a key written into an id file is refused as no id, and
+# the re-keying of a 0007 client's rows (`database._REKEY`) matches no key.
+FOLDER_KEY_PREFIX = "hipo-team-folder\x1f"
+FOLDER_KEY_SQL = "encode(sha256(convert_to('hipo-team-folder' || chr(31) || {id}, 'UTF8')), 'hex')"
+OWN = "owner_role = current_user::text"
+ROW_SECURITY = f"""
+ALTER TABLE team_checkpoints ENABLE ROW LEVEL SECURITY;
+ALTER TABLE team_checkpoints FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS team_read ON team_checkpoints;
+CREATE POLICY team_read ON team_checkpoints FOR SELECT USING (true);
+DROP POLICY IF EXISTS team_insert ON team_checkpoints;
+CREATE POLICY team_insert ON team_checkpoints FOR INSERT WITH CHECK ({OWN});
+DROP POLICY IF EXISTS team_update ON team_checkpoints;
+CREATE POLICY team_update ON team_checkpoints FOR UPDATE
+    USING ({OWN} OR owner_role = '') WITH CHECK ({OWN});
+DROP POLICY IF EXISTS team_delete ON team_checkpoints;
+CREATE POLICY team_delete ON team_checkpoints FOR DELETE USING ({OWN});
+"""
+ROW_SECURITY_MIGRATION = "0009_row_level_security"
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -127,21 +152,50 @@ MIGRATIONS: list[tuple[str, str]] = [
         DROP INDEX IF EXISTS team_checkpoints_source;
         """,
     ),
+    (
+        # Folder ids are not readable by other folders (issue 51): a row holds the folder's
+        # key (`folder_key`: a hash of its id, which is 128 random bits kept in the folder),
+        # never the id, so an id read with SELECT and written into another folder's
+        # `memory/.team-folder-id` is the key of nothing. The rows of before hold the ids
+        # themselves: each becomes its key here, in the database, so no id stays readable
+        # until its folder syncs again (a row a 0007 client writes later is re-keyed by its
+        # folder's next sync, `database._REKEY`). An id read before this upgrade is still
+        # its folder's id: with one role per person the role keeps it apart anyway.
+        "0008_folder_keys",
+        f"UPDATE team_checkpoints SET folder_id = {FOLDER_KEY_SQL.format(id='folder_id')} "
+        "WHERE length(folder_id) = 32",
+    ),
+    (
+        # The database itself protects rows (issue 51), not only the queries hipo sends:
+        # every teammate's role needs SELECT, INSERT, UPDATE and DELETE for its own syncs,
+        # and with psql it could otherwise rewrite or delete anyone's rows. ROW_SECURITY:
+        # reading is open to the team, a role writes only rows whose `owner_role` is itself,
+        # and a legacy row (owner_role '', before 0007) may be claimed once. Only the table's
+        # owner may enable it: a client of another role leaves this migration unapplied and
+        # says so, with the SQL for a DBA (`rls_notice`); its syncs work as before.
+        "0009_row_level_security",
+        ROW_SECURITY,
+    ),
 ]
 
 # Any constant: the advisory lock that serialises migrations across processes.
 MIGRATION_LOCK = 7_316_016
 
 
-def migrate(conn: Any) -> list[str]:
-    """Apply the migrations this database lacks, in order; return their names."""
+def migrate(conn: Any, notices: list[str] | None = None) -> list[str]:
+    """Apply the migrations this database lacks, in order; return their names. Row-level
+    security needs the table's owner: run by another role it is left unapplied (tried again by
+    the next process) and one line saying so, with the SQL for a DBA, goes to `notices`."""
     applied: list[str] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS team_migrations ("
-            "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
+        # Made only where it is missing: CREATE TABLE IF NOT EXISTS needs the right to create
+        # in the schema even when the table is there, which a teammate's role need not have.
+        if conn.execute("SELECT to_regclass('team_migrations') IS NULL").fetchone()[0]:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS team_migrations ("
+                "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
         done = {row[0] for row in conn.execute("SELECT name FROM team_migrations")}
         missing = conn.execute("SELECT to_regclass('team_checkpoints') IS NULL").fetchone()[0]
         if missing and done:  # dropped: the table is rebuilt whatever the log of migrations says
@@ -150,10 +204,38 @@ def migrate(conn: Any) -> list[str]:
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
+            if name == ROW_SECURITY_MIGRATION and (owner := _other_owner(conn)):
+                if notices is not None:
+                    notices.append(rls_notice(owner))
+                continue
             conn.execute(sql)
             conn.execute("INSERT INTO team_migrations (name) VALUES (%s)", (name,))
             applied.append(name)
     return applied
+
+
+def _other_owner(conn: Any) -> str:
+    """The owner of team_checkpoints when it is not this connection's role (nor one it is a
+    member of, nor a superuser's): '' when this role may alter the table."""
+    owner, may = conn.execute(
+        "SELECT pg_get_userbyid(relowner), pg_has_role(relowner, 'USAGE') FROM pg_class "
+        "WHERE oid = 'team_checkpoints'::regclass"
+    ).fetchone()
+    return "" if may else owner
+
+
+def rls_notice(owner: str) -> str:
+    """The one line a client that cannot enable row-level security says: what is missing and
+    the SQL a DBA runs (as the table's owner or a superuser), which also records the migration."""
+    sql = " ".join(ROW_SECURITY.split()) + (
+        f" INSERT INTO team_migrations (name) VALUES ('{ROW_SECURITY_MIGRATION}') "
+        "ON CONFLICT DO NOTHING;"
+    )
+    return (
+        "row-level security is not on in the team database: only the owner of "
+        f"team_checkpoints ({clean_name(owner)}) can turn it on, and until then rows are "
+        f"protected only by the queries hipo sends; a DBA runs, as that role or a superuser: {sql}"
+    )
 
 
 _SPACES = re.compile(r"\s+")

@@ -41,8 +41,9 @@ from hipo_jupyter.memory import HipoError, MemoryConfig, ParseError
 from hipo_jupyter.memory.disk import Store, read_state_file, sha256
 
 from .database import TeamDatabase, TeamRow, TeamUnavailable
-from .identity import folder_id
+from .identity import folder_id, folder_key
 from .rows import author_name, rows_of_log
+from .schema import clean_name
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class SyncState(TypedDict, total=False):
     target: str
     files: dict[str, str]
     owned: int
+    told_shared_role: bool  # the one line about a role other folders share was said
 
 
 class QueueState(TypedDict, total=False):
@@ -98,6 +100,8 @@ class SyncReport:
     removed: int = 0  # this folder's rows its logs no longer hold
     claimed: int = 0  # rows of before migration 0007 this folder's logs sent, now its own
     resent: bool = False  # the database lacked rows this root had sent: every log sent again
+    repaired: int = 0  # rows a full sync found other than the logs say (tampered), put back
+    notices: tuple[str, ...] = ()  # lines for the user: row-level security off, a shared role
 
 
 @dataclass
@@ -122,7 +126,11 @@ class TeamSync:
         target = json.dumps([database.where, self.author, self.exclude])
         self.target = hashlib.sha256(target.encode()).hexdigest()[:16]
         self._state_written = -math.inf  # time.monotonic() of the last state write
-        self._folder_id = ""  # the folder's identity (team/identity.py), read by each sync
+        self._folder_id = ""  # the folder's key (team/identity.py), read by each sync
+        self._rekeyed = False  # rows of a client of before 0008 re-keyed, once per process
+        self._verify = False  # this sync compares rows, not hashes (a full sync)
+        self._previous: dict[str, str] = {}  # each log's digest when it was last sent
+        self._told = False  # this folder was told that its role is shared (team-sync.json)
 
     # --- files -------------------------------------------------------------------------------
     @property
@@ -244,8 +252,11 @@ class TeamSync:
         count is not what the last sync left (a truncated, dropped or pruned table), sends
         every log again."""
         with self._locked():
-            sent = {} if full else self._sent()
-            self._folder_id = folder_id(self.store)  # made on the folder's first sync
+            self._previous = self._sent()
+            self._told = self._told_shared_role()
+            sent = {} if full else dict(self._previous)
+            self._verify = full
+            self._folder_id = self._own_key()
             expected = self._owned_expected()
             resent = False
             if sent and self.database.owned(self._folder_id) != expected:
@@ -254,7 +265,7 @@ class TeamSync:
                 self.database.owned(self._folder_id)  # connects: an error is never "0 sent"
             wanted = self.store.raw_days() if days is None else sorted(set(days))
             counts = dict.fromkeys(("files", "sent_files", "rows", "written", "excluded"), 0)
-            counts.update(refused=0, removed=0, claimed=0)
+            counts.update(refused=0, removed=0, claimed=0, repaired=0)
             batch = _Batch()
             self._state_written = -math.inf  # the first push writes it
             with _Pipeline(lambda b: self._push(b, sent, counts)) as pipeline:
@@ -265,9 +276,41 @@ class TeamSync:
                         batch = _Batch()
                 pipeline.submit(batch)
             owned = self.database.owned(self._folder_id)
-            self._write_json(STATE_FILE, {"target": self.target, "files": sent, "owned": owned})
+            notices = self._notices()
+            self._write_json(STATE_FILE, self._state(sent, owned=owned))
             counts["excluded"] = max(counts["excluded"], 0)
-            return SyncReport(**counts, resent=resent)
+            return SyncReport(**counts, resent=resent, notices=tuple(notices))
+
+    def _own_key(self) -> str:
+        """The folder's key (its id made on its first sync); rows a client of before
+        migration 0008 wrote with the plain id are given it, once per process."""
+        plain = folder_id(self.store)
+        key = folder_key(plain)
+        if not self._rekeyed:
+            self.database.rekey(plain, key)
+            self._rekeyed = True
+        return key
+
+    def _told_shared_role(self) -> bool:
+        state = self._read_json(STATE_FILE)
+        return state.get("target") == self.target and state.get("told_shared_role") is True
+
+    def _state(self, sent: dict[str, str], **more: int) -> dict:
+        """team-sync.json's content: what was sent, and whether the shared role was told."""
+        told = {"told_shared_role": True} if self._told else {}
+        return {"target": self.target, "files": sent, **more, **told}
+
+    def _notices(self) -> list[str]:
+        """The lines this sync has for the user: the migrations' (row-level security left off),
+        then, once per folder, that other folders write as this role."""
+        notices, self.database.notices[:] = list(self.database.notices), []
+        if self._told:
+            return notices
+        role, others = self.database.other_folders(self._folder_id)
+        if others:
+            notices.append(shared_role_notice(role, others))
+            self._told = True
+        return notices
 
     def _read_log(
         self, day: date, sent: dict[str, str], counts: dict[str, int], batch: _Batch
@@ -301,8 +344,16 @@ class TeamSync:
         if not batch.logs:
             return
         files = tuple(batch.logs)
-        result = self.database.push(batch.rows, folder=self._folder_id, files=files)
+        unchanged = [f for f, digest in batch.logs.items() if self._previous.get(f) == digest]
+        result = self.database.push(
+            batch.rows,
+            folder=self._folder_id,
+            files=files,
+            verify=self._verify,
+            unchanged=unchanged,
+        )
         counts["written"] += result.written
+        counts["repaired"] += result.repaired
         counts["refused"] += result.refused
         counts["removed"] += result.removed
         counts["claimed"] += result.claimed
@@ -310,7 +361,7 @@ class TeamSync:
         counts["sent_files"] += len(files)
         sent.update(batch.logs)
         if time.monotonic() - self._state_written >= STATE_EVERY_S:
-            self._write_json(STATE_FILE, {"target": self.target, "files": sent})
+            self._write_json(STATE_FILE, self._state(sent))
             self._state_written = time.monotonic()
 
 
@@ -349,6 +400,17 @@ def refusal(count: int) -> str:
     return (
         f"refused {count} checkpoint(s): their ids belong to another teammate's folder "
         "(database role and folder id) in the team database, whose rows are never overwritten"
+    )
+
+
+def shared_role_notice(role: str, others: int) -> str:
+    """The one line saying that this role is shared, said once per folder (issue 51)."""
+    return (
+        f"other memory folders write to the team database as role {clean_name(role)} too "
+        f"({others} besides this one): among them a row's owner is its folder id alone "
+        "(memory/.team-folder-id, which the database holds only as a keyed hash), since "
+        "row-level security tells roles apart, not folders; give each person a database role "
+        "of their own"
     )
 
 
@@ -403,6 +465,8 @@ def _push_until_idle(sync: TeamSync, key: str, wake: threading.Event) -> None:
             report = sync.flush_queue()
             if report is not None and report.refused:  # one line, as `hipo team sync` says it
                 log.warning("hipo: team sync %s", refusal(report.refused))
+            for notice in report.notices if report is not None else ():
+                log.warning("hipo: team sync: %s", notice)
             failures = 0
             with _workers_lock:  # a checkpoint queued from here on starts a new worker
                 if not wake.is_set():
