@@ -162,10 +162,10 @@ class Memory:
         where = {"notebook": notebook, "cell": cell, "via": via, "model": model}
         return self.write_checkpoint(draft, **where, provider=provider)
 
-    def write_checkpoint(self, draft: CheckpointDraft, **where: str | None) -> Checkpoint:
+    def write_checkpoint(self, draft: CheckpointDraft, **where: Any) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
         `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
-        conversation)."""
+        conversation) and lineage (`sources`: the ids of the checkpoints its call was sent)."""
         checkpoint = new_checkpoint(draft, **where)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]

@@ -87,9 +87,11 @@ def new_checkpoint(
     model: str | None = None,
     provider: str | None = None,
     conversation: str | None = None,
+    sources: Sequence[str] = (),
 ) -> Checkpoint:
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
-    without a title is titled by its first words."""
+    without a title is titled by its first words. `sources`: its lineage (the checkpoints its
+    call was sent, for a write-back)."""
     fields, text = parse_body(redact(draft.body))
     title_text = redact(draft.title)
     if not title_text:
@@ -112,6 +114,7 @@ def new_checkpoint(
             conversation=storable(conversation) if conversation else None,
             replaces=draft.replaces,
             proposes=draft.proposes,
+            sources=tuple(storable(source) for source in sources if source),
         )
     except ValueError as exc:  # the dataclass validates keys and type
         raise HipoError(f"not a valid checkpoint: {exc}") from None

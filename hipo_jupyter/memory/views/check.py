@@ -48,12 +48,14 @@ class CheckResult:
 
 def _names_only(line: bytes, needles: list[bytes]) -> bool:
     """Whether a log line carries a forgotten id only as a name: its tombstone, or a correction
-    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`), never as its text."""
+    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`) or was made from
+    (`sources=ID,...`: a derived piece the user kept), never as its text."""
     text = line.decode("utf-8", "replace")
     if parse_tombstone(text):
         return True
     if not text.startswith("<!-- hipo "):
         return False
+    text = " ".join(token for token in text.split(" ") if not token.startswith("sources="))
     for needle in needles:
         word = needle.decode("utf-8", "replace")
         text = text.replace(f"replaces={word}", "").replace(f"proposes={word}", "")
