@@ -313,10 +313,14 @@ class Memory:
         max_rows = self.config.sparql_max_rows if max_rows is None else max_rows
         return self._views.sparql(query, timeout=timeout, max_rows=max_rows)
 
-    def forget(self, checkpoint_id: str, *, reason: str = "", via: str) -> ForgetReport:
-        """Remove a checkpoint for good: the user's power only (`views/forgetting`)."""
+    def forget(
+        self, checkpoint_id: str, *, reason: str = "", via: str, keep_derived: bool = False
+    ) -> ForgetReport:
+        """Remove a checkpoint for good, and what lineage says was made from it unless
+        `keep_derived`: the user's power only (`views/forgetting`)."""
         with self._lock:
-            return forgetting.forget(self, checkpoint_id, reason=reason, via=via)
+            return forgetting.forget(self, checkpoint_id, reason=reason, via=via,
+                                     keep_derived=keep_derived)  # fmt: skip
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
@@ -411,7 +415,11 @@ class Memory:
 
     def team_recall(self, request: RecallQuery) -> RecallResult:
         """`recall` over the team database, each hit naming its author (keyword only)."""
-        return self._team.recall(request, semantic_on=self.semantic.enabled)
+        hidden = self.forgotten.hides_copy()  # a teammate's copy of what the user forgot
+        if hidden is None:
+            return self._team.recall(request, semantic_on=self.semantic.enabled)
+        return self._team.recall(request, semantic_on=self.semantic.enabled,  # type: ignore[call-arg]
+                                 hidden=hidden)  # fmt: skip
 
     def team_resume(self) -> None:
         """Push in the background what a past session queued for the team (a warning at worst)."""

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..disk.checkpoint import Tombstone, parse_log, parse_tombstone, tombstones
+from ..disk.files import MAX_STATE_BYTES, read_regular
+from ..disk.jsonread import parse_json
 from ..disk.layout import CONVERSATIONS_DIR
 from ..errors import HipoError
-from ..recall.forgotten import LEDGER_FILE, ForgetLedger
-from .scrubbing import holds, regular_files
+from ..recall.forgotten import LEDGER_FILE, RESTORE, ForgetLedger, LedgerDamaged
+from .scrubbing import holds, regular_files, without_lineage
 
 if TYPE_CHECKING:
     from ..disk.store import Store
@@ -87,11 +90,24 @@ def forgotten_ids_remain(memory: CheckedMemory) -> tuple[bool, str]:
 
 
 def forgets_obeyed(memory: CheckedMemory) -> tuple[bool, str]:
-    """`hipo check`: no forget was left half done (killed midway), and no live or derived
-    copy it can see (a kernel's saved conversation, a last-sent record) still holds a piece
-    of forgotten text, found by the ledger's keyed hashes."""
+    """`hipo check`: the ledger can be read and accounts for every tombstone (a lost, damaged
+    or emptied ledger, or a lost key, would let forgotten content be written again: how to
+    restore them is said), no forget was left half done (killed midway), and no live or
+    derived copy it can see (a kernel's saved conversation, a last-sent record) still holds a
+    line of forgotten text (the ledger's keyed hashes) or a turn made from it (lineage)."""
     ledger = memory.forgotten
-    forgotten = ledger.forgotten()
+    logs = (memory.store.read_text(memory.store.raw_path(day)) for day in memory.store.raw_days())
+    stones = {stone.id for text in logs for stone in tombstones(text)}
+    try:
+        forgotten, recorded = ledger.forgotten(), ledger.forgotten_ids()
+        if forgotten:
+            ledger.key()
+    except LedgerDamaged as error:
+        return False, str(error)
+    lost = sorted(stones - recorded)
+    if lost:
+        return False, (f"{len(lost)} forgotten checkpoints are not in {LEDGER_FILE} (lost or "
+                       f"emptied), so their content could be written again; {RESTORE}")  # fmt: skip
     if not forgotten:
         return True, "nothing forgotten"
     problems = [f"the forget of {e.id} was interrupted: run forget {e.id} again"
@@ -99,12 +115,22 @@ def forgets_obeyed(memory: CheckedMemory) -> tuple[bool, str]:
     hides = ledger.hides(forgotten)
     folder = memory.store.root / CONVERSATIONS_DIR
     copies = sorted(regular_files(folder)) if folder.is_dir() and not folder.is_symlink() else []
-    holding = [memory.store.relative(path) for path in copies if holds(path, [], also=hides)]
+    holding = [memory.store.relative(path) for path in copies
+               if holds(path, [], also=hides) or _made_from(path, recorded)]  # fmt: skip
     if holding:
         problems.append("forgotten text is still in " + ", ".join(holding))
     if problems:
         return False, "; ".join(problems)
     return True, f"{len(forgotten)} forgets, every live copy obeys them"
+
+
+def _made_from(path: Path, forgotten_ids: set[str]) -> bool:
+    """Whether a saved conversation keeps a turn or zone made from a forgotten checkpoint."""
+    try:
+        data = parse_json(read_regular(path, MAX_STATE_BYTES, path.name), path.name)
+    except (OSError, HipoError):
+        return False
+    return without_lineage(data, forgotten_ids) != data
 
 
 def raw_logs_parse(memory: CheckedMemory) -> tuple[bool, str]:
