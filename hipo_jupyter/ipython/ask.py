@@ -262,9 +262,8 @@ class AskMagics(Magics):
             layer1 = None if args.no_memory else self.session.prompt_layer1()
             recall = self._recalled(question, args, conversation.identity)
             recalled = recall.text if recall is not None else None
-        # Lineage: the checkpoints this call is sent; its write-back and its turns record them.
-        hits = recall.hits if recall is not None else []
-        sources = [hit.checkpoint_id for hit in hits if hit.checkpoint_id]
+            # Lineage: the checkpoints this call is sent; its write-back and turns record them.
+            sources = memory.lineage(recall.hits) if recall is not None else []
         self.session.writeback.mark_sources(sources)
 
         window = settings.context_window

@@ -32,7 +32,7 @@ from .intake.notes import NoteFiles
 from .intake.writing import Writer, new_checkpoint
 from .recall import context as context_pack
 from .recall.forgotten import ForgetLedger
-from .recall.ranking import RecallResult
+from .recall.ranking import Hit, RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
@@ -483,6 +483,12 @@ class Memory:
             documents=self._recall.documents,
             conversation=conversation,
         )
+
+    def lineage(self, hits: Sequence[Hit]) -> list[str]:
+        """The ids of the checkpoints among recalled `hits` (a context's pieces): what a call
+        sent them records as its lineage (`Checkpoint.sources`, a conversation turn's), so a
+        forget of one of them takes what the call made (`views/forgetting`)."""
+        return self._recall.checkpoint_ids(hits)
 
     def context_query(
         self, request: RecallQuery, *, layer1: bool = True, team: bool = False

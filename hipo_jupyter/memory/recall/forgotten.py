@@ -59,6 +59,8 @@ MAX_LEDGER_BYTES = 32 * 1024 * 1024
 FORGOTTEN_MARK = "[forgotten]"
 WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
 QUOTE_CHARS = 12  # a line or value this long, found inside another text, is a quote of it
+RUN_WORDS = 4  # this many words of the note in a row, in another line, make it a quoted line
+RUN = "\u2063run "  # marks a run's piece apart from a line's (an invisible separator)
 _HEX_KEY_RE = re.compile(r"[0-9a-f]{64}\Z")
 _FIELD_RE = re.compile(r"^[-*]\s*[\w -]{1,40}:\s+(.+)$")
 FORGET, CORRECT = "forget", "correct"
@@ -342,19 +344,34 @@ def _line_candidates(line: str) -> list[str]:
     return [c for c in (whole, bare, found.group(1) if found else "") if c]
 
 
+def runs(text: str) -> set[str]:
+    """Each RUN_WORDS words in a row of `text` (QUOTE_CHARS or longer), as RUN pieces: what
+    a line that quotes part of the note shares with it (a gist, a sentence cut short)."""
+    words = WORD_RE.findall(text)
+    found = (" ".join(words[i : i + RUN_WORDS]) for i in range(len(words) - RUN_WORDS + 1))
+    return {RUN + run for run in found if len(run) >= QUOTE_CHARS}
+
+
+def _quotes_line(line: str, pieces: set[str], digest: Callable[[str], str]) -> bool:
+    """Whether `line` is a piece, has one as its value, or holds a run of the note."""
+    if any(digest(c) in pieces for c in _line_candidates(line)):
+        return True
+    return any(digest(run) in pieces for run in runs(line))
+
+
 def holds_piece(text: str, pieces: set[str], digest: Callable[[str], str]) -> bool:
-    """Whether a line of `text` is, or has as its value, a piece (a quoted line of the note)."""
-    return any(
-        digest(c) in pieces for line in text.splitlines() for c in _line_candidates(line)
-    )
+    """Whether a line of `text` quotes the note: is, or has as its value, one of its lines or
+    values, or holds RUN_WORDS of its words in a row."""
+    return any(_quotes_line(line, pieces, digest) for line in text.splitlines())
 
 
 def scrub(
     text: str, pieces: set[str], digest: Callable[[str], str], quotes: Sequence[str] = ()
 ) -> str:
-    """`text` with each line whose text or value is a piece replaced by FORGOTTEN_MARK, and
-    each of `quotes` (the note's own lines, QUOTE_CHARS or longer, when the text is at hand)
-    found inside a line replaced by it; every other character kept. Words alone are never
+    """`text` with each line whose text or value is a piece replaced by FORGOTTEN_MARK, each
+    of `quotes` (the note's own lines, QUOTE_CHARS or longer, when the text is at hand) found
+    inside a line replaced by it, and a line still holding a run of the note (RUN_WORDS of its
+    words in a row) replaced whole; every other character kept. Words alone are never
     replaced: a word of the note is every other text's word too."""
     lines = []
     for line in text.split("\n"):
@@ -363,18 +380,21 @@ def scrub(
             continue
         for quote in quotes:
             line = line.replace(quote, FORGOTTEN_MARK)
-        lines.append(line)
+        quoting = any(digest(run) in pieces for run in runs(line))
+        lines.append(FORGOTTEN_MARK if quoting else line)
     return "\n".join(lines)
 
 
 def quote_scrubber(pieces: Iterable[str]) -> tuple[Callable[[str], str], Callable[[str], bool]]:
     """(scrub, holds) for the forget that has the note's `pieces` as text: a line that is one
     of them, or a quote of one QUOTE_CHARS or longer inside a line."""
-    plain = {normal(piece) for piece in pieces if normal(piece)}
-    quotes = sorted((p for p in plain if len(p) >= QUOTE_CHARS), key=len, reverse=True)
+    plain = {piece if piece.startswith(RUN) else normal(piece) for piece in pieces}
+    plain.discard("")
+    quotes = sorted((p for p in plain if len(p) >= QUOTE_CHARS and not p.startswith(RUN)),
+                    key=len, reverse=True)  # fmt: skip
 
     def same(text: str) -> str:
-        return normal(text)
+        return text if text.startswith(RUN) else normal(text)
 
     def holds(text: str) -> bool:
         flat = normal(text)

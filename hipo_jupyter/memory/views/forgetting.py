@@ -58,7 +58,7 @@ from ..disk.periods import week_id, week_month
 from ..disk.store import ROOT_FILE
 from ..disk.trust import FORGET, may, writer_of_provenance
 from ..errors import HipoError
-from ..recall.forgotten import QUOTE_CHARS, ForgetEvent, ForgetLedger, quote_scrubber
+from ..recall.forgotten import QUOTE_CHARS, ForgetEvent, ForgetLedger, quote_scrubber, runs
 from .rules import pick_by_id
 from .scrubbing import (
     Holds,
@@ -186,6 +186,13 @@ def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
 
 
 
+def note_runs(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
+    """Its runs of words (`recall/forgotten.runs`) that no other checkpoint holds: a line of
+    another text holding one quotes this note (a gist in ROOT.md, a reply that repeated it)."""
+    held = set().union(*(runs(other.search_text()) for other in others))
+    return sorted(runs(checkpoint.search_text()) - held)
+
+
 def quoting(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
     """The ids of the other checkpoints that hold one of its lines or values (an import, an
     exchange, a note that copied it): they are theirs, kept byte for byte, and named so the
@@ -263,16 +270,17 @@ def _forget_one(
     assert checkpoint.id is not None and checkpoint.date is not None
     others = [cp for cp in everything if cp.id != checkpoint.id]
     pieces = text_pieces(checkpoint, others)
+    its_runs = note_runs(checkpoint, others)
     stone = Tombstone(checkpoint.id, memory.today.isoformat(), reason)
     day = date.fromisoformat(checkpoint.date)
-    memory.forgotten.begin_forget(checkpoint, pieces)  # pending: recall leaves it out already
+    memory.forgotten.begin_forget(checkpoint, [*pieces, *its_runs])  # pending: not recalled
     memory._notify("forget")
     relative = _rewrite_log(memory, day, checkpoint.id, stone)
     report = ForgetReport(checkpoint.id, relative, stone.line())
     report.quoted_by = quoting(checkpoint, others)
     needles = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
     report.rebuilt += _drop_nodes(memory, day, needles)
-    rewrite, quoted = quote_scrubber(pieces)
+    rewrite, quoted = quote_scrubber([*pieces, *its_runs])
     _rebuild_derived(memory, report, pieces, needles, rewrite=rewrite)
     _scan(memory, [piece.encode("utf-8") for piece in pieces], report, quoted)
     memory.forgotten.finish_forget(checkpoint.id)
