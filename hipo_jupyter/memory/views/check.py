@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..disk.checkpoint import Tombstone, parse_log, parse_tombstone, tombstones
 from ..disk.files import MAX_STATE_BYTES, read_regular
 from ..disk.jsonread import parse_json
-from ..disk.layout import CONVERSATIONS_DIR
+from ..disk.layout import CONVERSATIONS_DIR, MEMORY_DIR
 from ..errors import HipoError
 from ..recall.forgotten import LEDGER_FILE, RESTORE, ForgetLedger, LedgerDamaged
 from .scrubbing import holds, regular_files, without_lineage
@@ -121,7 +121,38 @@ def forgets_obeyed(memory: CheckedMemory) -> tuple[bool, str]:
         problems.append("forgotten text is still in " + ", ".join(holding))
     if problems:
         return False, "; ".join(problems)
-    return True, f"{len(forgotten)} forgets, every live copy obeys them"
+    shown = _user_notebooks_showing(memory.store, hides)
+    mine = f"; {len(shown)} of your own files still show it (edit them): {', '.join(shown)}"
+    return True, f"{len(forgotten)} forgets, every live copy obeys them" + (mine if shown else "")
+
+
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+
+
+def _user_notebooks_showing(store: Store, hides: Callable[[str], bool]) -> list[str]:
+    """The user's notebooks (outside `memory/`, their `.ipynb_checkpoints` copies included)
+    with a cell or saved output quoting forgotten text: the forget names them and leaves them
+    to the user; `hipo check` counts them (a pass: they are the user's, not the memory's)."""
+    found = []
+    for path in regular_files(store.root):
+        relative = store.relative(path)
+        if path.suffix != ".ipynb" or relative.startswith(f"{MEMORY_DIR}/"):
+            continue
+        try:
+            data = parse_json(read_regular(path, MAX_NOTEBOOK_BYTES, relative), relative)
+        except (OSError, HipoError):
+            continue
+        if any(hides(text) for text in _strings(data)):
+            found.append(relative)
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    """Every string of a JSON value (a notebook's sources and outputs: lists of lines)."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
 
 
 def _made_from(path: Path, forgotten_ids: set[str]) -> bool:
