@@ -243,3 +243,40 @@ def test_team_recall_leaves_out_a_teammates_copy_of_what_the_user_forgot(
     assert "Xylophon" in json.dumps(bo.recall("nightly job", team=True).to_json())  # bo's own
     ana.close()
     bo.close()
+
+
+def test_a_correction_reaches_the_tree_so_no_node_brings_the_old_text(memory_root: Path) -> None:
+    """Issue 48: after `--replaces`, the old decision lived on in the nodes that quoted it and
+    came into contexts unmarked; now every node over its day is built again, where it reads
+    `replaced-by: ID`, and the raw log still keeps it (`recall --all`)."""
+    old = "- decisions: host the dashboards on Tableau Server; Looker is too expensive"
+    for day, title, body in [
+        ("2026-03-02", "Dashboards [project]", old),
+        ("2026-03-03", "Nightly job [project]", "- outcome: the nightly job runs on cron"),
+        ("2026-03-04", "Churn [project]", "- outcome: churn is down in week one"),
+    ]:
+        done = run_hipo(memory_root, "remember", title, "--date", day, stdin=body + "\n")
+        assert done.returncode == 0, done.stderr
+    assert run_hipo(memory_root, "compact").returncode == 0
+    nodes = [p for level in ("daily", "weekly", "monthly")
+             for p in (memory_root / "memory" / level).glob("*.md")]  # fmt: skip
+    assert any("Tableau Server" in p.read_text() for p in nodes)
+    memory = Memory(memory_root, today=lambda: date(2026, 3, 12))
+    (dashboards,) = [cp for cp in memory._all_checkpoints() if cp.title == "Dashboards"]
+    memory.close()
+
+    new = "- decisions: host the dashboards on Looker\n"
+    fixed = run_hipo(memory_root, "remember", "Dashboards [project]", "--replaces",
+                     dashboards.id or "", stdin=new)  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    for level in ("daily", "weekly", "monthly"):
+        for node in (memory_root / "memory" / level).glob("*.md"):
+            assert "Tableau Server" not in node.read_text(), node
+    assert "Tableau Server" not in (memory_root / "memory" / "ROOT.md").read_text()
+    week = (memory_root / "memory" / "weekly" / "2026-W10.md").read_text()
+    assert f"replaced-by: {only_id(fixed.stdout)}" in week
+    for question in ("where do the dashboards live?", "where does the nightly job run now?"):
+        context = run_hipo(memory_root, "recall", *question.split(), "--context").stdout
+        assert "Tableau Server" not in context, context
+    assert "Tableau Server" in (memory_root / "memory" / "2026-03-02.md").read_text()
+    assert run_hipo(memory_root, "check").returncode == 0

@@ -408,6 +408,9 @@ def _drop_nodes(
     return dropped
 
 
+drop_nodes = _drop_nodes  # what a correction in force rebuilds too (`views/correcting`)
+
+
 def _unlink(memory: ForgettingMemory, relative: str) -> list[str]:
     with contextlib.suppress(FileNotFoundError):
         if anchored.unlink(memory.root, relative):
