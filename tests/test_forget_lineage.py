@@ -19,6 +19,8 @@ from claude_helpers import (  # noqa: F401  (fixtures)
     run,
     served_fixture,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cli import run_hipo
 from test_forget import files_holding, only_id
 
@@ -280,3 +282,32 @@ def test_a_correction_reaches_the_tree_so_no_node_brings_the_old_text(memory_roo
         assert "Tableau Server" not in context, context
     assert "Tableau Server" in (memory_root / "memory" / "2026-03-02.md").read_text()
     assert run_hipo(memory_root, "check").returncode == 0
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["version", "events", "id", "generation", "kind", "state", "pieces",
+                         "content", "copy", "day"]), inner, max_size=6),  # fmt: skip
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON)
+def test_any_ledger_reads_as_its_events_or_one_line(tmp_path_factory, data) -> None:
+    """The ledger reader (hypothesis): whatever JSON `.forgotten.json` holds, it is read as its
+    events or refused with LedgerDamaged, one line naming the file; never another exception."""
+    from hipo_jupyter.memory.disk.store import Store
+    from hipo_jupyter.memory.recall.forgotten import ForgetLedger, LedgerDamaged
+
+    root = tmp_path_factory.mktemp("ledger")
+    store = Store(root)
+    store.ensure_layout()
+    (root / "memory" / ".forgotten.json").write_text(json.dumps(data))
+    try:
+        events = ForgetLedger(store).events()
+    except LedgerDamaged as error:
+        assert "\n" not in str(error) and "memory/.forgotten.json" in str(error)
+    else:
+        assert all(isinstance(event.id, str) for event in events)
