@@ -332,6 +332,7 @@ CHECKPOINTS = st.builds(
     tags=st.lists(TEXT, max_size=4).map(tuple),
     notebook=OPTIONAL,
     cell=OPTIONAL,
+    sources=st.lists(TEXT, max_size=3).map(tuple),  # lineage (issue 48): encoded like tags
 )
 
 

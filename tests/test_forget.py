@@ -76,8 +76,8 @@ def test_a_customers_name_forgotten_leaves_no_byte_under_the_root(
     conversations = memory_root / "memory" / ".conversations"
     conversations.mkdir(parents=True, exist_ok=True)
     (conversations / "analysis.json").write_text(
-        json.dumps({"turns": [{"role": "user", "content": f"what did {CUSTOMER} say?"}]})
-    )
+        json.dumps({"turns": [{"role": "user", "content": f"the notes: {CUSTOMER} renews in May"}]})
+    )  # a quote of its line; a turn naming the customer in its own words is kept (issue 48)
     assert files_holding(memory_root, "Quartermain")
     capsys.readouterr()
 

@@ -32,7 +32,7 @@ from test_server_hostile import (  # noqa: F401  (fixtures)
 )
 
 from hipo_jupyter.ipython import current
-from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory import Memory, render
 
 CUSTOMER = "Zebulon Quartermain-Okafor"
 NOTE = f"- request: renewal call with {CUSTOMER}\n- outcome: {CUSTOMER} renews in May"
@@ -148,10 +148,18 @@ def test_a_forgotten_note_is_not_written_again_by_a_rerun_or_a_copy(
     assert b"Quartermain" not in raw and files_holding(memory_root, "Quartermain") == []
     memory.close()
 
+    assert "hipo remember" in render.checkpoint_line(rerun)  # the magic says how to say it again
+    # The user typing it again is their new word (issue 48): written, and no longer forgotten.
     cli = run_hipo(memory_root, "remember", "Call [project]", stdin=NOTE)
     assert cli.returncode == 0 and cli.stdout.count("\n") == 1, cli.stdout
-    assert cli.stdout.startswith("not remembered:") and "you forgot" in cli.stdout
-    assert files_holding(memory_root, "Quartermain") == []
+    assert cli.stdout.startswith("memory/2026-03-12.md  "), cli.stdout
+    assert "Quartermain" in (memory_root / "memory" / "2026-03-12.md").read_text()
+    again = Memory(memory_root, today=lambda: date(2026, 3, 12))
+    assert not again.forgotten.forgotten()  # the content left the ledger
+    assert not again.remember("Call [project]", NOTE, via="magic").forgotten
+    again.close()
+    check = run_hipo(memory_root, "check")
+    assert "pass  forgets are obeyed by every copy" in check.stdout, check.stdout
 
 
 KILLED_FORGET = """
@@ -180,7 +188,8 @@ def test_a_forget_killed_midway_is_not_recalled_and_finishes_when_run_again(
     memory.close()
     conversations = memory_root / "memory" / ".conversations"
     conversations.mkdir(exist_ok=True)
-    (conversations / "console.json").write_text(json.dumps({"q": f"what did {CUSTOMER} say?"}))
+    quote = f"the notes: {CUSTOMER} renews in May, so"  # a quote (issue 48: not a word alone)
+    (conversations / "console.json").write_text(json.dumps({"q": quote}))
 
     env = engine_env(tmp_path, PYTHONPATH=str(REPO))
     killed = spawn(KILLED_FORGET, memory_root, secret.id, step, env=env)

@@ -78,3 +78,38 @@ async def test_the_sidebar_forgets_and_corrects_with_xsrf(
     answer = json.loads(gone.body)
     assert gone.code == 200 and answer["forgot"] == secret.id and answer["clean"], answer
     assert files_holding(project, "Ashdown") == []
+
+
+async def test_the_sidebars_forget_names_the_notebooks_still_showing_it_and_check_counts_them(
+    server: Server,  # noqa: F811
+    project: Path,  # noqa: F811
+) -> None:
+    """Issue 48: the saved notebook and its `.ipynb_checkpoints` copy still show the note in an
+    earlier `%recall` output; the server's answer names both (the sidebar shows them:
+    labextension/src/forgetnotice.ts) and `hipo check` counts them instead of "no trace"."""
+    from test_cli import run_hipo
+
+    memory = Memory(project, today=lambda: date(2026, 3, 12))
+    secret = memory.remember("Call [project]", f"- request: a call with {NAME}", via="magic")
+    memory.close()
+    output = {"output_type": "stream", "name": "stdout",
+              "text": ["1. Call (memory/2026-03-12.md:1)\n", f"- request: a call with {NAME}\n"]}
+    cell = {"cell_type": "code", "source": ["%recall call"], "metadata": {},
+            "execution_count": 1, "outputs": [output]}  # fmt: skip
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    (project / "analysis.ipynb").write_text(notebook)
+    (project / ".ipynb_checkpoints").mkdir(exist_ok=True)
+    (project / ".ipynb_checkpoints" / "analysis-checkpoint.ipynb").write_text(notebook)
+
+    body = json.dumps({"id": secret.id}).encode()
+    gone = await server.api("forget", query(path="project/analysis.ipynb"), method="POST",
+                            body=body)  # fmt: skip
+    answer = json.loads(gone.body)
+    assert gone.code == 200 and answer["clean"], answer
+    assert sorted(answer["user_files"]) == [
+        ".ipynb_checkpoints/analysis-checkpoint.ipynb", "analysis.ipynb"
+    ]
+    check = run_hipo(project, "check")
+    assert check.returncode == 0, check.stdout
+    assert "2 of your own files still show it (edit them)" in check.stdout, check.stdout
+    assert "analysis.ipynb" in check.stdout

@@ -35,6 +35,11 @@ def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
     forget = sub["forget"]
     forget.add_argument("id", metavar="ID", help="the checkpoint's ID (or its last characters)")
     forget.add_argument("--reason", default="", metavar="TEXT", help="why, kept in the tombstone")
+    forget.add_argument(
+        "--keep-derived",
+        action="store_true",
+        help="keep what was made from it (a write-back whose call was sent it); listed",
+    )
     corrections = sub["corrections"]
     corrections.add_argument(
         "action", nargs="?", choices=["accept"], help="accept: make a proposed correction yours"
@@ -43,7 +48,8 @@ def add_arguments(sub: dict[str, argparse.ArgumentParser]) -> None:
 
 
 def cmd_forget(args: argparse.Namespace, memory: Memory) -> int:
-    report = memory.forget(args.id, reason=args.reason, via=VIA_CLI)
+    report = memory.forget(args.id, reason=args.reason, via=VIA_CLI,
+                           keep_derived=args.keep_derived)  # fmt: skip
     print(report.text())
     if not report.clean:
         print(f"hipo: error: {report.id} is still in " + ", ".join(report.remaining),

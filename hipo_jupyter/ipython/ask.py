@@ -167,14 +167,16 @@ class AskMagics(Magics):
             if path is not None:
                 with contextlib.suppress(ValueError):
                     self._conversation = Conversation.load(path) or self._conversation
-            drop_forgotten(self._conversation, memory.forgotten.scrubber(forgets))
+            lineage = memory.forgotten.forgotten_ids()
+            drop_forgotten(self._conversation, memory.forgotten.scrubber(forgets), lineage)
         print("hipo: what you forgot since the last call is out of this conversation")
 
     def _save(self, conversation: Conversation, path: Path) -> None:
         with engine_errors():  # a forget done while the call ran: not written back
+            ledger = self.session.memory.forgotten
             forgets = self._forgets.new(self.session.memory)
             if forgets:
-                drop_forgotten(conversation, self.session.memory.forgotten.scrubber(forgets))
+                drop_forgotten(conversation, ledger.scrubber(forgets), ledger.forgotten_ids())
         try:
             conversation.save(path)
         except OSError as error:
@@ -260,6 +262,9 @@ class AskMagics(Magics):
             layer1 = None if args.no_memory else self.session.prompt_layer1()
             recall = self._recalled(question, args, conversation.identity)
             recalled = recall.text if recall is not None else None
+            # Lineage: the checkpoints this call is sent; its write-back and turns record them.
+            sources = memory.lineage(recall.hits) if recall is not None else []
+        self.session.writeback.mark_sources(sources)
 
         window = settings.context_window
         fixed = count_tokens(question) + llm.tokens_of_block(recalled)
@@ -303,7 +308,7 @@ class AskMagics(Magics):
             usage, calls = getattr(message, "usage", None), ""
 
         self._record_sent(request, model, recall, with_layer1=layer1 is not None)
-        conversation.add_exchange(question, reply, incomplete=incomplete)
+        conversation.add_exchange(question, reply, incomplete=incomplete, sources=sources)
         with engine_errors():
             conversation.offload_large(self.session.writeback.save_knowledge)
         if conversation.pending:

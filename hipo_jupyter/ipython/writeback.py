@@ -67,6 +67,7 @@ class CellCalls:
     checkpointed: bool = False
     checkpoint_id: str | None = None  # the one written automatically, if any
     conversation: str | None = None  # the %%ask conversation the cell's calls were turns of
+    sources: list[str] = field(default_factory=list)  # checkpoints its calls were sent (lineage)
 
 
 def decision_sentences(reply: str, limit: int = DECISIONS) -> list[str]:
@@ -144,13 +145,21 @@ class WriteBack:
         if due and self.session.settings.auto_checkpoint:
             recent = [c for cell in self._open_cells() for c in cell.calls][-DUMP_EVERY:]
             prefix = calls_phrase(len(recent), (call.client for call in recent))
-            self._write(recent, title_prefix=prefix, cell=self.cell_number())
+            sources = [s for cell in self._open_cells() for s in cell.sources]
+            self._write(recent, title_prefix=prefix, cell=self.cell_number(), sources=sources)
 
     def mark_conversation(self, identity: str) -> None:
         """The running cell's calls are turns of this `%%ask` conversation: its write-back
         records it, so that conversation's recall leaves it out (the turns are in it)."""
         with self._lock:
             self.current.conversation = identity
+
+    def mark_sources(self, checkpoint_ids: list[str]) -> None:
+        """The running cell's calls were sent these checkpoints (a `%%ask`'s recalled
+        notes): its write-back records them as its `sources`, so a forget of one takes it."""
+        with self._lock:
+            known = self.current.sources
+            known += [cid for cid in checkpoint_ids if cid and cid not in known]
 
     def on_memory_event(self, event: str) -> None:
         """A checkpoint was written (by the user, a magic or us): it covers every cell with
@@ -180,7 +189,8 @@ class WriteBack:
             self.cells.append(cell)
             write = not cell.checkpointed and self.session.settings.auto_checkpoint
         if write:
-            self._write(cell.calls, cell=cell.cell, conversation=cell.conversation)
+            self._write(cell.calls, cell=cell.cell, conversation=cell.conversation,
+                        sources=cell.sources)  # fmt: skip
 
     # --- writing ----------------------------------------------------------------------------
     def _open_cells(self) -> list[CellCalls]:
@@ -271,6 +281,7 @@ class WriteBack:
         cell: str | None,
         title_prefix: str = "",
         conversation: str | None = None,
+        sources: list[str] | None = None,
     ) -> None:
         if not calls:
             return
@@ -288,6 +299,7 @@ class WriteBack:
                 model=request_models(calls),
                 provider=call_providers(calls),
                 conversation=conversation,
+                sources=tuple(dict.fromkeys(sources or ())),
             )
         except HipoError as error:
             print(f"hipo: the LLM calls of cell {cell} were not written back: {error}")

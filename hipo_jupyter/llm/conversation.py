@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from hipo_jupyter.memory.disk import (
     redact,
     write_atomic_bytes,
 )
+from hipo_jupyter.memory.recall import FORGOTTEN_MARK
 from hipo_jupyter.memory.tree import (
     count_tokens,
     find_identifiers,
@@ -109,6 +110,7 @@ class Turn:
     text: str
     knowledge: str | None = None  # knowledge/ path when the full text was offloaded there
     incomplete: str | None = None  # why a reply is not whole (`llm.replies`); None when it is
+    sources: list[str] = field(default_factory=list)  # lineage: checkpoints its call was sent
 
     @property
     def tokens(self) -> int:
@@ -194,6 +196,10 @@ class Conversation:
     # Who it is, for the write-backs of its turns (`ipython/ask`): random, saved with it; a file
     # saved before it had one is known by its start time.
     identity: str = field(default_factory=lambda: secrets.token_hex(6))
+    # Lineage: the checkpoints the calls the anchor and the summary were made from were sent
+    # (a forget of one takes that zone: `drop_forgotten`).
+    anchor_sources: list[str] = field(default_factory=list)
+    summary_sources: list[str] = field(default_factory=list)
 
     # --- reading -------------------------------------------------------------------------
     @property
@@ -221,13 +227,21 @@ class Conversation:
         return extra_tokens + self.live_tokens() > window / 2
 
     # --- changing ------------------------------------------------------------------------
-    def add_exchange(self, question: str, reply: str, incomplete: str | None = None) -> None:
+    def add_exchange(
+        self,
+        question: str,
+        reply: str,
+        incomplete: str | None = None,
+        sources: Sequence[str] = (),
+    ) -> None:
         """A question and its reply, appended to ACTIVE; the first question makes the anchor.
-        `incomplete` says why the reply is not whole (a cut stream, max_tokens)."""
+        `incomplete` says why the reply is not whole (a cut stream, max_tokens); `sources` are
+        the checkpoints the call was sent (its lineage: a forget of one drops the exchange)."""
         if not self.anchor:
             self.anchor = make_anchor(question)
-        self.active.append(Turn("user", question))
-        self.active.append(Turn("assistant", reply, incomplete=incomplete))
+            self.anchor_sources = list(sources)
+        self.active.append(Turn("user", question, sources=list(sources)))
+        self.active.append(Turn("assistant", reply, incomplete=incomplete, sources=list(sources)))
 
     def offload_large(self, save: Callable[[str, str], str]) -> list[str]:
         """Move each turn over LARGE_TURN_TOKENS to knowledge/ (`save(title, text) -> path`);
@@ -295,6 +309,8 @@ class Conversation:
             note, used = f"{fold_name} fold failed ({error}); used extractive", "extractive"
             summary = offline(self.summary, to_fold, self.anchor)
         self.summary = summary.strip()
+        folded_sources = (source for turn in to_fold for source in turn.sources)
+        self.summary_sources = list(dict.fromkeys([*self.summary_sources, *folded_sources]))
         self.active = kept
         self.folded += len(to_fold)
         event = CompactionEvent(
@@ -334,6 +350,8 @@ class Conversation:
             pending=data.get("pending"),
             created=data.get("created") or _now(),
             identity=data.get("identity") or _identity_of(data.get("created") or ""),
+            anchor_sources=list(data.get("anchor_sources") or []),
+            summary_sources=list(data.get("summary_sources") or []),
         )
 
     def save(self, path: Path) -> None:
@@ -433,12 +451,25 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-def drop_forgotten(conversation: Conversation, scrub: Callable[[str], str]) -> bool:
-    """Obey a forget in a conversation kept alive by a kernel: the anchor, the summary and
-    every turn go through `scrub` (`ForgetLedger.scrubber`: what the forgotten checkpoint's
-    keyed hashes find is replaced), so nothing forgotten is sent or saved again. Called at
-    the start of each call and before each save; True when anything changed."""
-    changed = False
+def drop_forgotten(
+    conversation: Conversation,
+    scrub: Callable[[str], str],
+    forgotten_ids: Collection[str] = (),
+) -> bool:
+    """Obey a forget in a conversation kept alive by a kernel: each exchange whose call was
+    sent a forgotten checkpoint (`Turn.sources`, its lineage) is dropped, as is the anchor or
+    summary made from one; the anchor, the summary and every turn left go through `scrub`
+    (`ForgetLedger.scrubber`: a line or value the forgotten checkpoint's keyed hashes find is
+    replaced), so nothing forgotten is sent or saved again. Called at the start of each call
+    and before each save; True when anything changed."""
+    forgotten = set(forgotten_ids)
+    kept = [turn for turn in conversation.active if not forgotten & set(turn.sources)]
+    changed = len(kept) != len(conversation.active)
+    conversation.active = kept
+    if forgotten & set(conversation.anchor_sources):
+        conversation.anchor, conversation.anchor_sources, changed = FORGOTTEN_MARK, [], True
+    if forgotten & set(conversation.summary_sources):
+        conversation.summary, conversation.summary_sources, changed = FORGOTTEN_MARK, [], True
     for turn in conversation.active:
         text = scrub(turn.text)
         changed, turn.text = changed or text != turn.text, text

@@ -31,7 +31,10 @@ class TeamBackend(Protocol):
 
     def recall(self, request: RecallQuery, *, semantic_on: bool) -> RecallResult:
         """Recall over the team's rows, as `RecallResult` (each hit naming its author);
-        `semantic_on`: the local memory has vectors, so "auto" asked for meaning too."""
+        `semantic_on`: the local memory has vectors, so "auto" asked for meaning too. Given
+        `hidden=` (a function of a row's title and body: `ForgetLedger.hides_copy`), when this
+        memory forgot something, rows it holds true are left out (a teammate's copy of a
+        forgotten note)."""
 
     def after_write(self, day: date | None) -> None:
         """Queue `day` for the team and return at once (never raises); None: only what a
@@ -59,7 +62,7 @@ class NoTeam:
     def sync(self, *, full: bool = False) -> object:
         raise self._refuse()
 
-    def recall(self, request: RecallQuery, *, semantic_on: bool) -> RecallResult:
+    def recall(self, request: RecallQuery, *, semantic_on: bool, **hidden: object) -> RecallResult:
         raise self._refuse()
 
     def after_write(self, day: date | None) -> None:

@@ -32,7 +32,7 @@ from .intake.notes import NoteFiles
 from .intake.writing import ImportWrite, Writer, new_checkpoint
 from .recall import context as context_pack
 from .recall.forgotten import ForgetLedger
-from .recall.ranking import RecallResult
+from .recall.ranking import Hit, RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
 from .roots import today_from_env
@@ -162,10 +162,10 @@ class Memory:
         where = {"notebook": notebook, "cell": cell, "via": via, "model": model}
         return self.write_checkpoint(draft, **where, provider=provider)
 
-    def write_checkpoint(self, draft: CheckpointDraft, **where: str | None) -> Checkpoint:
+    def write_checkpoint(self, draft: CheckpointDraft, **where: Any) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
         `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
-        conversation)."""
+        conversation) and lineage (`sources`: the ids of the checkpoints its call was sent)."""
         checkpoint = new_checkpoint(draft, **where)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
@@ -321,10 +321,14 @@ class Memory:
         max_rows = self.config.sparql_max_rows if max_rows is None else max_rows
         return self._views.sparql(query, timeout=timeout, max_rows=max_rows)
 
-    def forget(self, checkpoint_id: str, *, reason: str = "", via: str) -> ForgetReport:
-        """Remove a checkpoint for good: the user's power only (`views/forgetting`)."""
+    def forget(
+        self, checkpoint_id: str, *, reason: str = "", via: str, keep_derived: bool = False
+    ) -> ForgetReport:
+        """Remove a checkpoint for good, and what lineage says was made from it unless
+        `keep_derived`: the user's power only (`views/forgetting`)."""
         with self._lock:
-            return forgetting.forget(self, checkpoint_id, reason=reason, via=via)
+            return forgetting.forget(self, checkpoint_id, reason=reason, via=via,
+                                     keep_derived=keep_derived)  # fmt: skip
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
         """Write the memory as csv, parquet, jsonl (one row per checkpoint) or turtle (the
@@ -419,7 +423,11 @@ class Memory:
 
     def team_recall(self, request: RecallQuery) -> RecallResult:
         """`recall` over the team database, each hit naming its author (keyword only)."""
-        return self._team.recall(request, semantic_on=self.semantic.enabled)
+        hidden = self.forgotten.hides_copy()  # a teammate's copy of what the user forgot
+        if hidden is None:
+            return self._team.recall(request, semantic_on=self.semantic.enabled)
+        return self._team.recall(request, semantic_on=self.semantic.enabled,  # type: ignore[call-arg]
+                                 hidden=hidden)  # fmt: skip
 
     def team_resume(self) -> None:
         """Push in the background what a past session queued for the team (a warning at worst)."""
@@ -483,6 +491,12 @@ class Memory:
             documents=self._recall.documents,
             conversation=conversation,
         )
+
+    def lineage(self, hits: Sequence[Hit]) -> list[str]:
+        """The ids of the checkpoints among recalled `hits` (a context's pieces): what a call
+        sent them records as its lineage (`Checkpoint.sources`, a conversation turn's), so a
+        forget of one of them takes what the call made (`views/forgetting`)."""
+        return self._recall.checkpoint_ids(hits)
 
     def context_query(
         self, request: RecallQuery, *, layer1: bool = True, team: bool = False

@@ -113,7 +113,7 @@ def repeated_line(checkpoint: Checkpoint, what: str = "") -> str:
     what = what or f"{checkpoint.title!r}"
     if checkpoint.forgotten:
         return (f"not remembered: {what} is what you forgot (id {checkpoint.id}); a forget "
-                "is kept, so it is not written again")  # fmt: skip
+                "is kept (to say it again on purpose: hipo remember, or the sidebar)")  # fmt: skip
     return (
         f"already remembered: {what} is in {checkpoint_where(checkpoint)} "
         f"(id {checkpoint.id}); nothing written twice"

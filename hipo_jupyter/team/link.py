@@ -59,9 +59,16 @@ class TeamLink:
         sync.flush_queue()  # whatever waited is in now
         return report
 
-    def recall(self, request: RecallQuery, *, semantic_on: bool) -> RecallResult:
+    def recall(
+        self,
+        request: RecallQuery,
+        *,
+        semantic_on: bool,
+        hidden: Callable[[str, str], bool] | None = None,
+    ) -> RecallResult:
         """Recall over the team database, keyword only; says once per process that meaning
-        was asked for and cannot be given."""
+        was asked for and cannot be given. `hidden(title, body)`: rows this memory forgot
+        (a teammate's copy of a forgotten note) are left out."""
         from hipo_jupyter.team import team_recall
 
         wants_meaning = request.mode in ("semantic", "hybrid") or (
@@ -78,6 +85,7 @@ class TeamLink:
             request,
             today=self._today(),
             half_life_days=self.config.recency_half_life_days,
+            hidden=hidden,
         )
 
     def after_write(self, day: date | None) -> None:

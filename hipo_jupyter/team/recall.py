@@ -10,7 +10,7 @@ Each hit names its author and notebook; its `file:line` is in that author's memo
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import date
 
@@ -33,9 +33,15 @@ class TeamIndex:
 
     name = "postgresql"
 
-    def __init__(self, database: TeamDatabase, authors: Collection[str] | None = None) -> None:
+    def __init__(
+        self,
+        database: TeamDatabase,
+        authors: Collection[str] | None = None,
+        hidden: Callable[[str, str], bool] | None = None,
+    ) -> None:
         self.database = database
         self.authors = authors
+        self.hidden = hidden  # (title, body) -> a copy of what this memory forgot
         self.rows: dict[str, TeamRow] = {}  # document path -> the row, for the hits' provenance
 
     def search(
@@ -62,6 +68,8 @@ class TeamIndex:
         hits = []
         for match in matches:
             row = match.row
+            if self.hidden is not None and self.hidden(row.title, row.body):
+                continue  # the user forgot this content: a teammate's copy is not recalled
             key = f"team:{row.id}"  # unique across authors, unlike file:line
             self.rows[key] = row
             doc = Document(
@@ -86,9 +94,11 @@ def team_recall(
     today: date,
     half_life_days: float,
     authors: Collection[str] | None = None,
+    hidden: Callable[[str, str], bool] | None = None,
 ) -> RecallResult:
-    """The team's hits for `request`, best first, each naming its author and notebook."""
-    index = TeamIndex(database, authors)
+    """The team's hits for `request`, best first, each naming its author and notebook;
+    rows `hidden(title, body)` holds true (copies of what this memory forgot) left out."""
+    index = TeamIndex(database, authors, hidden)
     result = ranked_recall(
         index,  # type: ignore[arg-type]  # search is all recall asks of it
         (),

@@ -32,6 +32,7 @@ import {
   forgetCheckpoint,
   recall
 } from './request';
+import { forgetNotice } from './forgetnotice';
 import { visible } from './visible';
 
 export const EMPTY_MESSAGE = 'No memory yet — run %load_ext hipo';
@@ -392,8 +393,7 @@ export class MemoryPanel extends Widget {
       return;
     }
     await this._edit(async () => {
-      const done = await forgetCheckpoint(path, ref);
-      return done.clean ? '' : `Its text is still in ${done.remaining.join(', ')}`;
+      return forgetNotice(await forgetCheckpoint(path, ref));
     });
   }
 

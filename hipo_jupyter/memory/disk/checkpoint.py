@@ -26,8 +26,11 @@ Parsing (`parse_log`), line by line:
   `model` (for a write-back, the model id of the request), `provider` (for a write-back, the
   SDK that made the calls: `anthropic`, `openai`, `litellm`), `conversation` (for a write-back
   of `%%ask`, the identity of its conversation), `replaces` / `proposes` (the
-  id of the checkpoint it corrects, or proposes to: `disk/trust`), `tags`, `title`. Every key is
-  optional and unknown keys are ignored, so older checkpoints (no `via`, no `model`) stay valid.
+  id of the checkpoint it corrects, or proposes to: `disk/trust`), `sources` (its lineage: for
+  a write-back, the ids of the checkpoints its call was sent, each percent-encoded and joined
+  with `,` like tags; a forget of one of them takes this one too, `views/forgetting`), `tags`,
+  `title`. Every key is optional and unknown keys are ignored, so older checkpoints (no `via`,
+  no `model`, no `sources`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
   following lines indented by two spaces continue it (two spaces removed, joined with "\\n").
   A blank line or any other line ends it. Every other line is free text.
@@ -101,6 +104,9 @@ class Checkpoint:
     conversation: str | None = None  # a write-back of %%ask: its conversation's identity
     replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
     proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
+    # Lineage: the ids of the checkpoints the call this one was made from was sent (a
+    # write-back's recalled notes); a forget of one of them takes this one as well.
+    sources: tuple[str, ...] = ()
     date: str | None = dataclasses.field(default=None, compare=False)  # ISO date of its raw log
     line: int = dataclasses.field(default=0, compare=False)  # 1-based line of its "## " heading
     # True when a write found this very checkpoint already in its day's log and wrote nothing
@@ -127,6 +133,8 @@ class Checkpoint:
         set_value(self, "fields", tuple(fields))
         set_value(self, "text", _NEWLINES_RE.sub("\n", self.text).strip())
         set_value(self, "tags", tuple(t for t in (tag.strip() for tag in self.tags) if t))
+        sources = (source.strip() for source in self.sources)
+        set_value(self, "sources", tuple(dict.fromkeys(source for source in sources if source)))
 
     def field(self, name: str) -> str | None:
         """The value of the first field called `name` (case-insensitive), or None."""
@@ -269,6 +277,8 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("replaces", _encode(cp.replaces)))
     if cp.proposes is not None:
         pairs.append(("proposes", _encode(cp.proposes)))
+    if cp.sources:
+        pairs.append(("sources", ",".join(_encode(source) for source in cp.sources)))
     if cp.tags or heading_tags:
         pairs.append(("tags", ",".join(_encode(tag) for tag in cp.tags)))
     if heading_title != cp.title:
@@ -342,6 +352,7 @@ def _collect(
             conversation=_decoded(meta, "conversation"),
             replaces=_decoded(meta, "replaces"),
             proposes=_decoded(meta, "proposes"),
+            sources=tuple(unquote(s) for s in meta.get("sources", "").split(",") if s),
             date=date,
             line=start + 1,
         )

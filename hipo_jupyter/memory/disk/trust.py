@@ -102,6 +102,18 @@ def writer_of(checkpoint: Checkpoint) -> str:
     return writer_of_provenance(checkpoint.via, checkpoint.notebook)
 
 
+DELIBERATE_VIAS = (VIA_CLI, VIA_SIDEBAR)
+"""The user's front ends whose every write is typed for this very write: a command line, the
+sidebar's form. A `%%remember` cell may be a notebook run again, so it is not one of them."""
+
+
+def says_again(via: str | None) -> bool:
+    """Whether a write through `via` is the user deliberately saying again what they forgot:
+    the user's (`may(..., FORGET)`: who may forget may take a forget back) and typed for this
+    write (`DELIBERATE_VIAS`). Any other writer's copy of forgotten content is kept out."""
+    return bool(via) and via in DELIBERATE_VIAS and may(writer_of_provenance(via), FORGET)
+
+
 def may(writer: str, power: str) -> bool:
     """Whether `writer` may do `power` (see POWERS); an unknown writer may do nothing."""
     return power in POWERS.get(writer, frozenset())

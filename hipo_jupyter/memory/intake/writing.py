@@ -33,6 +33,7 @@ from ..disk.exchanges import pair
 from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import redact
 from ..disk.store import Store
+from ..disk.trust import says_again
 from ..errors import HipoError
 from ..recall.forgotten import ForgetLedger
 from ..requests import CheckpointDraft, storable, title_from_text
@@ -87,9 +88,11 @@ def new_checkpoint(
     model: str | None = None,
     provider: str | None = None,
     conversation: str | None = None,
+    sources: Sequence[str] = (),
 ) -> Checkpoint:
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
-    without a title is titled by its first words."""
+    without a title is titled by its first words. `sources`: its lineage (the checkpoints its
+    call was sent, for a write-back)."""
     fields, text = parse_body(redact(draft.body))
     title_text = redact(draft.title)
     if not title_text:
@@ -112,6 +115,7 @@ def new_checkpoint(
             conversation=storable(conversation) if conversation else None,
             replaces=draft.replaces,
             proposes=draft.proposes,
+            sources=tuple(storable(source) for source in sources if source),
         )
     except ValueError as exc:  # the dataclass validates keys and type
         raise HipoError(f"not a valid checkpoint: {exc}") from None
@@ -205,7 +209,9 @@ class Writer:
 
     def kept_out(self, checkpoint: Checkpoint) -> Checkpoint | None:
         """The forgotten checkpoint whose content (or id) `checkpoint` is, marked `repeated`
-        and `forgotten`, or None: a forget is remembered. Cheap when nothing was forgotten."""
+        and `forgotten`, or None: a forget is remembered. Cheap when nothing was forgotten.
+        The user saying it again on purpose (`trust.says_again`: the CLI, the sidebar) is
+        written, and the content leaves the ledger."""
         forgotten = self._forgotten.forgotten()
         if not forgotten:
             return None
@@ -213,6 +219,9 @@ class Writer:
         event = by_id.get(checkpoint.id or "") or self._forgotten.forgotten_content().get(
             self._forgotten.content_key(checkpoint))  # fmt: skip
         if event is None:
+            return None
+        if says_again(checkpoint.via):  # the user's own new word: written, no longer forgotten
+            self._forgotten.said_again(event)
             return None
         return replace(checkpoint, id=event.id, date=event.day or None, line=0, repeated=True,
                        forgotten=True)  # fmt: skip

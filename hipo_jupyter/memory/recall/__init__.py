@@ -34,9 +34,11 @@ from .fence import (
     quote_attribute,
     wrap,
 )
+from .forgotten import FORGOTTEN_MARK
 from .ranking import Hit, RecallResult, recall
 
 __all__ = [
+    "FORGOTTEN_MARK",
     "Hit",
     "LAYER1_PREAMBLE",
     "LAYER1_TAG",

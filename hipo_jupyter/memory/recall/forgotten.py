@@ -11,12 +11,21 @@ again only when it changed), and every holder obeys before its next use:
 - each forget event keeps what identifies the content, never the text: keyed hashes (HMAC with
   the memory's own key, `memory/.forget-key`, made once and kept in the root) of its content
   as a whole (`content_key`: a re-run, a re-import or a teammate's copy of the same note is
-  not written again) and of its pieces (title, lines, field values, its own names and
-  numbers), which a holder looks for in what it keeps (`scrubber`) and recall leaves out
-  while the forget is `pending`.
+  not written again; `copy_key`: a team row of the same title and body, which team recall
+  leaves out) and of its pieces (title, lines, field values), which a holder looks for in what
+  it keeps (`scrubber`: a whole line or field value, never a word found elsewhere) and recall
+  leaves out while the forget is `pending`. What was made from the note is found by lineage
+  (the `sources` of a checkpoint or a conversation turn), not by its words.
 - a forget is written `pending` before the raw log is touched and `done` after its last step:
   a forget killed at any point is finished by running it again, and until then recall leaves
   its text out (`Hidden`).
+- the user may say it again: a deliberate write of forgotten content by the user
+  (`trust.says_again`) marks its event `said again`, hashes dropped, and is written.
+- damage is said, never guessed around: the ledger is read through the bounded typed reader
+  (`disk/jsonread`), and a ledger of the wrong shape, or a key missing or damaged while the
+  ledger holds forgets, is one line (`LedgerDamaged`) for every command that needs it, never
+  a traceback, never read as "nothing forgotten", and the key is never made anew over it.
+  `hipo check` fails while a tombstone's forget is not in the ledger (`check.forgets_obeyed`).
 
 Hashes of short pieces can be tested against guesses by whoever holds the key (it is in the
 root, beside the memory itself): they keep the text out of the ledger, not out of reach of
@@ -37,6 +46,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 from ..disk.checkpoint import Checkpoint
+from ..disk.jsonread import parse_json
 from ..disk.layout import MEMORY_DIR
 from ..disk.store import Store
 from ..errors import HipoError
@@ -48,14 +58,37 @@ FORMAT_VERSION = 1
 MAX_LEDGER_BYTES = 32 * 1024 * 1024
 FORGOTTEN_MARK = "[forgotten]"
 WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
+QUOTE_CHARS = 12  # a line or value this long, found inside another text, is a quote of it
+RUN_WORDS = 4  # this many words of the note in a row, in another line, make it a quoted line
+RUN = "\u2063run "  # marks a run's piece apart from a line's (an invisible separator)
+_HEX_KEY_RE = re.compile(r"[0-9a-f]{64}\Z")
 _FIELD_RE = re.compile(r"^[-*]\s*[\w -]{1,40}:\s+(.+)$")
 FORGET, CORRECT = "forget", "correct"
-PENDING, DONE = "pending", "done"
+PENDING, DONE, SAID_AGAIN = "pending", "done", "said again"
+RESTORE = ("restore memory/.forgotten.json and memory/.forget-key from a backup; moving the "
+           "ledger aside cancels every forget in it")  # fmt: skip
+
+
+class LedgerDamaged(HipoError):
+    """The forget ledger or its key cannot be used: forgets cannot be obeyed, so nothing that
+    needs them goes on as if nothing were forgotten. One line, saying how to restore."""
 
 
 def normal(text: str) -> str:
     """`text` on one line with single spaces: how pieces are hashed on both sides."""
     return " ".join(text.split())
+
+
+def copy_text(title: str, body: str) -> str:
+    """A team row's title and body (`team/rows`: its field lines, then its free text) as the
+    copy hash is taken of them."""
+    return f"{normal(title)}\x1f{normal(body)}"
+
+
+def team_body(checkpoint: Checkpoint) -> str:
+    """The body a team row of `checkpoint` carries (as `team/rows` builds it)."""
+    parts = [f"{key}: {value}" for key, value in checkpoint.fields]
+    return "\n".join([*parts, checkpoint.text] if checkpoint.text else parts)
 
 
 def content_text(checkpoint: Checkpoint) -> str:
@@ -78,25 +111,27 @@ class ForgetEvent:
     by: str = ""  # a correction: the correcting checkpoint's id
     content: str = ""  # keyed hash of `content_text`
     pieces: tuple[str, ...] = field(default_factory=tuple)  # keyed hashes of its pieces
+    copy: str = ""  # keyed hash of its team row's title and body (`copy_text`)
 
     @classmethod
-    def from_json(cls, data: object) -> ForgetEvent | None:
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            return None
-        try:
-            return cls(
-                generation=int(data.get("generation", 0)),
-                kind=str(data.get("kind", FORGET)),
-                id=data["id"],
-                at=str(data.get("at", "")),
-                day=str(data.get("day", "")),
-                state=str(data.get("state", DONE)),
-                by=str(data.get("by", "")),
-                content=str(data.get("content", "")),
-                pieces=tuple(str(p) for p in data.get("pieces", ()) if isinstance(p, str)),
-            )
-        except (TypeError, ValueError):
-            return None
+    def from_json(cls, data: object, where: str = "event") -> ForgetEvent:
+        """One event from the ledger's JSON, its shape checked: LedgerDamaged names what
+        is wrong (an event that cannot be read is a forget that cannot be obeyed)."""
+        if not isinstance(data, dict):
+            raise LedgerDamaged(f"{LEDGER_FILE}: {where} is not an object; {RESTORE}")
+        text = {"kind": FORGET, "at": "", "day": "", "state": DONE, "by": "", "content": "",
+                "copy": ""}  # fmt: skip
+        for key in ("id", *text):
+            value = data.get(key, text.get(key))
+            if not isinstance(value, str) or len(value) > 4096:
+                raise LedgerDamaged(f"{LEDGER_FILE}: {where}.{key} is not text; {RESTORE}")
+        generation, pieces = data.get("generation", 0), data.get("pieces", [])
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+            raise LedgerDamaged(f"{LEDGER_FILE}: {where}.generation is not a count; {RESTORE}")
+        if not isinstance(pieces, list) or not all(isinstance(p, str) for p in pieces):
+            raise LedgerDamaged(f"{LEDGER_FILE}: {where}.pieces is not a list of hashes; {RESTORE}")
+        return cls(generation=generation, pieces=tuple(pieces),
+                   **{key: data.get(key, text.get(key)) for key in ("id", *text)})  # fmt: skip
 
 
 class ForgetLedger:
@@ -121,12 +156,22 @@ class ForgetLedger:
         return self._seen[1]
 
     def _read(self) -> tuple[ForgetEvent, ...]:
+        """The events on disk; () when there is no ledger; LedgerDamaged, one line, when it
+        cannot be read or is not a ledger (too large, truncated, of another shape)."""
         try:
-            data = json.loads(self.store.read_file(self.store.root / LEDGER_FILE, MAX_LEDGER_BYTES))
-        except (OSError, ValueError, HipoError):
-            return ()  # a damaged ledger hides nothing; `hipo check` says so
-        found = (ForgetEvent.from_json(e) for e in data.get("events", ()))
-        return tuple(e for e in found if e is not None) if isinstance(data, dict) else ()
+            raw = self.store.read_file(self.store.root / LEDGER_FILE, MAX_LEDGER_BYTES)
+        except FileNotFoundError:
+            return ()
+        except (OSError, HipoError) as error:
+            raise LedgerDamaged(f"{LEDGER_FILE} cannot be read ({error}); {RESTORE}") from None
+        try:
+            data = parse_json(raw, LEDGER_FILE)
+        except HipoError as error:
+            raise LedgerDamaged(f"{error}; {RESTORE}") from None
+        events = data.get("events") if isinstance(data, dict) else None
+        if not isinstance(events, list):
+            raise LedgerDamaged(f"{LEDGER_FILE}: not a ledger (no list of events); {RESTORE}")
+        return tuple(ForgetEvent.from_json(e, f"events[{i}]") for i, e in enumerate(events))
 
     def generation(self) -> int:
         """A number that moves with every forget and correction (0: none yet)."""
@@ -141,7 +186,13 @@ class ForgetLedger:
         return [e for e in self.events() if e.kind == FORGET and e.state == PENDING]
 
     def forgotten(self) -> list[ForgetEvent]:
-        return [e for e in self.events() if e.kind == FORGET]
+        """The forgets in force (not those the user said again since)."""
+        return [e for e in self.events() if e.kind == FORGET and e.state != SAID_AGAIN]
+
+    def forgotten_ids(self) -> set[str]:
+        """Every id the ledger records a forget of (said again or not): what lineage
+        (`sources`) is checked against, and what accounts for a tombstone."""
+        return {e.id for e in self.events() if e.kind == FORGET}
 
     def find_pending(self, wanted: str) -> ForgetEvent | None:
         """The pending forget of the id `wanted` (or the one id ending with it)."""
@@ -150,10 +201,15 @@ class ForgetLedger:
 
     # --- hashing ---------------------------------------------------------------------------
     def key(self) -> bytes:
-        """The memory's own HMAC key, made once (O_EXCL: two processes agree on one)."""
+        """The memory's own HMAC key, made once (O_EXCL: two processes agree on one), and
+        never made anew while the ledger holds forgets (their hashes are of the old key):
+        LedgerDamaged says how to restore it instead."""
         if self._key is None:
             path = self.store.root / KEY_FILE
             self.store.ensure_layout()
+            if not os.path.lexists(path) and self.events():
+                raise LedgerDamaged(f"{KEY_FILE} is missing while {LEDGER_FILE} holds "
+                                    f"{len(self.events())} forgets; {RESTORE}")  # fmt: skip
             with contextlib.suppress(FileExistsError):
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
                 try:
@@ -161,7 +217,13 @@ class ForgetLedger:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
-            self._key = bytes.fromhex(self.store.read_file(path, 1024).decode().strip())
+            try:
+                text = self.store.read_file(path, 1024).decode("ascii", "replace").strip()
+            except (OSError, HipoError) as error:
+                raise LedgerDamaged(f"{KEY_FILE} cannot be read ({error}); {RESTORE}") from None
+            if not _HEX_KEY_RE.match(text):
+                raise LedgerDamaged(f"{KEY_FILE} is damaged (not 64 hex digits); {RESTORE}")
+            self._key = bytes.fromhex(text)
         return self._key
 
     def digest(self, text: str) -> str:
@@ -170,13 +232,25 @@ class ForgetLedger:
     def content_key(self, checkpoint: Checkpoint) -> str:
         return self.digest("content\x1f" + content_text(checkpoint))
 
+    def copy_key(self, title: str, body: str) -> str:
+        return self.digest("copy\x1f" + copy_text(title, body))
+
     def forgotten_content(self) -> dict[str, ForgetEvent]:
         """Content hash -> its forget: what a write must not bring back."""
         return {e.content: e for e in self.forgotten() if e.content}
 
+    def hides_copy(self) -> Callable[[str, str], bool] | None:
+        """Whether a team row's (title, body) is a copy of forgotten content (team recall
+        leaves it out); None when nothing of the kind was forgotten."""
+        copies = {e.copy for e in self.forgotten() if e.copy}
+        if not copies:
+            return None
+        return lambda title, body: self.copy_key(title, body) in copies
+
     def scrubber(self, events: Iterable[ForgetEvent]) -> Callable[[str], str]:
-        """A function that replaces, in a text a holder keeps, each line, field value or word
-        whose keyed hash is a piece of `events` by FORGOTTEN_MARK."""
+        """A function that replaces, in a text a holder keeps, each line or field value whose
+        keyed hash is a piece of `events` by FORGOTTEN_MARK (never a word: words are every
+        text's)."""
         pieces = {piece for event in events for piece in event.pieces}
         return lambda text: scrub(text, pieces, self.digest) if pieces else text
 
@@ -199,8 +273,16 @@ class ForgetLedger:
     def begin_forget(self, checkpoint: Checkpoint, pieces: Iterable[str]) -> ForgetEvent:
         """Record the forget of `checkpoint` as PENDING, before anything is touched."""
         hashed = tuple(sorted({self.digest(piece) for piece in pieces if normal(piece)}))
+        copy = self.copy_key(checkpoint.title, team_body(checkpoint))
+        content = self.content_key(checkpoint)
         return self._add(FORGET, checkpoint.id or "", day=checkpoint.date or "", state=PENDING,
-                         content=self.content_key(checkpoint), pieces=hashed)  # fmt: skip
+                         content=content, pieces=hashed, copy=copy)  # fmt: skip
+
+    def said_again(self, event: ForgetEvent) -> None:
+        """The user deliberately wrote the content of `event` again: it is no longer kept
+        out (its hashes are dropped; the id stays, so its tombstone is still accounted for)."""
+        self._update(event.id, lambda old, generation: replace(
+            old, state=SAID_AGAIN, content="", pieces=(), copy=""))  # fmt: skip
 
     def finish_forget(self, checkpoint_id: str) -> None:
         self._update(checkpoint_id, lambda event, generation: replace(
@@ -262,28 +344,60 @@ def _line_candidates(line: str) -> list[str]:
     return [c for c in (whole, bare, found.group(1) if found else "") if c]
 
 
+def runs(text: str) -> set[str]:
+    """Each RUN_WORDS words in a row of `text` (QUOTE_CHARS or longer), as RUN pieces: what
+    a line that quotes part of the note shares with it (a gist, a sentence cut short)."""
+    words = WORD_RE.findall(text)
+    found = (" ".join(words[i : i + RUN_WORDS]) for i in range(len(words) - RUN_WORDS + 1))
+    return {RUN + run for run in found if len(run) >= QUOTE_CHARS}
+
+
+def _quotes_line(line: str, pieces: set[str], digest: Callable[[str], str]) -> bool:
+    """Whether `line` is a piece, has one as its value, or holds a run of the note."""
+    if any(digest(c) in pieces for c in _line_candidates(line)):
+        return True
+    return any(digest(run) in pieces for run in runs(line))
+
+
 def holds_piece(text: str, pieces: set[str], digest: Callable[[str], str]) -> bool:
-    for line in text.splitlines():
-        if any(digest(c) in pieces for c in _line_candidates(line)):
-            return True
-    return any(digest(word) in pieces for word in set(WORD_RE.findall(text)))
+    """Whether a line of `text` quotes the note: is, or has as its value, one of its lines or
+    values, or holds RUN_WORDS of its words in a row."""
+    return any(_quotes_line(line, pieces, digest) for line in text.splitlines())
 
 
-def scrub(text: str, pieces: set[str], digest: Callable[[str], str]) -> str:
-    """`text` with each line whose text or value is a piece, and each word that is one,
-    replaced by FORGOTTEN_MARK; every other character kept."""
-    words: dict[str, bool] = {}
-
-    def word(match: re.Match[str]) -> str:
-        found = match.group()
-        if found not in words:
-            words[found] = digest(found) in pieces
-        return FORGOTTEN_MARK if words[found] else found
-
+def scrub(
+    text: str, pieces: set[str], digest: Callable[[str], str], quotes: Sequence[str] = ()
+) -> str:
+    """`text` with each line whose text or value is a piece replaced by FORGOTTEN_MARK, each
+    of `quotes` (the note's own lines, QUOTE_CHARS or longer, when the text is at hand) found
+    inside a line replaced by it, and a line still holding a run of the note (RUN_WORDS of its
+    words in a row) replaced whole; every other character kept. Words alone are never
+    replaced: a word of the note is every other text's word too."""
     lines = []
     for line in text.split("\n"):
         if any(digest(c) in pieces for c in _line_candidates(line)):
             lines.append(FORGOTTEN_MARK)
-        else:
-            lines.append(WORD_RE.sub(word, line))
+            continue
+        for quote in quotes:
+            line = line.replace(quote, FORGOTTEN_MARK)
+        quoting = any(digest(run) in pieces for run in runs(line))
+        lines.append(FORGOTTEN_MARK if quoting else line)
     return "\n".join(lines)
+
+
+def quote_scrubber(pieces: Iterable[str]) -> tuple[Callable[[str], str], Callable[[str], bool]]:
+    """(scrub, holds) for the forget that has the note's `pieces` as text: a line that is one
+    of them, or a quote of one QUOTE_CHARS or longer inside a line."""
+    plain = {piece if piece.startswith(RUN) else normal(piece) for piece in pieces}
+    plain.discard("")
+    quotes = sorted((p for p in plain if len(p) >= QUOTE_CHARS and not p.startswith(RUN)),
+                    key=len, reverse=True)  # fmt: skip
+
+    def same(text: str) -> str:
+        return text if text.startswith(RUN) else normal(text)
+
+    def holds(text: str) -> bool:
+        flat = normal(text)
+        return holds_piece(text, plain, same) or any(quote in flat for quote in quotes)
+
+    return (lambda text: scrub(text, plain, same, quotes)), holds

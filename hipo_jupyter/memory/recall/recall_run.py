@@ -109,6 +109,15 @@ class LocalRecall:
             for hit in result.hits
         ])  # fmt: skip
 
+    def checkpoint_ids(self, hits: Sequence[Hit]) -> list[str]:
+        """The ids of the checkpoints among `hits` (raw ones, by where each starts), in
+        order: the lineage a call sent these hits records (`Checkpoint.sources`)."""
+        files = {hit.file for hit in hits if hit.kind == "raw"}
+        ids = self._corrections.ids(self.store.raw_stamps(), files) if files else {}
+        found = (hit.checkpoint_id or ids.get(hit.location, "") for hit in hits
+                 if hit.kind == "raw")  # fmt: skip
+        return list(dict.fromkeys(found for found in found if found))
+
     def ranked(
         self,
         request: RecallQuery,

@@ -99,6 +99,15 @@ class Plan:
     unreadable: list[str]
     notes: list[str] = field(default_factory=list)  # state or nodes found damaged, and why
     raw_data: dict[str, bytes] = field(default_factory=dict)  # the bytes raw_hashes hashed
+    _superseded: dict[str, str] | None = None
+
+    @property
+    def superseded(self) -> dict[str, str]:
+        """The id of each checkpoint a correction in force replaced -> the correction's id,
+        from the raw logs this pass read (`superseded_by`)."""
+        if self._superseded is None:
+            self._superseded = superseded_by(self.raw_data)
+        return self._superseded
 
     @property
     def dirty(self) -> list[PlannedNode]:
@@ -379,9 +388,12 @@ class Compactor:
 
     def _read_source(self, relative: str, plan: Plan | None = None) -> str:
         if relative.count("/") == 1 and plan is not None and relative in plan.raw_data:
-            return decode_markdown(plan.raw_data[relative], relative)  # the bytes of the key
+            text = decode_markdown(plan.raw_data[relative], relative)  # the bytes of the key
+            return without_superseded(text, plan.superseded)
         text = self.store.read_text(self.store.root / relative)
-        return text if relative.count("/") == 1 else parse_node(text).body
+        if relative.count("/") != 1:
+            return parse_node(text).body
+        return without_superseded(text, plan.superseded) if plan is not None else text
 
     def _build(self, node: PlannedNode, report: CompactionReport, plan: Plan | None = None) -> str:
         sources = []
@@ -484,6 +496,42 @@ def _behind(node: PlannedNode, entry: dict | None, exists: bool) -> bool:
     if entry is not None:
         return exists and entry.get("status") == "tentative" and node.action in ("build", "fix")
     return not exists and node.status == "tentative"
+
+
+REPLACED_FIELD = "replaced-by"
+
+
+def superseded_by(raw_data: dict[str, bytes]) -> dict[str, str]:
+    """Replaced id -> the id of the correction in force that replaced it (`replaces=`, which
+    only a correction in force carries: `disk/trust.correction`), over these raw logs."""
+    found: dict[str, str] = {}
+    for relative, data in sorted(raw_data.items()):
+        if b"replaces=" not in data:
+            continue
+        for checkpoint in parse_log(decode_markdown(data, relative)):
+            if checkpoint.replaces and checkpoint.id:
+                found[checkpoint.replaces] = checkpoint.id
+    return found
+
+
+def without_superseded(text: str, superseded: dict[str, str]) -> str:
+    """A raw log as a node is built from it: each checkpoint a correction replaced keeps its
+    heading and comment and says `- replaced-by: ID`, its old text left out, so no node (nor a
+    context that brings one) repeats what the user corrected. The raw log keeps it."""
+    if not superseded or not any(old in text for old in superseded):
+        return text
+    lines = text.split("\n")
+    found = parse_log(text)
+    starts = [cp.line - 1 for cp in found] + [len(lines)]
+    for index in reversed(range(len(found))):
+        checkpoint = found[index]
+        if checkpoint.id not in superseded or checkpoint.line < 1:
+            continue
+        start, end = starts[index], starts[index + 1]
+        keep = 2 if start + 1 < end and lines[start + 1].startswith("<!-- hipo ") else 1
+        mark = f"- {REPLACED_FIELD}: {superseded[checkpoint.id]} (a later correction; not in force)"
+        lines[start:end] = [*lines[start : start + keep], mark, ""]
+    return "\n".join(lines)
 
 
 def _verbatim(node: PlannedNode, sources: list[Source]) -> str:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..disk.checkpoint import Tombstone, parse_log, parse_tombstone, tombstones
-from ..disk.layout import CONVERSATIONS_DIR
+from ..disk.files import MAX_STATE_BYTES, read_regular
+from ..disk.jsonread import parse_json
+from ..disk.layout import CONVERSATIONS_DIR, MEMORY_DIR
 from ..errors import HipoError
-from ..recall.forgotten import LEDGER_FILE, ForgetLedger
-from .scrubbing import holds, regular_files
+from ..recall.forgotten import LEDGER_FILE, RESTORE, ForgetLedger, LedgerDamaged
+from .scrubbing import holds, regular_files, without_lineage
 
 if TYPE_CHECKING:
     from ..disk.store import Store
@@ -48,12 +51,14 @@ class CheckResult:
 
 def _names_only(line: bytes, needles: list[bytes]) -> bool:
     """Whether a log line carries a forgotten id only as a name: its tombstone, or a correction
-    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`), never as its text."""
+    saying which checkpoint it replaced (`replaces=ID`, `proposes=ID`) or was made from
+    (`sources=ID,...`: a derived piece the user kept), never as its text."""
     text = line.decode("utf-8", "replace")
     if parse_tombstone(text):
         return True
     if not text.startswith("<!-- hipo "):
         return False
+    text = " ".join(token for token in text.split(" ") if not token.startswith("sources="))
     for needle in needles:
         word = needle.decode("utf-8", "replace")
         text = text.replace(f"replaces={word}", "").replace(f"proposes={word}", "")
@@ -85,11 +90,24 @@ def forgotten_ids_remain(memory: CheckedMemory) -> tuple[bool, str]:
 
 
 def forgets_obeyed(memory: CheckedMemory) -> tuple[bool, str]:
-    """`hipo check`: no forget was left half done (killed midway), and no live or derived
-    copy it can see (a kernel's saved conversation, a last-sent record) still holds a piece
-    of forgotten text, found by the ledger's keyed hashes."""
+    """`hipo check`: the ledger can be read and accounts for every tombstone (a lost, damaged
+    or emptied ledger, or a lost key, would let forgotten content be written again: how to
+    restore them is said), no forget was left half done (killed midway), and no live or
+    derived copy it can see (a kernel's saved conversation, a last-sent record) still holds a
+    line of forgotten text (the ledger's keyed hashes) or a turn made from it (lineage)."""
     ledger = memory.forgotten
-    forgotten = ledger.forgotten()
+    logs = (memory.store.read_text(memory.store.raw_path(day)) for day in memory.store.raw_days())
+    stones = {stone.id for text in logs for stone in tombstones(text)}
+    try:
+        forgotten, recorded = ledger.forgotten(), ledger.forgotten_ids()
+        if forgotten:
+            ledger.key()
+    except LedgerDamaged as error:
+        return False, str(error)
+    lost = sorted(stones - recorded)
+    if lost:
+        return False, (f"{len(lost)} forgotten checkpoints are not in {LEDGER_FILE} (lost or "
+                       f"emptied), so their content could be written again; {RESTORE}")  # fmt: skip
     if not forgotten:
         return True, "nothing forgotten"
     problems = [f"the forget of {e.id} was interrupted: run forget {e.id} again"
@@ -97,12 +115,53 @@ def forgets_obeyed(memory: CheckedMemory) -> tuple[bool, str]:
     hides = ledger.hides(forgotten)
     folder = memory.store.root / CONVERSATIONS_DIR
     copies = sorted(regular_files(folder)) if folder.is_dir() and not folder.is_symlink() else []
-    holding = [memory.store.relative(path) for path in copies if holds(path, [], also=hides)]
+    holding = [memory.store.relative(path) for path in copies
+               if holds(path, [], also=hides) or _made_from(path, recorded)]  # fmt: skip
     if holding:
         problems.append("forgotten text is still in " + ", ".join(holding))
     if problems:
         return False, "; ".join(problems)
-    return True, f"{len(forgotten)} forgets, every live copy obeys them"
+    shown = _user_notebooks_showing(memory.store, hides)
+    mine = f"; {len(shown)} of your own files still show it (edit them): {', '.join(shown)}"
+    return True, f"{len(forgotten)} forgets, every live copy obeys them" + (mine if shown else "")
+
+
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+
+
+def _user_notebooks_showing(store: Store, hides: Callable[[str], bool]) -> list[str]:
+    """The user's notebooks (outside `memory/`, their `.ipynb_checkpoints` copies included)
+    with a cell or saved output quoting forgotten text: the forget names them and leaves them
+    to the user; `hipo check` counts them (a pass: they are the user's, not the memory's)."""
+    found = []
+    for path in regular_files(store.root):
+        relative = store.relative(path)
+        if path.suffix != ".ipynb" or relative.startswith(f"{MEMORY_DIR}/"):
+            continue
+        try:
+            data = parse_json(read_regular(path, MAX_NOTEBOOK_BYTES, relative), relative)
+        except (OSError, HipoError):
+            continue
+        if any(hides(text) for text in _strings(data)):
+            found.append(relative)
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    """Every string of a JSON value (a notebook's sources and outputs: lists of lines)."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
+
+
+def _made_from(path: Path, forgotten_ids: set[str]) -> bool:
+    """Whether a saved conversation keeps a turn or zone made from a forgotten checkpoint."""
+    try:
+        data = parse_json(read_regular(path, MAX_STATE_BYTES, path.name), path.name)
+    except (OSError, HipoError):
+        return False
+    return without_lineage(data, forgotten_ids) != data
 
 
 def raw_logs_parse(memory: CheckedMemory) -> tuple[bool, str]:

@@ -11,15 +11,17 @@ rewritten: the replaced checkpoint stays in its raw log.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
+from datetime import date
 from typing import Any, Protocol
 
 from ..disk.checkpoint import Checkpoint, render
 from ..disk.provenance import provenance_text
-from ..disk.trust import USER, correction, writer_of_provenance
+from ..disk.trust import REPLACES, USER, correction, writer_of_provenance
 from ..errors import HipoError
 from ..requests import CheckpointDraft
-from .forgetting import find_checkpoint
+from .forgetting import drop_nodes, find_checkpoint
 
 
 class CorrectingMemory(Protocol):
@@ -29,6 +31,8 @@ class CorrectingMemory(Protocol):
     def _all_checkpoints(self) -> list[Checkpoint]: ...
 
     def write_checkpoint(self, draft: CheckpointDraft, *, via: str, **where: Any) -> Checkpoint: ...
+
+    def compact(self) -> Any: ...
 
 
 def correct(
@@ -46,7 +50,23 @@ def correct(
         tags=where.pop("tags", None), on=where.pop("on", None),
     )  # fmt: skip
     draft = replace(draft, **{kind: replaced.id})
-    return memory.write_checkpoint(draft, via=via, **where)
+    written = memory.write_checkpoint(draft, via=via, **where)
+    if kind == REPLACES:
+        reach_the_tree(memory, written, replaced.date)
+    return written
+
+
+def reach_the_tree(memory: CorrectingMemory, written: Checkpoint, replaced_day: str | None) -> None:
+    """A correction in force reaches the tree: the nodes over the replaced checkpoint's day
+    (its daily, weekly and monthly, which quoted it) and ROOT.md are built again, where it
+    now reads `- replaced-by: ID` (`tree/chain.without_superseded`), so no node brings the
+    old text into a context unmarked. A tree that cannot be rebuilt now is left to the next
+    pass (`hipo check` says so); the correction is written either way."""
+    if written.repeated or not written.replaces or not replaced_day:
+        return
+    with contextlib.suppress(HipoError, OSError, ValueError):
+        drop_nodes(memory, date.fromisoformat(replaced_day), [])  # type: ignore[arg-type]
+        memory.compact()
 
 
 def proposals(memory: CorrectingMemory) -> list[Checkpoint]:
@@ -71,7 +91,10 @@ def accept(memory: CorrectingMemory, proposal_id: str, *, via: str, **where: Any
                           model=None, proposes=None, tags=()))  # fmt: skip
     body = body.split("\n", 1)[1]
     draft = CheckpointDraft.parse(proposal.title, body, type=proposal.type, tags=proposal.tags)
-    return memory.write_checkpoint(replace(draft, replaces=proposal.proposes), via=via, **where)
+    written = memory.write_checkpoint(replace(draft, replaces=proposal.proposes), via=via, **where)
+    replaced = [cp for cp in memory._all_checkpoints() if cp.id == proposal.proposes]
+    reach_the_tree(memory, written, replaced[0].date if replaced else None)
+    return written
 
 
 def proposals_text(waiting: list[Checkpoint], accept_with: str) -> str:

@@ -14,10 +14,17 @@ user's: magic, cli, sidebar), and then removes every byte of its text under the 
    `secure_delete` on (FTS5 segments merged, VACUUM, the write-ahead log truncated), so no free
    page keeps the text; a derived store that still holds it (the graph, Whoosh, caches) is
    deleted, as it is rebuilt from the logs when next used;
-4. `%%ask` conversations and last-sent records quoting it have those words replaced;
-5. every regular file under the root is scanned for the text before success is reported: a
-   file of the memory that still holds it fails the forget; one of the user's own (a notebook
-   that typed the note) is named so the user can edit it.
+4. `%%ask` conversations and last-sent records: a turn whose call was sent it (its `sources`)
+   is dropped with its question, and a line or value quoting it is replaced; a word of it found
+   in them is left alone (a word is every text's, not the note's);
+5. every regular file under the root is scanned for the text (its lines and values) before
+   success is reported: a file of the memory that still holds it fails the forget; one of the
+   user's own (a notebook that typed the note) is named so the user can edit it.
+
+What was made from it goes with it: lineage (`Checkpoint.sources`, written by the write-back
+of a call that was sent it) names the checkpoints derived from it, and each is forgotten the
+same way and listed (`derived`), unless the user keeps them (`keep_derived`). Nothing else is
+taken: another checkpoint that quotes it is named (`quoted_by`), never changed.
 
 Before step 1 the forget is written to the ledger (`recall/forgotten`) as pending, with keyed
 hashes of its content and pieces (no text), and marked done after step 5: every live holder
@@ -46,12 +53,12 @@ from ..disk import anchored
 from ..disk.appends import lock_current, repair_locked
 from ..disk.checkpoint import Checkpoint, Tombstone, parse_log, parse_tombstone
 from ..disk.files import MAX_LOG_BYTES, read_fd
-from ..disk.layout import CONVERSATIONS_DIR, MEMORY_DIR, NODE_LEVELS
+from ..disk.layout import MEMORY_DIR, NODE_LEVELS
 from ..disk.periods import week_id, week_month
 from ..disk.store import ROOT_FILE
 from ..disk.trust import FORGET, may, writer_of_provenance
 from ..errors import HipoError
-from ..recall.forgotten import WORD_RE, ForgetEvent, ForgetLedger
+from ..recall.forgotten import QUOTE_CHARS, ForgetEvent, ForgetLedger, quote_scrubber, runs
 from .rules import pick_by_id
 from .scrubbing import (
     Holds,
@@ -94,7 +101,6 @@ class ForgettingMemory(Protocol):
 
     def _notify(self, event: str) -> None: ...
 
-_WORD_RE = WORD_RE  # the words a ledger's hashes are taken of, and a scan looks for
 MIN_PIECE_CHARS = 4  # shorter field values ("yes", "Q1") are words of many notes, not its text
 SCAN_LIMIT = 512 * 1024 * 1024  # files larger than this are read in chunks
 
@@ -113,6 +119,8 @@ class ForgetReport:
     team_removed: int = 0  # rows the team database deleted
     finished: bool = False  # this run finished a forget killed midway
     quoted_by: list[str] = field(default_factory=list)  # other checkpoints quoting its words
+    derived: list[str] = field(default_factory=list)  # made from it (lineage), forgotten too
+    kept_derived: list[str] = field(default_factory=list)  # made from it, kept as the user asked
 
     @property
     def clean(self) -> bool:
@@ -126,6 +134,11 @@ class ForgetReport:
             lines.append(f"rebuilt or dropped {len(self.rebuilt)} derived files")
         if self.team_removed:
             lines.append(f"the team database deleted its row ({self.team_removed})")
+        if self.derived:
+            lines.append("forgot too what was made from it: " + ", ".join(self.derived))
+        if self.kept_derived:
+            lines.append("kept what was made from it, as you asked: "
+                         + ", ".join(self.kept_derived))  # fmt: skip
         if self.scrubbed:
             lines.append("quotes removed from " + ", ".join(self.scrubbed))
         if self.user_files:
@@ -172,7 +185,12 @@ def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
     return sorted(p for p in pieces if len(p) >= MIN_PIECE_CHARS and p not in kept)
 
 
-QUOTE_CHARS = 12  # a line or value this long found in another checkpoint is a quote of it
+
+def note_runs(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
+    """Its runs of words (`recall/forgotten.runs`) that no other checkpoint holds: a line of
+    another text holding one quotes this note (a gist in ROOT.md, a reply that repeated it)."""
+    held = set().union(*(runs(other.search_text()) for other in others))
+    return sorted(runs(checkpoint.search_text()) - held)
 
 
 def quoting(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
@@ -190,36 +208,30 @@ def quoting(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
     ]  # fmt: skip
 
 
-def own_words(checkpoint: Checkpoint, others: list[Checkpoint], reason: str) -> list[str]:
-    """Its names and numbers that no other checkpoint holds (a customer's name, quoted alone
-    in a conversation): words with a capital or a digit, at least MIN_PIECE_CHARS long, not in
-    the reason the user gave. Plain lower-case words ("with") are every text's words."""
-    kept = "\n".join(other.search_text() for other in others) + "\n" + reason
-    words = set(_WORD_RE.findall(checkpoint.search_text()))
-    return sorted(
-        word for word in words
-        if len(word) >= MIN_PIECE_CHARS and word not in kept and word.lower() != word
-    )  # fmt: skip
+def derived_from(checkpoint_id: str, checkpoints: Sequence[Checkpoint]) -> list[Checkpoint]:
+    """The checkpoints lineage says were made from `checkpoint_id` (their `sources` name it,
+    or name one made from it), in file order: what a forget takes with the note."""
+    taken, found = {checkpoint_id}, True
+    while found:
+        found = False
+        for checkpoint in checkpoints:
+            if checkpoint.id and checkpoint.id not in taken and taken & set(checkpoint.sources):
+                taken.add(checkpoint.id)
+                found = True
+    return [cp for cp in checkpoints if cp.id in taken and cp.id != checkpoint_id]
 
 
-def _innocent_words(memory: ForgettingMemory, words: list[str], quoting: list[bytes]) -> set[str]:
-    """The words also in a file under the root that does not quote the checkpoint (a template,
-    another file): they are not its text, and the scan must not fail on them. Conversations and
-    the index are left out: forget rewrites them, words and all."""
-    found: set[str] = set()
-    encoded = {word: word.encode("utf-8") for word in words}
-    rewritten = (memory.root / CONVERSATIONS_DIR, memory.store.index_dir)
-    for path in regular_files(memory.root):
-        if path.parent in rewritten or memory.store.index_dir in path.parents:
-            continue
-        if holds(path, quoting):
-            continue
-        found |= {word for word, data in encoded.items() if holds(path, [data])}
-    return found
-
-
-def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str) -> ForgetReport:
-    """Forget the checkpoint `wanted` names, for the front end `via` (see the module doc)."""
+def forget(
+    memory: ForgettingMemory,
+    wanted: str,
+    *,
+    reason: str = "",
+    via: str,
+    keep_derived: bool = False,
+) -> ForgetReport:
+    """Forget the checkpoint `wanted` names, for the front end `via`, and what lineage says was
+    made from it (a write-back whose call was sent it), unless `keep_derived` (see the module
+    doc). Nothing else is touched: other checkpoints quoting it are named, not changed."""
     if not may(writer_of_provenance(via), FORGET):
         raise HipoError(f"only the user forgets a checkpoint, not {via!r}")
     reason = " ".join(reason.split())[:200]
@@ -231,23 +243,46 @@ def forget(memory: ForgettingMemory, wanted: str, *, reason: str = "", via: str)
         if interrupted is None:
             raise
         return finish_interrupted(memory, interrupted)
+    derived = derived_from(checkpoint.id or "", everything)
+    report = _forget_one(memory, checkpoint, everything, reason)
+    if keep_derived:
+        report.kept_derived = [cp.id for cp in derived if cp.id]
+        return report
+    for piece in derived:
+        assert piece.id is not None
+        made = _forget_one(memory, piece, memory._all_checkpoints(),
+                           reason or f"made from {checkpoint.id}")  # fmt: skip
+        report.derived.append(piece.id)
+        report.rebuilt += [f for f in made.rebuilt if f not in report.rebuilt]
+        report.scrubbed += [f for f in made.scrubbed if f not in report.scrubbed]
+        report.remaining += [f for f in made.remaining if f not in report.remaining]
+        report.user_files += [f for f in made.user_files if f not in report.user_files]
+    report.quoted_by = [cid for cid in report.quoted_by if cid not in report.derived]
+    return report
+
+
+def _forget_one(
+    memory: ForgettingMemory, checkpoint: Checkpoint, everything: list[Checkpoint], reason: str
+) -> ForgetReport:
+    """Steps 1 to 5 for one checkpoint: its pieces are its own lines and values (less those
+    another checkpoint also holds); a conversation or file is changed where it quotes them,
+    or where lineage names the checkpoint, never where one of its words happens to stand."""
     assert checkpoint.id is not None and checkpoint.date is not None
     others = [cp for cp in everything if cp.id != checkpoint.id]
     pieces = text_pieces(checkpoint, others)
-    its_bytes = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
-    words = own_words(checkpoint, others, reason)
-    pieces += sorted(set(words) - _innocent_words(memory, words, its_bytes) - set(pieces))
+    its_runs = note_runs(checkpoint, others)
     stone = Tombstone(checkpoint.id, memory.today.isoformat(), reason)
     day = date.fromisoformat(checkpoint.date)
-    memory.forgotten.begin_forget(checkpoint, pieces)  # pending: recall leaves it out already
+    memory.forgotten.begin_forget(checkpoint, [*pieces, *its_runs])  # pending: not recalled
     memory._notify("forget")
     relative = _rewrite_log(memory, day, checkpoint.id, stone)
     report = ForgetReport(checkpoint.id, relative, stone.line())
     report.quoted_by = quoting(checkpoint, others)
     needles = [piece.encode("utf-8") for piece in pieces] + [checkpoint.id.encode("utf-8")]
     report.rebuilt += _drop_nodes(memory, day, needles)
-    _rebuild_derived(memory, report, pieces, needles)
-    _scan(memory, [p.encode("utf-8") for p in pieces], report)
+    rewrite, quoted = quote_scrubber([*pieces, *its_runs])
+    _rebuild_derived(memory, report, pieces, needles, rewrite=rewrite)
+    _scan(memory, [piece.encode("utf-8") for piece in pieces], report, quoted)
     memory.forgotten.finish_forget(checkpoint.id)
     memory._notify("forget")
     return report
@@ -289,7 +324,8 @@ def _rebuild_derived(
     memory._indexer.close()
     memory._indexer.stale()
     memory._ensure_index()
-    report.scrubbed += scrub_conversations(memory, pieces, rewrite)
+    lineage = memory.forgotten.forgotten_ids()
+    report.scrubbed += scrub_conversations(memory, pieces, rewrite, forgotten_ids=lineage)
     report.rebuilt += compact_sqlite_files(memory)
     report.rebuilt += drop_derived_holding(memory, needles, also)
     memory._ensure_index()
@@ -372,6 +408,9 @@ def _drop_nodes(
     return dropped
 
 
+drop_nodes = _drop_nodes  # what a correction in force rebuilds too (`views/correcting`)
+
+
 def _unlink(memory: ForgettingMemory, relative: str) -> list[str]:
     with contextlib.suppress(FileNotFoundError):
         if anchored.unlink(memory.root, relative):
@@ -379,11 +418,14 @@ def _unlink(memory: ForgettingMemory, relative: str) -> list[str]:
     return []
 
 
-def _scan(memory: ForgettingMemory, needles: list[bytes], report: ForgetReport) -> None:
-    """Every regular file under the root, for the text: the memory's own files go to
-    `remaining` (a failure), the user's own files to `user_files`."""
+def _scan(
+    memory: ForgettingMemory, needles: list[bytes], report: ForgetReport, quoted: Holds
+) -> None:
+    """Every regular file under the root, for the text (a file holding one of its pieces'
+    bytes, `needles`, where `quoted` finds a quoted line or value of it): the memory's own
+    files go to `remaining` (a failure), the user's own files to `user_files`."""
     for path in regular_files(memory.root):
-        if not holds(path, needles):
+        if not holds(path, needles) or not holds(path, [], also=quoted):
             continue
         relative = memory.store.relative(path)
         ours = relative.startswith(f"{MEMORY_DIR}/")

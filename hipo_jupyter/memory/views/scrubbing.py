@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -70,62 +70,64 @@ def holds(path: Path, needles: list[bytes], also: Holds | None = None) -> bool:
 
 
 def scrub_conversations(
-    memory: ScrubbedMemory, pieces: list[str], rewrite: Callable[[str], str] | None = None
+    memory: ScrubbedMemory,
+    pieces: list[str],
+    rewrite: Callable[[str], str] | None = None,
+    *,
+    forgotten_ids: Collection[str] = (),
 ) -> list[str]:
-    """`%%ask` conversations and last-sent records: each string quoting the text (its
-    `pieces`, or what `rewrite` finds by the ledger's hashes) has those words replaced by
-    FORGOTTEN_MARK (the turns stay, so the conversation goes on)."""
+    """`%%ask` conversations and last-sent records: a turn lineage says was made from a
+    forgotten checkpoint (`sources`) is dropped with its question (`without_lineage`), then
+    every string goes through `rewrite` (the quoted lines and values of the note replaced by
+    FORGOTTEN_MARK: `recall/forgotten.quote_scrubber`, or the ledger's `scrubber`). The other
+    turns stay, so the conversation goes on. A file that is not JSON and holds a piece's bytes
+    is deleted (it is derived)."""
     folder = memory.root / CONVERSATIONS_DIR
-    if not (pieces or rewrite) or not folder.is_dir():
+    if not (pieces or rewrite or forgotten_ids) or not folder.is_dir() or folder.is_symlink():
         return []
+    change = rewrite or (lambda text: text)
     scrubbed = []
-    longest_first = sorted(pieces, key=len, reverse=True)
     for path in sorted(folder.iterdir()):
         if not path.is_file() or path.is_symlink() or path.suffix != ".json":
             continue
         raw = path.read_bytes()
-        if rewrite is not None:
-            if _rewrite_json(memory, path, raw, rewrite):
-                scrubbed.append(memory.store.relative(path))
-            continue
-        if not any(piece.encode("utf-8") in raw for piece in pieces):
-            continue
         try:
             data = json.loads(raw)
         except ValueError:
-            data = None
-        if data is None:
-            anchored.unlink(memory.root, memory.store.relative(path))
-        else:
-            fresh = json.dumps(_replace_in(data, longest_first), ensure_ascii=False, indent=1)
-            anchored.write_bytes(memory.root, memory.store.relative(path), fresh.encode())
+            if any(piece.encode("utf-8") in raw for piece in pieces):
+                anchored.unlink(memory.root, memory.store.relative(path))
+                scrubbed.append(memory.store.relative(path))
+            continue
+        fresh = _map_strings(without_lineage(data, forgotten_ids), change)
+        if fresh == data:
+            continue
+        text = json.dumps(fresh, ensure_ascii=False, indent=1)
+        anchored.write_bytes(memory.root, memory.store.relative(path), text.encode())
         scrubbed.append(memory.store.relative(path))
     return scrubbed
 
 
-def _rewrite_json(
-    memory: ScrubbedMemory, path: Path, raw: bytes, rewrite: Callable[[str], str]
-) -> bool:
-    """Rewrite every string of the JSON file `path` with `rewrite`; True when one changed."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return False
-    fresh = _map_strings(data, rewrite)
-    if fresh == data:
-        return False
-    text = json.dumps(fresh, ensure_ascii=False, indent=1)
-    anchored.write_bytes(memory.root, memory.store.relative(path), text.encode())
-    return True
+def made_from(value: object, forgotten_ids: Collection[str]) -> bool:
+    """Whether a saved turn's or zone's `sources` (its lineage) name a forgotten checkpoint."""
+    return isinstance(value, list) and any(source in forgotten_ids for source in value)
 
 
-def _replace_in(value: object, pieces: list[str]) -> object:
-    def replaced(text: str) -> str:
-        for piece in pieces:
-            text = text.replace(piece, FORGOTTEN_MARK)
-        return text
-
-    return _map_strings(value, replaced)
+def without_lineage(data: object, forgotten_ids: Collection[str]) -> object:
+    """A saved conversation (`llm/conversation`'s JSON) less what lineage says was made from a
+    forgotten checkpoint: each turn whose `sources` name one, and the anchor or summary whose
+    `anchor_sources` / `summary_sources` do (replaced by FORGOTTEN_MARK). Anything else, and
+    a file saved before lineage was kept, is returned as it is."""
+    if not forgotten_ids or not isinstance(data, dict) or not isinstance(data.get("active"), list):
+        return data
+    fresh = dict(data)
+    fresh["active"] = [turn for turn in data["active"]
+                       if not (isinstance(turn, dict) and made_from(turn.get("sources"),
+                                                                    forgotten_ids))]  # fmt: skip
+    for zone in ("anchor", "summary"):
+        if made_from(data.get(f"{zone}_sources"), forgotten_ids):
+            fresh[zone] = FORGOTTEN_MARK
+            fresh[f"{zone}_sources"] = []
+    return fresh
 
 
 def _map_strings(value: object, change: Callable[[str], str]) -> object:
