@@ -34,7 +34,14 @@ from .recall import context as context_pack
 from .recall.forgotten import ForgetLedger
 from .recall.ranking import RecallResult
 from .recall.recall_run import LocalRecall
-from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
+from .requests import (
+    DEFAULT_BUDGET,
+    MAX_K,
+    CheckpointDraft,
+    RecallQuery,
+    not_in_future,
+    parse_day,
+)
 from .roots import today_from_env
 from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
@@ -166,6 +173,7 @@ class Memory:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
         `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
         conversation)."""
+        not_in_future(draft.day, self.today)
         checkpoint = new_checkpoint(draft, **where)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
@@ -173,6 +181,7 @@ class Memory:
     def remember_all(self, pieces: Sequence[tuple[str, str]], **where: Any) -> list[Checkpoint]:
         """`remember` for many (title, body) pairs (`on=`, `notebook=`): all or nothing, one
         append and one index of the log (`Writer.many`), linear where a `remember` each is not."""
+        not_in_future(parse_day(where.get("on"), "--date"), self.today)
         day, written = self._writer.many(pieces, today=self.today, **where)
         return self._after_write(written, day)
 

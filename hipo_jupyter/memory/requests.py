@@ -103,6 +103,17 @@ def parse_day(value: str | date | None, name: str = "date") -> date | None:
     return check_day(day, name)
 
 
+def not_in_future(day: date | None, today: date, name: str = "--date") -> None:
+    """Refuse a note dated after today: "later" orders notes (a later note may change an
+    earlier one, `recall/supersession`), so a date the writer picks in the future would put
+    its note over every other until then."""
+    if day is not None and day > today:
+        raise RequestError(
+            f"{name} {day.isoformat()} is in the future (today is {today.isoformat()}): "
+            "a note is dated on a day that has come"
+        )
+
+
 _WHOLE = re.compile(r"[+-]?[0-9]{1,20}")
 _REAL = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?")
 

@@ -35,7 +35,7 @@ from datetime import date
 from functools import lru_cache
 
 from ..disk.periods import week_id, week_month
-from ..disk.provenance import says_write_back
+from ..disk.provenance import VIA_WRITE_BACK
 from ..errors import QueryError
 from ..search.contract import Document, SearchHit, SearchIndex
 from ..search.query import plain_snippet
@@ -94,6 +94,12 @@ class Hit:
     provenance: str = ""  # raw hits: notebook, cell, front end, model ("" if not recorded)
     checkpoint_id: str = ""  # raw hits: the checkpoint's id (to correct or forget it), if any
     changed_later: str = ""  # a later note on its subject that differs: its location, if any
+    # Provenance as typed fields (`search.contract.Document`): what every decision reads.
+    writer: str = ""  # raw hits: user | claude | agent | import | teammate (`disk/trust`)
+    via: str = ""  # raw hits: the front end that wrote it, "" if unsaid
+    provider: str = ""  # a write-back's SDK, "" if unsaid
+    conversation: str = ""  # a `%%ask` write-back's conversation identity, "" if none
+    proposal: str = ""  # a proposal the user has not accepted: what it proposes (corrections)
 
     @property
     def location(self) -> str:
@@ -113,6 +119,8 @@ class Hit:
             "path": list(self.path),
             "topics": list(self.topics),
             "provenance": self.provenance,
+            **({"writer": self.writer} if self.writer else {}),
+            **({"proposal": self.proposal} if self.proposal else {}),
             **({"id": self.checkpoint_id} if self.checkpoint_id else {}),
             **({"changed_later": self.changed_later} if self.changed_later else {}),
             **({"author": self.author, "notebook": self.notebook} if self.author else {}),
@@ -142,6 +150,10 @@ class Hit:
             path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
             topics=topics,
             provenance=doc.provenance,
+            writer=doc.writer,
+            via=doc.via,
+            provider=doc.provider,
+            conversation=doc.conversation,
         )
 
 
@@ -349,11 +361,9 @@ def recall(
 
 
 def written_back(doc: Document) -> bool:
-    """Whether a raw hit is a Claude call's write-back (`via=write-back`), as its provenance
-    phrase says (`provenance_text`: the phrase alone, or in the parentheses after its cell)."""
-    if doc.kind != "raw" or not doc.provenance:
-        return False
-    return says_write_back(doc.provenance)
+    """Whether a raw hit is an LLM call's write-back (`via=write-back`), as its typed field
+    says (never its display phrase, which starts with a notebook's name)."""
+    return doc.kind == "raw" and doc.via == VIA_WRITE_BACK
 
 
 def _distinct_best(

@@ -144,6 +144,18 @@ def m005_provenance_phrases(db: sqlite3.Connection) -> None:
     db.execute("delete from files")
 
 
+@migration
+def m006_typed_provenance(db: sqlite3.Connection) -> None:
+    """Provenance as typed columns beside the phrase: who wrote each raw checkpoint (its
+    writer, `disk/trust`), the front end, the provider, the conversation, and the ids it
+    corrects or proposes to correct. Recall's decisions read these, never the phrase, which
+    starts with a notebook's name ("an important launch.ipynb" held "an import"). The
+    recorded hashes are forgotten, so the next sync re-sends every file and fills them."""
+    for column in ("writer", "via", "provider", "conversation", "replaces", "proposes"):
+        db.execute(f"alter table documents add column {column} text not null default ''")
+    db.execute("delete from files")
+
+
 REQUIRED_TABLES = frozenset({"_migrations", "documents", "documents_fts", "files"})
 
 
