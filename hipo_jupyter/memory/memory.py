@@ -36,9 +36,11 @@ from .recall.ranking import RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import (
     DEFAULT_BUDGET,
+    DEFAULT_SETTINGS,
     MAX_K,
     CheckpointDraft,
     RecallQuery,
+    RecallSettings,
     not_in_future,
     parse_day,
 )
@@ -446,6 +448,7 @@ class Memory:
         mode: str | None = None,
         team: bool = False,
         conversation: str | None = None,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> context_pack.Context:
         """The text a model is sent for `query`, within `budget` tokens: Layer 1's lines about
         the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
@@ -455,7 +458,8 @@ class Memory:
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
         database instead (`team_recall`); each piece then names its author and notebook. Not
-        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it)."""
+        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it).
+        `settings` (`RecallSettings`) names the stages that fill it and the reply budget."""
         if team:
             return context_pack.build(
                 query,
@@ -465,6 +469,7 @@ class Memory:
                     RecallQuery.parse(query, k=min(k, MAX_K), since=since, until=until, type=type)
                 ),
                 documents=lambda ids: {},  # the team's text is in its hits, not this index
+                settings=settings,
             )
 
         # The raw logs are listed once for the whole call: Layer 1's rules and topics read them.
@@ -474,7 +479,7 @@ class Memory:
             request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
                                         mode=mode or "auto")  # fmt: skip
             return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
-                                       both_lists=True)  # fmt: skip
+                                       both_lists=True, settings=settings)  # fmt: skip
 
         return context_pack.build(
             query,
@@ -483,6 +488,7 @@ class Memory:
             recall=recall,
             documents=self._recall.documents,
             conversation=conversation,
+            settings=settings,
         )
 
     def context_query(

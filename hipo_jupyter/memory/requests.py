@@ -469,3 +469,40 @@ class RecallQuery:
             budget=parse_budget(budget),
             superseded=bool(superseded),
         )
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Recall's stages and budgets for one context, as one typed object passed in (issue 54,
+    item 3): `Memory.context(settings=...)` asks for each stage by name, never inferred from
+    how many hits are asked; the benchmarks pass one instead of patching module constants.
+
+    Where each default comes from (benchmarks/README.md, "Notebook memory", 2,000 tokens,
+    keyword and the shipped mode, dev and leave-one-scenario-out side by side):
+
+    - `second_hop` (`recall/second_hop`) off: it moved no figure in the shipped mode, on
+      LoCoMo, MemAware or the notebook-memory set.
+    - `implicit_needs` (`recall/implicit_needs`) off: it moved no figure either, and brought
+      unrelated "never"/"don't" notes into debugging questions.
+    - `time_span` (`recall/time_span`) off: no figure moved.
+    - `reply_passage_tokens`: how much of an imported exchange's reply a context shows (its
+      passage that matches the question): 30, where 0 sent an old question without the fix
+      that answered it (the notebook-memory set's imported-chat questions).
+    """
+
+    second_hop: bool = False
+    implicit_needs: bool = False
+    time_span: bool = False
+    reply_passage_tokens: int = 30
+
+    def __post_init__(self) -> None:
+        if isinstance(self.reply_passage_tokens, bool) or not isinstance(
+            self.reply_passage_tokens, int
+        ) or not 0 <= self.reply_passage_tokens <= 400:
+            raise RequestError(
+                f"reply_passage_tokens must be a whole number 0..400, not "
+                f"{self.reply_passage_tokens!r}"
+            )
+
+
+DEFAULT_SETTINGS = RecallSettings()

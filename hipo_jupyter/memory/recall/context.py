@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from ..disk.exchanges import split_shown
 from ..disk.trust import AGENT, CLAUDE, IMPORT, TEAMMATE
 from ..errors import QueryError
-from ..requests import MIN_BUDGET
+from ..requests import DEFAULT_SETTINGS, MIN_BUDGET, RecallSettings
 from ..search.contract import Document, document_id
 from ..tree.tokens import count_tokens
 from .corrections import is_proposal
@@ -61,12 +61,9 @@ LAYER1_SKIP = ("Active Context",)
 # rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
 PASSAGE_TOKENS = 40
 LONG_PIECE = 100
-# An imported exchange shows this much of the reply after the user's words (its passage that
-# matches the query), 0: none. Chosen by 3-fold cross-validation on MemAware's dev questions
-# (issue 25): at 2,000 tokens, 20 tokens when the reply adds query words cost 0.017 (0.477 ->
-# 0.460), always 20 cost 0.03: the budget holds fewer exchanges. Raise it for a reader that
-# needs what was answered more than how many exchanges it sees.
-REPLY_PASSAGE_TOKENS = 0
+# An imported exchange shows its reply's passage that matches the query, after the user's words,
+# `RecallSettings.reply_passage_tokens` long (0: none), when that passage has query words the
+# request lacks: the hit was found through the reply, which then says why.
 REPLY_NEW_WORDS_ONLY = True
 # An imported exchange's request (the user's words to an assistant) longer than
 # EXCHANGE_LONG_PIECE tokens shows its passage of EXCHANGE_PASSAGE_TOKENS that matches the
@@ -146,6 +143,7 @@ def build(
     recall: Callable[[int], RecallResult],
     documents: Callable[[Sequence[str]], Mapping[str, Document]],
     conversation: str | None = None,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> Context:
     """The context for `query` (see the module docstring). `recall(k)` runs the recall (its
     arguments checked there), `documents(ids)` reads the full text of hits from the index,
@@ -172,7 +170,8 @@ def build(
     for hit in result.hits:
         if room < 8 or misses == FULL_AFTER_MISSES:  # nothing of use fits in what is left
             break
-        line = piece_line(hit, found.get(document_id(hit.file, hit.line)), stems)
+        doc = found.get(document_id(hit.file, hit.line))
+        line = piece_line(hit, doc, stems, reply_tokens=settings.reply_passage_tokens)
         cost = count_tokens(line) + 1
         group = (hit.date, hit.file, hit.writer)
         if group not in groups:
@@ -201,14 +200,16 @@ def build(
     )
 
 
-def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
+def piece_line(
+    hit: Hit, doc: Document | None, stems: frozenset[str], *, reply_tokens: int | None = None
+) -> str:
     """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
     checkpoint's fields and words (the search snippet when the index no longer has it), or,
     when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
     query's `stems` (`passages.py`); its later lines indented. A note a later one changed
     (`supersession.py`) says so on its last line, with where the later one is."""
     text = doc.text if doc is not None else hit.snippet
-    body = piece_body(text, stems, exchange=hit.writer == IMPORT)
+    body = piece_body(text, stems, exchange=hit.writer == IMPORT, reply_tokens=reply_tokens)
     if hit.changed_later:
         body = f"{body}\n({CHANGED_LATER} {hit.changed_later})"
     body = body.replace("\n", "\n  ")
@@ -221,19 +222,23 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
 
 
-def piece_body(text: str, stems: frozenset[str], *, exchange: bool = False) -> str:
+def piece_body(
+    text: str, stems: frozenset[str], *, exchange: bool = False, reply_tokens: int | None = None
+) -> str:
     """A piece's text as shown. An imported exchange (`exchanges.py`) shows the user's words
     first, then, after an arrow, the reply's passage that best matches the query
-    (REPLY_PASSAGE_TOKENS) when that passage has query words the request lacks: the hit was
-    found through the reply, which then says why; otherwise the budget goes to more hits."""
+    (`reply_tokens`, `RecallSettings.reply_passage_tokens`) when that passage has query words
+    the request lacks: the hit was found through the reply, which then says why; otherwise
+    the budget goes to more hits."""
     parts = split_shown(text) if exchange else None
     if parts is None:
         return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
     request, reply = parts
     shown = passage(request, stems, EXCHANGE_PASSAGE_TOKENS, whole_within=EXCHANGE_LONG_PIECE)
-    if REPLY_PASSAGE_TOKENS <= 0 or not reply.strip():
+    reply_tokens = DEFAULT_SETTINGS.reply_passage_tokens if reply_tokens is None else reply_tokens
+    if reply_tokens <= 0 or not reply.strip():
         return shown
-    answer = passage(reply, stems, REPLY_PASSAGE_TOKENS)
+    answer = passage(reply, stems, reply_tokens)
     if REPLY_NEW_WORDS_ONLY and not (query_stems(answer) & stems) - query_stems(request):
         return shown
     return f"{shown}\n-> {answer}"

@@ -37,6 +37,7 @@ from functools import lru_cache
 from ..disk.periods import week_id, week_month
 from ..disk.provenance import VIA_WRITE_BACK
 from ..errors import QueryError
+from ..requests import DEFAULT_SETTINGS, RecallSettings
 from ..search.contract import Document, SearchHit, SearchIndex
 from ..search.query import plain_snippet
 from ..tree.topic_index import Topic
@@ -294,6 +295,7 @@ def recall(
     similar: Sequence[tuple[Document, float]] = (),
     similar_weight: float = 0.5,
     snippets: bool = True,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> RecallResult:
     """Rank what the index finds for `query` (see the module docstring for the score), best first.
 
@@ -306,6 +308,8 @@ def recall(
     `blend_relevance`): everything else (topics, the day's match, periods, names, recency,
     neighbours) then applies to what either found. `snippets=False` leaves out the index's
     cuts around the matched words (`SearchIndex.search`): a context shows whole texts.
+    `settings` names the stages that fill a context (the second hop, implicit needs, the time
+    span), each only when asked for.
     """
     query = query.strip()
     if not query:
@@ -326,8 +330,10 @@ def recall(
     )
     if similar:
         found = blend_relevance(found, similar, similar_weight, query)
-    found = connect(found, query, index, k=k, type=type, since=since, until=until)
-    day_prior = day_map(query, found, _day_prior(found))  # time_span.py
+    found = connect(found, query, index, settings, type=type, since=since, until=until)
+    day_prior = _day_prior(found)
+    if settings.time_span:
+        day_prior = day_map(query, found, day_prior)  # time_span.py
     found = _without_answered_nodes(found)
     best = max((h.score for h in found), default=1.0) or 1.0
     relevance: dict[str, float] = {}

@@ -137,15 +137,14 @@ class Fts5Index:
 
     _UPSERT = """
         insert into documents (id, path, line, kind, date, type, title, text, tags, provenance,
-                               writer, via, provider, conversation, replaces, proposes)
-        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               writer, via, provider, conversation, proposes)
+        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         on conflict(id) do update set
             path = excluded.path, line = excluded.line, kind = excluded.kind,
             date = excluded.date, type = excluded.type, title = excluded.title,
             text = excluded.text, tags = excluded.tags, provenance = excluded.provenance,
             writer = excluded.writer, via = excluded.via, provider = excluded.provider,
-            conversation = excluded.conversation, replaces = excluded.replaces,
-            proposes = excluded.proposes
+            conversation = excluded.conversation, proposes = excluded.proposes
     """
 
     def _put(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
@@ -153,7 +152,7 @@ class Fts5Index:
             (
                 *(d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text),
                 *(json.dumps(d.tags), d.provenance),
-                *(d.writer, d.via, d.provider, d.conversation, d.replaces, d.proposes),
+                *(d.writer, d.via, d.provider, d.conversation, int(d.proposes)),
             )
             for d in docs
         ]
@@ -341,8 +340,7 @@ def _row_to_document(row: Sequence) -> Document:
         via=row[11],
         provider=row[12],
         conversation=row[13],
-        replaces=row[14],
-        proposes=row[15],
+        proposes=bool(row[14]),
     )
 
 

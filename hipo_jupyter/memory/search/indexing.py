@@ -338,6 +338,5 @@ def raw_document(relative: str, checkpoint: Checkpoint) -> Document:
         via=checkpoint.via or "",
         provider=checkpoint.provider or "",
         conversation=checkpoint.conversation or "",
-        replaces=checkpoint.replaces or "",
-        proposes=checkpoint.proposes or "",
+        proposes=bool(checkpoint.proposes),
     )

@@ -63,7 +63,6 @@ SCHEMA = fields.Schema(
     via=fields.STORED(),
     provider=fields.STORED(),
     conversation=fields.STORED(),
-    replaces=fields.STORED(),
     proposes=fields.STORED(),
 )
 
@@ -145,8 +144,7 @@ def _stored_to_document(fields_: dict[str, Any]) -> Document:
         via=fields_.get("via", ""),
         provider=fields_.get("provider", ""),
         conversation=fields_.get("conversation", ""),
-        replaces=fields_.get("replaces", ""),
-        proposes=fields_.get("proposes", ""),
+        proposes=bool(fields_.get("proposes", False)),
     )
 
 
