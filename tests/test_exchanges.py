@@ -123,10 +123,10 @@ def test_context_shows_the_request_then_the_matching_reply(
     assert "-> A 1:1:1 ratio of starter" in text
     assert text.index("Which sourdough") < text.index("-> A 1:1:1")
     assert "zanzibarite" not in text  # the reply is shown as its passage, not whole
-    # the request holds every query word the reply's passage has: the request alone
+    # found through the request's words: the reply's passage still says what was answered
     text = memory.context("sourdough starter ratio", budget=500, layer1=False).text
     assert "Which sourdough starter ratio should I use?" in text
-    assert "1:1:1" not in text
+    assert "-> A 1:1:1 ratio" in text
     # the reply's first words are indexed (they find the exchange), its long tail is not
     assert [h.kind for h in memory.recall("lively", k=3).hits][0] == "raw"
     assert "raw" not in [h.kind for h in memory.recall("zanzibarite", k=3).hits]

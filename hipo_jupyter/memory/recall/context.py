@@ -62,9 +62,8 @@ LAYER1_SKIP = ("Active Context",)
 PASSAGE_TOKENS = 40
 LONG_PIECE = 100
 # An imported exchange shows its reply's passage that matches the query, after the user's words,
-# `RecallSettings.reply_passage_tokens` long (0: none), when that passage has query words the
-# request lacks: the hit was found through the reply, which then says why.
-REPLY_NEW_WORDS_ONLY = True
+# `RecallSettings.reply_passage_tokens` long (0: none): the answer is in the reply ("How did I fix
+# the SettingWithCopyWarning?" is answered by the reply's `.copy()`, never by the old question).
 # An imported exchange's request (the user's words to an assistant) longer than
 # EXCHANGE_LONG_PIECE tokens shows its passage of EXCHANGE_PASSAGE_TOKENS that matches the
 # query: a sentence or two that says which conversation it was, so the budget holds more
@@ -227,9 +226,8 @@ def piece_body(
 ) -> str:
     """A piece's text as shown. An imported exchange (`exchanges.py`) shows the user's words
     first, then, after an arrow, the reply's passage that best matches the query
-    (`reply_tokens`, `RecallSettings.reply_passage_tokens`) when that passage has query words
-    the request lacks: the hit was found through the reply, which then says why; otherwise
-    the budget goes to more hits."""
+    (`reply_tokens`, `RecallSettings.reply_passage_tokens`; 0: the request alone): what was
+    answered, which a question about a past fix asks for."""
     parts = split_shown(text) if exchange else None
     if parts is None:
         return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
@@ -238,10 +236,7 @@ def piece_body(
     reply_tokens = DEFAULT_SETTINGS.reply_passage_tokens if reply_tokens is None else reply_tokens
     if reply_tokens <= 0 or not reply.strip():
         return shown
-    answer = passage(reply, stems, reply_tokens)
-    if REPLY_NEW_WORDS_ONLY and not (query_stems(answer) & stems) - query_stems(request):
-        return shown
-    return f"{shown}\n-> {answer}"
+    return f"{shown}\n-> {passage(reply, stems, reply_tokens)}"
 
 
 def group_line(hit: Hit) -> str:

@@ -15,8 +15,8 @@ both, entry after entry, and none of its entries is outdated):
   not change a run that never named a learning rate);
 - or it gives one of the earlier note's fields another value, every other field they share
   being equal (`- launch: April` then `- launch: May`); a field whose values are figures
-  (`- auc: 0.81`, `- auc: 0.84`) is a measurement, and two measurements are a log, not a
-  contradiction;
+  (`- auc: 0.81`, `- auc: 0.84`) is a measurement, and one whose values are sentences
+  (`- did: ...`, `- decisions: ...`) an entry: two of either are a log, not a contradiction;
 
 and its writer may replace the earlier one's (`disk/trust`, read from the typed `writer` field:
 an agent's or a teammate's note never changes the user's; imports change nothing:
@@ -62,7 +62,9 @@ CHANGE_CUE = re.compile(
 CUE_REACH = 4  # words after a change word that name what it changes
 # A field value that is a figure (with a sign, a unit or a percent): a measurement.
 _MEASURE = re.compile(r"[~<>=+-]?\s*\d[\d.,]*\s*(?:%|[a-zA-Z]{0,3})")
-FIELD_VALUE_WORDS = 6  # a longer value is an explanation ("why: ..."), not a value to compare
+# A longer value is a sentence ("decisions: cut the starter tier by 15%"), and a later sentence
+# under the same key is another entry of a log, not the same value changed.
+FIELD_VALUE_WORDS = 3
 # Imported records (a chat, a dialogue) are what was said then, not the user's current word:
 # left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
 # tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
@@ -111,28 +113,29 @@ def word_stems(text: str) -> frozenset[str]:
 
 
 def field_values(doc: Document) -> dict[str, str]:
-    """A checkpoint's short field values by key (the index's text starts with its fields as
-    "key: value" lines), casefolded; explanations (over FIELD_VALUE_WORDS words) left out."""
+    """A checkpoint's field values by key (the index's text starts with its fields as
+    "key: value" lines), casefolded, references left out."""
     values: dict[str, str] = {}
     for line in doc.text[:SUBJECT_CHARS].split("\n"):
         found = _FIELD_LINE.match(line)
         if found is None:
             break
         key, value = found.group(1).casefold(), " ".join(found.group(2).casefold().split())
-        if value and len(value.split()) <= FIELD_VALUE_WORDS and key != "references":
+        if value and key != "references":
             values[key] = value
     return values
 
 
 def contradicts(later: dict[str, str], earlier: dict[str, str]) -> bool:
     """Whether a later note's fields give exactly one of the earlier note's fields another
-    value, the other shared fields equal, and neither value a figure (a measurement)."""
+    value, every other shared field equal; both values short (at most FIELD_VALUE_WORDS
+    words: a value, not a sentence) and neither a figure (a measurement)."""
     shared = later.keys() & earlier.keys()
     differing = [key for key in shared if later[key] != earlier[key]]
     if len(differing) != 1:
         return False
-    key = differing[0]
-    return not (_MEASURE.fullmatch(later[key]) or _MEASURE.fullmatch(earlier[key]))
+    values = (later[differing[0]], earlier[differing[0]])
+    return all(len(v.split()) <= FIELD_VALUE_WORDS and not _MEASURE.fullmatch(v) for v in values)
 
 
 def changed_words(text: str) -> frozenset[str]:
