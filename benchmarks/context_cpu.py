@@ -1,4 +1,4 @@
-"""CPU time of `Memory.context(question, budget=2000)` at 10,000 notes, one code tree against another.
+"""CPU time of `Memory.context(question, budget=2000)` at 10,000 notes: before and after.
 
     python benchmarks/context_cpu.py build /tmp/ctx --notes 10000
     python benchmarks/context_cpu.py time /tmp/ctx [--code /tmp/main-src] [--mode keyword]
