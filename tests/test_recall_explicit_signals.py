@@ -173,3 +173,31 @@ def test_what_an_agent_wrote_is_labelled_in_the_context_and_in_root(memory: Memo
     assert "(written by an agent, not the user)" in line and "never run" not in line
     (own,) = [line for line in root.splitlines() if "registry is on s3" in line]
     assert "written by" not in own
+
+
+def test_an_agent_may_not_remove_the_users_lines_in_working_files(tmp_path: Path) -> None:
+    """Through Claude's memory tool: replacing the template's placeholder and its own lines is
+    fine; removing a line the user wrote is refused in one line, and the file is unchanged."""
+    from anthropic.lib.tools import ToolError
+
+    from hipo_jupyter.memory_tool import HipoMemoryTool
+
+    memory = Memory(tmp_path / "tool", today=lambda: TODAY)
+    try:
+        memory.init()
+        tool = HipoMemoryTool(memory)
+        scratch = memory.root / "SCRATCHPAD.md"
+        tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md",
+                   "old_str": "(none yet)", "new_str": "- agent: check the joins"})  # fmt: skip
+        memory.write_note("SCRATCHPAD.md", scratch.read_text() + "- never push on a Friday\n")
+        tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md",
+                   "old_str": "- agent: check the joins", "new_str": "- agent: joins checked"})  # fmt: skip
+        before = scratch.read_text()
+        with pytest.raises(ToolError) as refused:
+            tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md",
+                       "old_str": "- never push on a Friday\n", "new_str": ""})  # fmt: skip
+        assert "may not remove the user's lines" in str(refused.value)
+        assert "\n" not in str(refused.value) and scratch.read_text() == before
+        assert "never push on a Friday" in memory.layer1().text
+    finally:
+        memory.close()
