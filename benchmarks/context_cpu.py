@@ -4,12 +4,12 @@
     python benchmarks/context_cpu.py time /tmp/ctx [--code /tmp/main-src] [--mode keyword]
 
 Issue 49: the second hop made a context's cost grow with the length of every candidate's text,
-and the three context stages doubled keyword's tail. `build` writes `scale_memory.py`'s synthetic
-memory (20 notes a day, `Memory.remember` one at a time, then one compaction) and the queries it
-suggests; `time` opens a copy of it with the code of `--code` (another checkout, for a before and
-after in one run: its index is rebuilt by that code) and measures the CPU time
-(`time.process_time`) of `Memory.context` for each query, after one warm-up pass, and prints
-p50 / p95 / max in ms.
+and the three context stages doubled keyword's tail. `build` writes `scale_memory.py`'s
+synthetic memory (20 notes a day, each day's in one `Memory.remember_all`, then one
+compaction) and the queries it suggests; `time` opens a copy of it with the code of `--code`
+(another checkout, for a before and after in one run: its index is rebuilt by that code) and
+measures the CPU time (`time.process_time`) of `Memory.context` for each query, after one
+warm-up pass, and prints p50 / p95 / max in ms.
 """
 
 from __future__ import annotations
@@ -35,10 +35,20 @@ def _use(code: Path | None) -> None:
 
 def build(root: Path, notes: int, seed: int) -> None:
     _use(None)
-    from scale_memory import build_memory, synthetic_days
+    from scale_memory import memory_config, synthetic_days
+
+    from hipo_jupyter.memory import Memory
 
     days, pool = synthetic_days(END, notes // 20, 20, seed)
-    print(json.dumps(build_memory(root, days, END)))
+    memory = Memory(root, config=memory_config("fts5"), today=lambda: END)
+    try:  # a day's notes in one append (`remember_all`): the same logs, built in minutes
+        for day in days:
+            pieces = [(f"{w.title} [{w.type}] {' '.join('#' + t for t in w.tags)}", w.body)
+                      for w in day]  # fmt: skip
+            memory.remember_all(pieces, on=day[0].day)
+        memory.compact()
+    finally:
+        memory.close()
     queries = [text for _, text, _ in pool.draw(120, __import__("random").Random(seed))]
     (root.parent / f"{root.name}-queries.json").write_text(json.dumps(queries))
 

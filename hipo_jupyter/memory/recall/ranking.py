@@ -319,18 +319,8 @@ def recall(
     words = query_words(query)
     matched = match_topics(words, topics)
     matched_names = {t.name for t in matched}
-    found = index.search(
-        query,
-        limit=candidate_count(k),
-        kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
-        types={type} if type else None,
-        since=since,
-        until=until,
-        snippets=False,  # the passage that answers is cut below, for the hits shown only
-    )
-    if similar:
-        found = blend_relevance(found, similar, similar_weight, query)
-    found = connect(found, query, index, settings, type=type, since=since, until=until)
+    filters = {"type": type, "since": since, "until": until}
+    found = _candidates(index, query, k, similar, similar_weight, settings, **filters)
     day_prior = _day_prior(found)
     if settings.time_span:
         day_prior = day_map(query, found, day_prior)  # time_span.py
@@ -364,6 +354,34 @@ def recall(
         did_you_mean=[] if hits else did_you_mean(words, topics),
         topic_matches=sorted(matched_names),
     )
+
+
+def _candidates(
+    index: SearchIndex,
+    query: str,
+    k: int,
+    similar: Sequence[tuple[Document, float]],
+    similar_weight: float,
+    settings: RecallSettings,
+    *,
+    type: str | None,
+    since: str | None,
+    until: str | None,
+) -> list[SearchHit]:
+    """What recall ranks: the index's hits for `query`, the vectors' `similar` blended in as
+    more relevance, and what the stages `settings` asks for connect to them (`second_hop`)."""
+    found = index.search(
+        query,
+        limit=candidate_count(k),
+        kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
+        types={type} if type else None,
+        since=since,
+        until=until,
+        snippets=False,  # the passage that answers is cut below, for the hits shown only
+    )
+    if similar:
+        found = blend_relevance(found, similar, similar_weight, query)
+    return connect(found, query, index, settings, type=type, since=since, until=until)
 
 
 def written_back(doc: Document) -> bool:
