@@ -190,8 +190,8 @@ def test_an_agent_may_not_remove_the_users_lines_in_working_files(tmp_path: Path
         tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md",
                    "old_str": "(none yet)", "new_str": "- agent: check the joins"})  # fmt: skip
         memory.write_note("SCRATCHPAD.md", scratch.read_text() + "- never push on a Friday\n")
-        tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md",
-                   "old_str": "- agent: check the joins", "new_str": "- agent: joins checked"})  # fmt: skip
+        renamed = {"old_str": "- agent: check the joins", "new_str": "- agent: joins checked"}
+        tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md", **renamed})
         before = scratch.read_text()
         with pytest.raises(ToolError) as refused:
             tool.call({"command": "str_replace", "path": "/memories/SCRATCHPAD.md",
