@@ -19,7 +19,9 @@ same answer, or the same one-line error, whichever way it came:
 - Text is shown (`shown`) as stored, except that invisible format characters are visible
   escapes too (`\\u202e`, `\\U000e0041`): every front end a person reads shows them so.
 - A title is at most `MAX_TITLE_CHARS` characters, a body `MAX_BODY_CHARS`, a query
-  `MAX_QUERY_CHARS`.
+  `MAX_QUERY_CHARS`. A note is never dated after today (`not_in_future`).
+- What a context asks of recall beyond the query (its stages and budgets) is one typed
+  `RecallSettings`, defaults and where each comes from in its docstring.
 """
 
 from __future__ import annotations
