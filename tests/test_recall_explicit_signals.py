@@ -201,3 +201,24 @@ def test_an_agent_may_not_remove_the_users_lines_in_working_files(tmp_path: Path
         assert "never push on a Friday" in memory.layer1().text
     finally:
         memory.close()
+
+
+def test_an_mcp_write_never_waits_unbounded_on_the_session_start_pass() -> None:
+    """A session-start pass that does not end (a huge compaction, a stuck disk): the write is
+    refused in one line after the bound, instead of hanging the client."""
+    import threading
+    import time
+
+    from hipo_jupyter.mcp.server import after_session_start
+    from hipo_jupyter.memory import HipoError
+
+    release = threading.Event()
+    ritual = threading.Thread(target=release.wait, daemon=True)
+    ritual.start()
+    started = time.monotonic()
+    with pytest.raises(HipoError, match="still running") as refused:
+        after_session_start(ritual, wait_s=0.2)
+    assert time.monotonic() - started < 5 and "\n" not in str(refused.value)
+    release.set()
+    ritual.join()
+    after_session_start(ritual, wait_s=0.2)  # done: the write goes ahead
