@@ -5,6 +5,11 @@
         --set hipo_jupyter.memory.recall.context.LAYER1_SHARE=0,0.0625,0.125
     python benchmarks/crossval.py memaware DIR --questions DIR/questions-dev.json \\
         --set hipo_jupyter.memory.disk.exchanges.REPLY_INDEX_TOKENS=0,40,120,400
+    python benchmarks/crossval.py locomo DATA.json --set settings.second_hop=false,true
+
+`settings.NAME` is a field of `RecallSettings`, the typed object of recall's stages and budgets
+that the benchmarks pass to `Memory.context` (nothing of the engine is patched for it); any other
+name is a module-level constant of the engine, set for the run and put back after.
 
 A figure measured on the data its constants were tuned on overstates what a user gets on
 conversations no one tuned on. This script runs `locomo.py` or `memaware.py` (the `hipo` system:
@@ -82,7 +87,30 @@ def parse_grid(items: Sequence[str]) -> Grid:
     return Grid(tuple(names), tuple(values))
 
 
+SETTINGS_PREFIX = "settings."  # `--set settings.second_hop=false,true`: a RecallSettings field
+BENCHMARKS = ("locomo", "memaware")  # the modules whose RECALL_SETTINGS each run passes
+
+
+def settings_of(setting: Setting) -> object:
+    """The `RecallSettings` a setting's `settings.NAME` values make (the rest default)."""
+    from hipo_jupyter.memory import RecallSettings
+
+    fields = {
+        dotted.removeprefix(SETTINGS_PREFIX): value
+        for dotted, value in setting
+        if dotted.startswith(SETTINGS_PREFIX)
+    }
+    return RecallSettings(**fields)
+
+
 def resolve(dotted: str) -> tuple[object, str]:
+    if dotted.startswith(SETTINGS_PREFIX):  # a field of the settings object, not a constant
+        from hipo_jupyter.memory import RecallSettings
+
+        field = dotted.removeprefix(SETTINGS_PREFIX)
+        if field not in RecallSettings.__dataclass_fields__:
+            raise SystemExit(f"crossval: RecallSettings has no {field}")
+        return RecallSettings(), field
     module_name, _, attribute = dotted.rpartition(".")
     module = importlib.import_module(module_name)
     if not hasattr(module, attribute):
@@ -92,9 +120,17 @@ def resolve(dotted: str) -> tuple[object, str]:
 
 @contextmanager
 def applied(setting: Setting) -> Iterator[None]:
-    """The engine's constants set to `setting` for the block, put back after."""
+    """The engine's constants set to `setting` for the block, put back after; its
+    `settings.NAME` values become the `RecallSettings` object the benchmarks pass to
+    `Memory.context` (`RECALL_SETTINGS`), which patches nothing of the engine."""
     saved = []
+    for name in BENCHMARKS:
+        module = importlib.import_module(name)
+        saved.append((module, "RECALL_SETTINGS", module.RECALL_SETTINGS))
+        module.RECALL_SETTINGS = settings_of(setting)
     for dotted, value in setting:
+        if dotted.startswith(SETTINGS_PREFIX):
+            continue
         module, attribute = resolve(dotted)
         saved.append((module, attribute, getattr(module, attribute)))
         setattr(module, attribute, value)

@@ -70,12 +70,16 @@ for folder in (REPO, REPO / "benchmarks"):
 import recall_scoring as scoring  # noqa: E402
 from recall_scoring import ContextOf, Turn, pack, remembered_turns, render  # noqa: E402
 
-from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory import Memory, MemoryConfig, RecallSettings  # noqa: E402
 from hipo_jupyter.memory.intake.importers import ImportRecord, locomo_turns  # noqa: E402
 from hipo_jupyter.memory.recall.context import LAYER1_SHARE  # noqa: E402  the share users get
 from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
 from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 from hipo_jupyter.memory.tree.tokens import count_tokens, truncate_to_tokens  # noqa: E402
+
+# The stages and budgets every `Memory.context` of this benchmark asks for: what users get,
+# unless `crossval.py` passes another (`--set settings.NAME=...`), never by patching the engine.
+RECALL_SETTINGS = RecallSettings()
 
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
@@ -213,14 +217,15 @@ class ConversationMemory:
 
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
         """What a user gets: `Memory.context`'s text and tokens, keyword recall."""
-        context = self.memory.context(question, budget=budget, mode="keyword")
+        context = self.memory.context(question, budget=budget, mode="keyword",
+                                      settings=RECALL_SETTINGS)  # fmt: skip
         return context.text, context.tokens
 
     def hipo_semantic(
         self, question: str, budget: int, memory: Memory | None = None
     ) -> tuple[str, int]:
         memory = memory or self.memory
-        context = memory.context(question, budget=budget, mode="hybrid")
+        context = memory.context(question, budget=budget, mode="hybrid", settings=RECALL_SETTINGS)
         if context.mode != "hybrid":
             raise SystemExit(f"locomo: semantic recall is off: {memory.semantic.status()[1]}")
         return context.text, context.tokens

@@ -66,12 +66,16 @@ for folder in (REPO, REPO / "benchmarks"):
 import recall_scoring as scoring  # noqa: E402
 from recall_scoring import pack, remembered_turns  # noqa: E402
 
-from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory import Memory, MemoryConfig, RecallSettings  # noqa: E402
 from hipo_jupyter.memory.intake.importers import ImportRecord  # noqa: E402
 from hipo_jupyter.memory.recall.context import candidates  # noqa: E402
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RecallQuery  # noqa: E402
 from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
 from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
+
+# The stages and budgets every `Memory.context` of this benchmark asks for: what users get,
+# unless `crossval.py` passes another (`--set settings.NAME=...`), never by patching the engine.
+RECALL_SETTINGS = RecallSettings()
 
 BUDGETS = (500, 1000, 2000, 4000)
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -257,11 +261,13 @@ class UserMemory:
         """What %%ask sends by default (`ipython/ask.py`): Layer 1, then the recalled memory
         for the question itself; `budget` is ASK_BUDGET (the only one this system runs)."""
         layer1 = self.memory.layer1()
-        context = self.memory.context(question, budget=budget, layer1=False, mode="auto")
+        context = self.memory.context(question, budget=budget, layer1=False, mode="auto",
+                                      settings=RECALL_SETTINGS)  # fmt: skip
         return f"{layer1.text}\n{context.text}", layer1.total_tokens + context.tokens
 
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
-        context = self.memory.context(question, budget=budget, mode="keyword")
+        context = self.memory.context(question, budget=budget, mode="keyword",
+                                      settings=RECALL_SETTINGS)  # fmt: skip
         return context.text, context.tokens
 
     def hipo_semantic(self, question: str, budget: int) -> tuple[str, int]:

@@ -57,7 +57,6 @@ from hipo_jupyter.cli.demo import execute_notebook  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log  # noqa: E402
-from hipo_jupyter.memory.disk.provenance import says_write_back  # noqa: E402
 from hipo_jupyter.memory.recall.corrections import SUPERSEDED  # noqa: E402
 from hipo_jupyter.memory.recall.passages import query_stems  # noqa: E402
 from hipo_jupyter.memory.tree import count_tokens  # noqa: E402
@@ -346,7 +345,7 @@ def recall_ranks(week: Week, folder: Path, notes: dict[str, Checkpoint], mode: s
 def users_note_in_force(hit: Any) -> bool:
     """A hit (`ranking.Hit`) that is a note of the user's in force: a raw checkpoint, not a
     model call's write-back, not changed later by another note, not superseded."""
-    return (hit.kind == "raw" and not says_write_back(hit.provenance)
+    return (hit.kind == "raw" and hit.via != VIA_WRITE_BACK
             and not hit.changed_later and SUPERSEDED not in hit.provenance)  # fmt: skip
 
 

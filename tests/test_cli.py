@@ -202,8 +202,9 @@ def test_recall_prints_hits_and_json(hipo) -> None:
     hit = next(h for h in payload["hits"] if h["kind"] == "raw")
     assert set(hit) == {
         "file", "line", "date", "kind", "type", "title", "snippet", "score", "path", "topics",
-        "provenance", "id",
+        "provenance", "writer", "id",
     }
+    assert hit["writer"] == "user"  # typed: who wrote it, never read from the phrase
     assert hit["file"] == "memory/2026-03-05.md"
     assert hit["date"] == "2026-03-05"
     assert hit["title"] == "Competitor pricing"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hipo_jupyter.memory import Memory
+from hipo_jupyter.memory import Memory, RecallSettings
 from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory.disk.exchanges import REPLY_INDEX_TOKENS, pair
 from hipo_jupyter.memory.intake.importers import ImportRecord, parse_text
@@ -116,19 +116,19 @@ def test_context_shows_the_request_then_the_matching_reply(
 ) -> None:
     memory = memory_at(memory_root)
     memory.import_records(parse_text(json.dumps(CHAT), name="chat.json"))
-    text = memory.context("a lively starter", budget=500, layer1=False).text
-    assert "Which sourdough" in text and "1:1:1" not in text  # the default shows no reply
-    monkeypatch.setattr(context_pack, "REPLY_PASSAGE_TOKENS", 20)
+    no_reply = RecallSettings(reply_passage_tokens=0)
+    text = memory.context("a lively starter", budget=500, layer1=False, settings=no_reply).text
+    assert "Which sourdough" in text and "1:1:1" not in text  # asked for no reply
     # found through its reply ("lively" is only there): the request, then the reply's passage
     text = memory.context("a lively starter", budget=500, layer1=False).text
     assert "Which sourdough starter ratio should I use?" in text
     assert "-> A 1:1:1 ratio of starter" in text
     assert text.index("Which sourdough") < text.index("-> A 1:1:1")
     assert "zanzibarite" not in text  # the reply is shown as its passage, not whole
-    # the request holds every query word the reply's passage has: the request alone
+    # found through the request's words: the reply's passage still says what was answered
     text = memory.context("sourdough starter ratio", budget=500, layer1=False).text
     assert "Which sourdough starter ratio should I use?" in text
-    assert "1:1:1" not in text
+    assert "-> A 1:1:1 ratio" in text
     # the reply's first words are indexed (they find the exchange), its long tail is not
     assert [h.kind for h in memory.recall("lively", k=3).hits][0] == "raw"
     assert "raw" not in [h.kind for h in memory.recall("zanzibarite", k=3).hits]

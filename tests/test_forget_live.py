@@ -141,7 +141,7 @@ def test_a_forgotten_note_is_not_written_again_by_a_rerun_or_a_copy(
     rerun = memory.remember("Call [project]", NOTE, notebook="analysis.ipynb", via="magic")
     assert rerun.forgotten and rerun.repeated and rerun.id == written.id
     teammate = memory.remember("Call", f"{NOTE}\n", type="project", via="mcp",
-                               notebook="theirs.ipynb", on="2026-03-14")  # fmt: skip
+                               notebook="theirs.ipynb", on="2026-03-11")  # fmt: skip
     assert teammate.forgotten
     both = memory.remember_all([("Call [project]", NOTE), ("Other [project]", "- outcome: ok")])
     assert [cp.forgotten for cp in both] == [True, False]

@@ -230,12 +230,24 @@ def _file_reader(memory: Memory, relative: str) -> Callable[[], str]:
     return read_file
 
 
-def after_session_start(ritual: threading.Thread | None) -> None:
+SESSION_START_WAIT_S = 30.0  # a write waits at most this long for the session-start pass
+
+
+def after_session_start(
+    ritual: threading.Thread | None, wait_s: float = SESSION_START_WAIT_S
+) -> None:
     """Wait for the session-start pass before a write: a write ahead of it, into a tree no pass
     had built, had the pass build the day's nodes, and a client that closed then cut it, so the
-    memory failed `hipo check`."""
-    if ritual is not None:
-        ritual.join()
+    memory failed `hipo check`. Never unbounded: after `wait_s` the write is refused in one
+    line (nothing written; the client may send it again), not left hanging."""
+    if ritual is None:
+        return
+    ritual.join(wait_s)
+    if ritual.is_alive():
+        raise HipoError(
+            f"the session-start pass (compacting the memory) is still running after {wait_s:g}s; "
+            "nothing was written: send the write again in a moment"
+        )
 
 
 def start_session(memory: Memory) -> threading.Thread:

@@ -34,7 +34,16 @@ from .recall import context as context_pack
 from .recall.forgotten import ForgetLedger
 from .recall.ranking import Hit, RecallResult
 from .recall.recall_run import LocalRecall
-from .requests import DEFAULT_BUDGET, MAX_K, CheckpointDraft, RecallQuery
+from .requests import (
+    DEFAULT_BUDGET,
+    DEFAULT_SETTINGS,
+    MAX_K,
+    CheckpointDraft,
+    RecallQuery,
+    RecallSettings,
+    not_in_future,
+    parse_day,
+)
 from .roots import today_from_env
 from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
@@ -166,6 +175,7 @@ class Memory:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
         `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
         conversation) and lineage (`sources`: the ids of the checkpoints its call was sent)."""
+        not_in_future(draft.day, self.today)
         checkpoint = new_checkpoint(draft, **where)
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
@@ -173,6 +183,7 @@ class Memory:
     def remember_all(self, pieces: Sequence[tuple[str, str]], **where: Any) -> list[Checkpoint]:
         """`remember` for many (title, body) pairs (`on=`, `notebook=`): all or nothing, one
         append and one index of the log (`Writer.many`), linear where a `remember` each is not."""
+        not_in_future(parse_day(where.get("on"), "--date"), self.today)
         day, written = self._writer.many(pieces, today=self.today, **where)
         return self._after_write(written, day)
 
@@ -453,6 +464,7 @@ class Memory:
         mode: str | None = None,
         team: bool = False,
         conversation: str | None = None,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> context_pack.Context:
         """The text a model is sent for `query`, within `budget` tokens: Layer 1's lines about
         the query (at most a sixteenth; `layer1=False` leaves it out, as `%%ask` does, which
@@ -462,7 +474,8 @@ class Memory:
         benchmarks, so what is measured is what users get. `mode` as for `recall`, None
         meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
         database instead (`team_recall`); each piece then names its author and notebook. Not
-        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it)."""
+        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it).
+        `settings` (`RecallSettings`) names the stages that fill it and the reply budget."""
         if team:
             return context_pack.build(
                 query,
@@ -472,6 +485,7 @@ class Memory:
                     RecallQuery.parse(query, k=min(k, MAX_K), since=since, until=until, type=type)
                 ),
                 documents=lambda ids: {},  # the team's text is in its hits, not this index
+                settings=settings,
             )
 
         # The raw logs are listed once for the whole call: Layer 1's rules and topics read them.
@@ -481,7 +495,7 @@ class Memory:
             request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
                                         mode=mode or "auto")  # fmt: skip
             return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
-                                       both_lists=True)  # fmt: skip
+                                       both_lists=True, settings=settings)  # fmt: skip
 
         return context_pack.build(
             query,
@@ -490,6 +504,7 @@ class Memory:
             recall=recall,
             documents=self._recall.documents,
             conversation=conversation,
+            settings=settings,
         )
 
     def lineage(self, hits: Sequence[Hit]) -> list[str]:

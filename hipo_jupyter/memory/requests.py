@@ -19,7 +19,9 @@ same answer, or the same one-line error, whichever way it came:
 - Text is shown (`shown`) as stored, except that invisible format characters are visible
   escapes too (`\\u202e`, `\\U000e0041`): every front end a person reads shows them so.
 - A title is at most `MAX_TITLE_CHARS` characters, a body `MAX_BODY_CHARS`, a query
-  `MAX_QUERY_CHARS`.
+  `MAX_QUERY_CHARS`. A note is never dated after today (`not_in_future`).
+- What a context asks of recall beyond the query (its stages and budgets) is one typed
+  `RecallSettings`, defaults and where each comes from in its docstring.
 """
 
 from __future__ import annotations
@@ -101,6 +103,17 @@ def parse_day(value: str | date | None, name: str = "date") -> date | None:
             f"bad date: {name} {text!r} is not a date: no such day (YYYY-MM-DD)"
         ) from None
     return check_day(day, name)
+
+
+def not_in_future(day: date | None, today: date, name: str = "--date") -> None:
+    """Refuse a note dated after today: "later" orders notes (a later note may change an
+    earlier one, `recall/supersession`), so a date the writer picks in the future would put
+    its note over every other until then."""
+    if day is not None and day > today:
+        raise RequestError(
+            f"{name} {day.isoformat()} is in the future (today is {today.isoformat()}): "
+            "a note is dated on a day that has come"
+        )
 
 
 _WHOLE = re.compile(r"[+-]?[0-9]{1,20}")
@@ -458,3 +471,40 @@ class RecallQuery:
             budget=parse_budget(budget),
             superseded=bool(superseded),
         )
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Recall's stages and budgets for one context, as one typed object passed in (issue 54,
+    item 3): `Memory.context(settings=...)` asks for each stage by name, never inferred from
+    how many hits are asked; the benchmarks pass one instead of patching module constants.
+
+    Where each default comes from (benchmarks/README.md, "Notebook memory", 2,000 tokens,
+    keyword and the shipped mode, dev and leave-one-scenario-out side by side):
+
+    - `second_hop` (`recall/second_hop`) off: it moved no figure in the shipped mode, on
+      LoCoMo, MemAware or the notebook-memory set.
+    - `implicit_needs` (`recall/implicit_needs`) off: it moved no figure either, and brought
+      unrelated "never"/"don't" notes into debugging questions.
+    - `time_span` (`recall/time_span`) off: no figure moved.
+    - `reply_passage_tokens`: how much of an imported exchange's reply a context shows (its
+      passage that matches the question): 30, where 0 sent an old question without the fix
+      that answered it (the notebook-memory set's imported-chat questions).
+    """
+
+    second_hop: bool = False
+    implicit_needs: bool = False
+    time_span: bool = False
+    reply_passage_tokens: int = 30
+
+    def __post_init__(self) -> None:
+        if isinstance(self.reply_passage_tokens, bool) or not isinstance(
+            self.reply_passage_tokens, int
+        ) or not 0 <= self.reply_passage_tokens <= 400:
+            raise RequestError(
+                f"reply_passage_tokens must be a whole number 0..400, not "
+                f"{self.reply_passage_tokens!r}"
+            )
+
+
+DEFAULT_SETTINGS = RecallSettings()

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import date
 
 from hipo_jupyter.memory import RecallQuery
+from hipo_jupyter.memory.disk import TEAMMATE
 from hipo_jupyter.memory.recall import RecallResult
 from hipo_jupyter.memory.recall import recall as ranked_recall
 from hipo_jupyter.memory.search import Document, SearchHit, plain_snippet, query_terms
@@ -82,6 +83,7 @@ class TeamIndex:
                 title=row.title,
                 text=row.body,
                 tags=row.tags,
+                writer=TEAMMATE,  # a row of the team database: never the user's own word here
             )
             hits.append(SearchHit(doc, match.rank, plain_snippet(row.body)))
         return hits

@@ -63,6 +63,7 @@ from .store import (
 from .trust import (
     POWERS_LISTED,
     RULE_IN_FORCE,
+    TEAMMATE,
     WRITERS,
     may,
     trust_table,
@@ -112,6 +113,7 @@ __all__ = [
     "set_aside",
     "shape_problem",
     "sha256",
+    "TEAMMATE",
     "trust_table",
     "week_month",
     "write_atomic_bytes",

@@ -8,7 +8,6 @@ provenance existed (or by hand, or by Hipocampus) has none of it and reads as "u
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from .checkpoint import Checkpoint
@@ -64,15 +63,6 @@ def write_back_phrase(provider: str | None) -> str:
     """`a Claude call's write-back`, `an OpenAI call's write-back`."""
     name = caller_name([provider])
     return f"{'an' if name[0] in 'AEIOLU' else 'a'} {name} call's write-back"
-
-
-_WRITE_BACK_PHRASE_RE = re.compile(r"(?:\A|\()an? [\w.-]+ call's write-back")
-
-
-def says_write_back(phrase: str) -> bool:
-    """Whether a provenance phrase (`provenance_text`, as the index keeps it) is a
-    write-back's, whichever provider it names: the phrase alone or after its cell."""
-    return bool(_WRITE_BACK_PHRASE_RE.search(phrase))
 
 
 VIA_PHRASES = {

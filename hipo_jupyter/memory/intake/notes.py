@@ -28,8 +28,8 @@ from ..disk.redact import redact
 from ..disk.store import ROOT_FILE, Store, WriteError
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from ..search.indexing import IndexKeeper
-from ..tree.layer1 import LAYER1_FILES
-from ..tree.line_writers import LineWriters
+from ..tree.layer1 import LAYER1_FILES, TEMPLATES
+from ..tree.line_writers import LineWriters, added_lines, line_key, steers
 
 WORKING_FILES = tuple(path for name, path in LAYER1_FILES.items() if name != "ROOT")
 NOTE_FOLDERS = ("knowledge", "plans")
@@ -215,6 +215,8 @@ class NoteFiles:
         except (OSError, ParseError):
             before = ""  # unreadable: every line written now is new
         writers = LineWriters(self.store.root)
+        if not steers(via):
+            _refuse_removing_users_lines(relative, before, text, writers.of(relative, before))
         record = writers.record(relative, before, text, via)
         if record is not None:
             self.store.write_atomic(writers.path, record)
@@ -275,3 +277,33 @@ class NoteFiles:
         """Bring the index (and vectors) in step with a knowledge note as it is now on disk."""
         if relative.startswith("knowledge/"):
             self._indexer.refresh_file(relative)
+
+
+# Lines of a working file that hold no one's words: headings, comments, placeholders ("(none
+# yet)") and every line of the templates (`tree/layer1.TEMPLATES`). An agent may replace them
+# (the protocol has it rewrite these files); the user's other lines it may not remove.
+_NO_ONES = re.compile(r"\s*(?:#|<!--|-->|\(.*\)\s*\Z)")
+_TEMPLATE_LINES = frozenset(
+    line.strip() for text in TEMPLATES.values() for line in text.split("\n") if line.strip()
+)
+
+
+def _refuse_removing_users_lines(
+    relative: str, before: str, after: str, others: dict[str, str]
+) -> None:
+    """Refuse (NotWritable) a write by a writer other than the user that removes a line of the
+    user's words from a working file (one not recorded as another writer's, `others`): Layer 1
+    puts these files in every prompt, and a rule of the user's an agent deleted would silently
+    be gone from the next one. The agent adds a line instead."""
+    gone = [
+        line for line in added_lines(after, before)  # before's lines that after lacks
+        if line_key(line) not in others
+        and not _NO_ONES.match(line)
+        and line.strip() not in _TEMPLATE_LINES
+    ]  # fmt: skip
+    if gone:
+        shown = " ".join(gone[0].split())[:60]
+        raise NotWritable(
+            f"{relative}: an agent may not remove the user's lines ({len(gone)}, the first: "
+            f"{shown!r}); nothing was written: add a line saying what changed instead"
+        )

@@ -9,7 +9,9 @@ Modules:
   changed later under the change, write-backs under the notes that answer); `second_hop.py`
   what the first hits name that the question does not, searched in turn; `implicit_needs.py`
   the user's preferences and constraints routed into a question about a plan; `time_span.py`
-  the daily and weekly nodes as the map of a question that spans time.
+  the daily and weekly nodes as the map of a question that spans time (these three only when
+  `requests.RecallSettings` asks for them). Every decision about who wrote a hit reads its
+  typed provenance fields (`search.contract.Document`), never its display phrase.
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance;
   `corrections.py` which checkpoints a correction superseded (hidden unless asked for);

@@ -35,9 +35,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..disk.exchanges import split_shown
-from ..disk.provenance import VIA_IMPORT, VIA_PHRASES, conversation_phrase
+from ..disk.trust import AGENT, CLAUDE, IMPORT, TEAMMATE
 from ..errors import QueryError
-from ..requests import MIN_BUDGET
+from ..requests import DEFAULT_SETTINGS, MIN_BUDGET, RecallSettings
 from ..search.contract import Document, document_id
 from ..tree.tokens import count_tokens
 from .corrections import is_proposal
@@ -61,13 +61,9 @@ LAYER1_SKIP = ("Active Context",)
 # rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
 PASSAGE_TOKENS = 40
 LONG_PIECE = 100
-# An imported exchange shows this much of the reply after the user's words (its passage that
-# matches the query), 0: none. Chosen by 3-fold cross-validation on MemAware's dev questions
-# (issue 25): at 2,000 tokens, 20 tokens when the reply adds query words cost 0.017 (0.477 ->
-# 0.460), always 20 cost 0.03: the budget holds fewer exchanges. Raise it for a reader that
-# needs what was answered more than how many exchanges it sees.
-REPLY_PASSAGE_TOKENS = 0
-REPLY_NEW_WORDS_ONLY = True
+# An imported exchange shows its reply's passage that matches the query, after the user's words,
+# `RecallSettings.reply_passage_tokens` long (0: none): the answer is in the reply ("How did I fix
+# the SettingWithCopyWarning?" is answered by the reply's `.copy()`, never by the old question).
 # An imported exchange's request (the user's words to an assistant) longer than
 # EXCHANGE_LONG_PIECE tokens shows its passage of EXCHANGE_PASSAGE_TOKENS that matches the
 # query: a sentence or two that says which conversation it was, so the budget holds more
@@ -78,12 +74,19 @@ REPLY_NEW_WORDS_ONLY = True
 # 2,000 tokens keyword 0.477 -> 0.570 (cross-validated 0.570), hybrid 0.543 -> 0.600.
 EXCHANGE_LONG_PIECE = 30
 EXCHANGE_PASSAGE_TOKENS = 20
-EXCHANGE_PROVENANCE = VIA_PHRASES[VIA_IMPORT]  # "an import", in the hit's provenance phrase
 # The context is full when this many pieces in a row did not fit: the rest rank lower still,
 # and rendering each (its passage, its tokens) was most of the packing's time at a year.
 FULL_AFTER_MISSES = 20
 TOKENS_PER_HIT = 12  # hits asked of recall per budget token: more than the budget can hold
 MIN_CANDIDATES, MAX_CANDIDATES = 10, 200
+# Who wrote a group of pieces, when not the user: on the group's line (once per file and
+# writer, not per piece: a conversation's turns are all imported). Read from the typed writer.
+WRITER_LABELS = {
+    CLAUDE: "an LLM call's write-back",
+    AGENT: "written by an agent",
+    IMPORT: "imported",
+    TEAMMATE: "a teammate's",
+}
 QUERY_CHARS = 60  # the query as the fence's attribute: enough to recognise, not a second copy
 NOTHING = "(nothing found)"
 
@@ -139,6 +142,7 @@ def build(
     recall: Callable[[int], RecallResult],
     documents: Callable[[Sequence[str]], Mapping[str, Document]],
     conversation: str | None = None,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> Context:
     """The context for `query` (see the module docstring). `recall(k)` runs the recall (its
     arguments checked there), `documents(ids)` reads the full text of hits from the index,
@@ -148,8 +152,7 @@ def build(
     budget = check_budget(budget)
     result = recall(candidates(budget))
     if conversation:
-        own = f"{conversation_phrase(conversation)})"
-        kept = [hit for hit in result.hits if own not in hit.provenance]
+        kept = [hit for hit in result.hits if hit.conversation != conversation]
         result = RecallResult(query=result.query, hits=kept, mode=result.mode)
     stems = query_stems(result.query or query)
     text = layer1().strip() if layer1 is not None else ""
@@ -161,14 +164,15 @@ def build(
     used = count_tokens(_join(prefix, head, []))
     room = budget - used
     chosen: list[tuple[Hit, str]] = []
-    groups: set[tuple[str, str]] = set()
+    groups: set[tuple[str, str, str]] = set()
     misses = 0
     for hit in result.hits:
         if room < 8 or misses == FULL_AFTER_MISSES:  # nothing of use fits in what is left
             break
-        line = piece_line(hit, found.get(document_id(hit.file, hit.line)), stems)
+        doc = found.get(document_id(hit.file, hit.line))
+        line = piece_line(hit, doc, stems, reply_tokens=settings.reply_passage_tokens)
         cost = count_tokens(line) + 1
-        group = (hit.date, hit.file)
+        group = (hit.date, hit.file, hit.writer)
         if group not in groups:
             cost += count_tokens(group_line(hit)) + 1
         if cost > room:
@@ -195,14 +199,16 @@ def build(
     )
 
 
-def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
+def piece_line(
+    hit: Hit, doc: Document | None, stems: frozenset[str], *, reply_tokens: int | None = None
+) -> str:
     """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
     checkpoint's fields and words (the search snippet when the index no longer has it), or,
     when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
     query's `stems` (`passages.py`); its later lines indented. A note a later one changed
     (`supersession.py`) says so on its last line, with where the later one is."""
     text = doc.text if doc is not None else hit.snippet
-    body = piece_body(text, stems, exchange=EXCHANGE_PROVENANCE in hit.provenance)
+    body = piece_body(text, stems, exchange=hit.writer == IMPORT, reply_tokens=reply_tokens)
     if hit.changed_later:
         body = f"{body}\n({CHANGED_LATER} {hit.changed_later})"
     body = body.replace("\n", "\n  ")
@@ -215,35 +221,39 @@ def piece_line(hit: Hit, doc: Document | None, stems: frozenset[str]) -> str:
     return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
 
 
-def piece_body(text: str, stems: frozenset[str], *, exchange: bool = False) -> str:
+def piece_body(
+    text: str, stems: frozenset[str], *, exchange: bool = False, reply_tokens: int | None = None
+) -> str:
     """A piece's text as shown. An imported exchange (`exchanges.py`) shows the user's words
     first, then, after an arrow, the reply's passage that best matches the query
-    (REPLY_PASSAGE_TOKENS) when that passage has query words the request lacks: the hit was
-    found through the reply, which then says why; otherwise the budget goes to more hits."""
+    (`reply_tokens`, `RecallSettings.reply_passage_tokens`; 0: the request alone): what was
+    answered, which a question about a past fix asks for."""
     parts = split_shown(text) if exchange else None
     if parts is None:
         return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
     request, reply = parts
     shown = passage(request, stems, EXCHANGE_PASSAGE_TOKENS, whole_within=EXCHANGE_LONG_PIECE)
-    if REPLY_PASSAGE_TOKENS <= 0 or not reply.strip():
+    reply_tokens = DEFAULT_SETTINGS.reply_passage_tokens if reply_tokens is None else reply_tokens
+    if reply_tokens <= 0 or not reply.strip():
         return shown
-    answer = passage(reply, stems, REPLY_PASSAGE_TOKENS)
-    if REPLY_NEW_WORDS_ONLY and not (query_stems(answer) & stems) - query_stems(request):
-        return shown
-    return f"{shown}\n-> {answer}"
+    return f"{shown}\n-> {passage(reply, stems, reply_tokens)}"
 
 
 def group_line(hit: Hit) -> str:
-    """The line over a source file's pieces: where it is and its date, once: a raw log's or a
-    node's path holds its date (`memory/2026-03-12.md`), other files get it after the path.
-    About 6 tokens less per source than date and path both, which at small budgets is a turn."""
+    """The line over a source file's pieces by one writer: where it is and its date, once (a
+    raw log's or a node's path holds its date, `memory/2026-03-12.md`; other files get it after
+    the path: about 6 tokens less per source than date and path both, which at small budgets is
+    a turn), and, when anyone but the user wrote them, who did (`WRITER_LABELS`, from the
+    hit's typed writer): what an agent, an import or a teammate wrote never reads as the
+    user's word."""
     where = hit.file
     if hit.author:  # a team hit: whose memory, which notebook
         owner = f"{hit.author}/{hit.notebook}" if hit.notebook else hit.author
         where = f"{owner}: {hit.file}"
-    if hit.date and hit.date in hit.file:
-        return escape_fence(where)
-    return escape_fence(f"{where} ({hit.date})" if hit.date else where)
+    if hit.date and hit.date not in hit.file:
+        where = f"{where} ({hit.date})"
+    label = WRITER_LABELS.get(hit.writer)
+    return escape_fence(f"{where} [{label}]" if label else where)
 
 
 def _fence_open(query: str) -> str:
@@ -254,6 +264,12 @@ def _fence_open(query: str) -> str:
     return f' query="{quote_attribute(shown)}"'
 
 
+def _in_time_order(item: tuple[Hit, str]) -> tuple[str, str, str, int]:
+    """A file's pieces by date and file, each writer's together (one group line each)."""
+    hit = item[0]
+    return (hit.date, hit.file, hit.writer, hit.line)
+
+
 def _join(prefix: str, head: str, chosen: Sequence[tuple[Hit, str]]) -> str:
     """Layer 1 in its fence, then the recall fence with the chosen pieces in time order,
     grouped by source file: everything from memory is quoted data (`fence.py`)."""
@@ -261,9 +277,9 @@ def _join(prefix: str, head: str, chosen: Sequence[tuple[Hit, str]]) -> str:
     if not chosen:
         lines.append(NOTHING)
     group = None
-    for hit, line in sorted(chosen, key=lambda item: (item[0].date, item[0].file, item[0].line)):
-        if (hit.date, hit.file) != group:
-            group = (hit.date, hit.file)
+    for hit, line in sorted(chosen, key=_in_time_order):
+        if (hit.date, hit.file, hit.writer) != group:
+            group = (hit.date, hit.file, hit.writer)
             lines.append(group_line(hit))
         lines.append(line)
     fenced = wrap(RECALL_TAG, "\n".join(lines), head)

@@ -141,9 +141,11 @@ def mark_proposals(result: RecallResult, proposals: Mapping[str, str]) -> Recall
 def _marked(hit: Hit, kind: str | None) -> Hit:
     if kind is None or hit.kind != "raw":
         return hit
-    return replace(hit, provenance=f"{hit.provenance}; {kind}, {NOT_ACCEPTED}".lstrip("; "))
+    said = f"{hit.provenance}; {kind}, {NOT_ACCEPTED}".lstrip("; ")
+    return replace(hit, provenance=said, proposal=kind)
 
 
 def is_proposal(hit: Hit) -> bool:
-    """Whether `mark_proposals` marked `hit` a proposal the user has not accepted."""
-    return hit.provenance.endswith(f", {NOT_ACCEPTED}")
+    """Whether `mark_proposals` marked `hit` a proposal the user has not accepted: its typed
+    field, whatever else its provenance phrase says after it (a later change, say)."""
+    return bool(hit.proposal)

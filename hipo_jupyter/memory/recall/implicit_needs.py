@@ -11,8 +11,9 @@ always", "avoid", "my budget"). They join the first search's candidates at a sha
 relevance (`ROUTE_WEIGHT`, less for a statement than for a typed checkpoint), so the question's
 own hits stay first and the priors (recency, the day's match) order what the route brings.
 
-One more index query, for plan-like questions only. `ROUTE_WEIGHT = 0` turns the route off; its
-constants are chosen by cross-validation on the dev sets (benchmarks/crossval.py).
+One more index query, for plan-like questions only, and only when a context asks for the stage
+(`RecallSettings.implicit_needs`, off by default: it moved no figure in the shipped mode,
+benchmarks/README.md). The question's shape is read from English words (`_PLAN`).
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ ROUTED = 4  # at most this many checkpoints routed into one question
 ROUTE_LIMIT = 40  # hits asked of the route's search
 TYPED = frozenset({"user", "feedback"})
 
-# The question asks for a plan, a choice or advice: first-person intent or a request for a
-# recommendation. Shapes of English, not a benchmark's topics.
+# The question asks for a plan, a choice or advice: words that name one. Not the generic shapes
+# of any request ("how do I", "help me", "I need to"): in a notebook those are mostly debugging
+# questions ("how do I fix this KeyError?"), where a note saying "never" or "don't" is noise.
 _PLAN = re.compile(
     r"\b(?:plan(?:s|ning|ned)?|schedul\w*|prepar\w*|organi[sz]\w*|decid\w*|choos\w*|weigh\w*|"
     r"recommend\w*|suggest\w*|advi[cs]e|strateg\w*|approach|set(?:ting)? up|design\w*|"
-    r"should (?:i|we)|help (?:me|us)|how (?:can|do|should) (?:i|we)|what(?:'s| is) the best|"
-    r"i(?:'m| am) (?:going|trying|thinking|looking) to|i want to|i need to|we need to)\b",
+    r"should (?:i|we)|what(?:'s| is) the best)\b",
     re.IGNORECASE,
 )
 # A statement of how the user wants things (in any checkpoint's text).

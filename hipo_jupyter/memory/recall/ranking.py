@@ -35,8 +35,9 @@ from datetime import date
 from functools import lru_cache
 
 from ..disk.periods import week_id, week_month
-from ..disk.provenance import says_write_back
+from ..disk.provenance import VIA_WRITE_BACK
 from ..errors import QueryError
+from ..requests import DEFAULT_SETTINGS, RecallSettings
 from ..search.contract import Document, SearchHit, SearchIndex
 from ..search.query import plain_snippet
 from ..tree.topic_index import Topic
@@ -94,6 +95,12 @@ class Hit:
     provenance: str = ""  # raw hits: notebook, cell, front end, model ("" if not recorded)
     checkpoint_id: str = ""  # raw hits: the checkpoint's id (to correct or forget it), if any
     changed_later: str = ""  # a later note on its subject that differs: its location, if any
+    # Provenance as typed fields (`search.contract.Document`): what every decision reads.
+    writer: str = ""  # raw hits: user | claude | agent | import | teammate (`disk/trust`)
+    via: str = ""  # raw hits: the front end that wrote it, "" if unsaid
+    provider: str = ""  # a write-back's SDK, "" if unsaid
+    conversation: str = ""  # a `%%ask` write-back's conversation identity, "" if none
+    proposal: str = ""  # a proposal the user has not accepted: what it proposes (corrections)
 
     @property
     def location(self) -> str:
@@ -113,6 +120,8 @@ class Hit:
             "path": list(self.path),
             "topics": list(self.topics),
             "provenance": self.provenance,
+            **({"writer": self.writer} if self.writer else {}),
+            **({"proposal": self.proposal} if self.proposal else {}),
             **({"id": self.checkpoint_id} if self.checkpoint_id else {}),
             **({"changed_later": self.changed_later} if self.changed_later else {}),
             **({"author": self.author, "notebook": self.notebook} if self.author else {}),
@@ -142,6 +151,10 @@ class Hit:
             path=drill_down(doc.kind, doc.path, doc.line, doc.date, nodes),
             topics=topics,
             provenance=doc.provenance,
+            writer=doc.writer,
+            via=doc.via,
+            provider=doc.provider,
+            conversation=doc.conversation,
         )
 
 
@@ -282,6 +295,7 @@ def recall(
     similar: Sequence[tuple[Document, float]] = (),
     similar_weight: float = 0.5,
     snippets: bool = True,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> RecallResult:
     """Rank what the index finds for `query` (see the module docstring for the score), best first.
 
@@ -294,6 +308,8 @@ def recall(
     `blend_relevance`): everything else (topics, the day's match, periods, names, recency,
     neighbours) then applies to what either found. `snippets=False` leaves out the index's
     cuts around the matched words (`SearchIndex.search`): a context shows whole texts.
+    `settings` names the stages that fill a context (the second hop, implicit needs, the time
+    span), each only when asked for.
     """
     query = query.strip()
     if not query:
@@ -303,19 +319,11 @@ def recall(
     words = query_words(query)
     matched = match_topics(words, topics)
     matched_names = {t.name for t in matched}
-    found = index.search(
-        query,
-        limit=candidate_count(k),
-        kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
-        types={type} if type else None,
-        since=since,
-        until=until,
-        snippets=False,  # the passage that answers is cut below, for the hits shown only
-    )
-    if similar:
-        found = blend_relevance(found, similar, similar_weight, query)
-    found = connect(found, query, index, k=k, type=type, since=since, until=until)
-    day_prior = day_map(query, found, _day_prior(found))  # time_span.py
+    filters = {"type": type, "since": since, "until": until}
+    found = _candidates(index, query, k, similar, similar_weight, settings, **filters)
+    day_prior = _day_prior(found)
+    if settings.time_span:
+        day_prior = day_map(query, found, day_prior)  # time_span.py
     found = _without_answered_nodes(found)
     best = max((h.score for h in found), default=1.0) or 1.0
     relevance: dict[str, float] = {}
@@ -348,12 +356,38 @@ def recall(
     )
 
 
+def _candidates(
+    index: SearchIndex,
+    query: str,
+    k: int,
+    similar: Sequence[tuple[Document, float]],
+    similar_weight: float,
+    settings: RecallSettings,
+    *,
+    type: str | None,
+    since: str | None,
+    until: str | None,
+) -> list[SearchHit]:
+    """What recall ranks: the index's hits for `query`, the vectors' `similar` blended in as
+    more relevance, and what the stages `settings` asks for connect to them (`second_hop`)."""
+    found = index.search(
+        query,
+        limit=candidate_count(k),
+        kinds={"raw"} if type else {"raw", "daily", "weekly", "monthly", "knowledge"},
+        types={type} if type else None,
+        since=since,
+        until=until,
+        snippets=False,  # the passage that answers is cut below, for the hits shown only
+    )
+    if similar:
+        found = blend_relevance(found, similar, similar_weight, query)
+    return connect(found, query, index, settings, type=type, since=since, until=until)
+
+
 def written_back(doc: Document) -> bool:
-    """Whether a raw hit is a Claude call's write-back (`via=write-back`), as its provenance
-    phrase says (`provenance_text`: the phrase alone, or in the parentheses after its cell)."""
-    if doc.kind != "raw" or not doc.provenance:
-        return False
-    return says_write_back(doc.provenance)
+    """Whether a raw hit is an LLM call's write-back (`via=write-back`), as its typed field
+    says (never its display phrase, which starts with a notebook's name)."""
+    return doc.kind == "raw" and doc.via == VIA_WRITE_BACK
 
 
 def _distinct_best(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..config import MemoryConfig
 from ..disk.store import NODE_LEVELS, RawStamps, Store
 from ..errors import HipoError, QueryError
-from ..requests import MAX_K, RecallQuery
+from ..requests import DEFAULT_SETTINGS, MAX_K, RecallQuery, RecallSettings
 from ..search.contract import Document, SearchIndex
 from ..search.embed import SemanticUnavailable
 from ..search.indexing import IndexKeeper, lookup
@@ -68,6 +68,7 @@ class RecallSources:
     semantic: SemanticIndex
     file_documents: Callable[[str], tuple[str, list[Document]] | None]
     weights: FusionWeights  # RRF's, when config.fusion == "rrf"
+    settings: RecallSettings = DEFAULT_SETTINGS  # the stages asked for (`Memory.context`)
 
 
 class LocalRecall:
@@ -126,10 +127,11 @@ class LocalRecall:
         neighbours: bool = False,
         snippets: bool = True,
         both_lists: bool = False,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> RecallResult:
         """The recall itself (`run`), over what the memory holds now, its raw logs as
         `stamps` (`Store.raw_stamps`) found them; no provenance yet. `both_lists`: a
-        context's candidates (see `run`)."""
+        context's candidates (see `run`); `settings`: the stages it asked for."""
         semantic = self._indexer.semantic
         mode = resolve_mode(request.mode, semantic)
         superseded = self._corrections.superseded(stamps)
@@ -148,6 +150,7 @@ class LocalRecall:
                 semantic=semantic,
                 file_documents=self._indexer.file_documents,
                 weights=FusionWeights.of(self.config),
+                settings=settings,
             )
             result = run(sources, request, mode, snippets=snippets, both_lists=both_lists)
         result = without_pending_forgets(result, self._forgotten)
@@ -317,6 +320,7 @@ def keyword_recall(
         similar=similar,
         similar_weight=sources.config.similarity_weight,
         snippets=snippets,
+        settings=sources.settings,
     )
 
 

@@ -4,15 +4,18 @@ A question that needs two facts ("Which city have both Jon and Gina visited?", "
 vendor we chose in March quote?") often shares its words with one of them only: the first
 fact names a person, a place, a project or a date, and the second fact is found through that
 name, not through the question. So after the first search, what the best raw hits name and the
-question lacks (a capitalised word inside a sentence, a figure of two digits or more, an
-identifier, then their long words) becomes a second query; what it finds joins the first
+question lacks (a capitalised word inside a sentence, an identifier, then their long words; never
+a bare number: "84" or "120" names no one fact in a notebook of measurements) becomes a second
+query; what it finds joins the first
 hits' candidates at a share of their relevance (`HOP_WEIGHT`), once, before the priors, the
 neighbours and the packing, so one ranking decides what fits the budget. A term common to many
 candidates (the other speaker of a dialogue, the project every note is about) tells nothing
 and is not followed.
 
-Every constant is chosen by cross-validation on the dev sets (benchmarks/crossval.py: leave one
-conversation out on LoCoMo, 3 folds on MemAware); `HOP_WEIGHT = 0` turns the hop off.
+A context asks for it by name (`RecallSettings.second_hop`; off by default: it moved no figure in
+the shipped mode, benchmarks/README.md). Its cost is bounded by the candidates' count, not their
+length: a seed's terms and a term's commonness are read from the first TERM_CHARS characters of
+each text (a pasted page's names are in its start).
 """
 
 from __future__ import annotations
@@ -21,14 +24,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 
+from ..requests import RecallSettings
 from ..search.contract import SearchHit, SearchIndex
 from ..search.query import STOPWORDS
 from .implicit_needs import route
 
-# The hop and the implicit route fill a context (`Memory.context` asks recall for 10 hits and
-# more, 166 at 2,000 tokens); a short list a person reads (`%recall`'s 5) stays what the
-# question's words found, so a hit that does not hold them never surprises there.
-CONNECT_MIN_HITS = 10
 SEEDS = 5  # the first raw hits whose names are followed
 BRIDGE_TERMS = 4  # at most this many names and numbers make the second query
 HOP_LIMIT = 40  # hits asked of the second search
@@ -46,11 +46,11 @@ LONG_WORD = 6  # letters
 # A name held by more than this share of the first search's candidates is a word of the whole
 # memory there (the other speaker, the project of every note), not a bridge to one fact.
 COMMON_SHARE = 0.1
+TERM_CHARS = 600  # of each text: a long checkpoint costs the hop what a short one does
 
 # A capitalised word inside a sentence (not after ". " or at a line's start), a figure of two
 # or more digits, or an identifier with a digit or an inner capital ("Q3", "gpt4o", "SciPy").
 _NAME = re.compile(r"(?<![.!?:\n]\s)(?<!^)\b[A-Z][a-z][\w'’-]+")
-_FIGURE = re.compile(r"\b\d{2,}(?:[.,:/]\d+)*\b")
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z]*\d)[A-Za-z][\w-]*\d[\w-]*\b|\b[a-z]+[A-Z]\w*\b")
 _POSSESSIVE = re.compile(r"['’]s\Z")
 _WORD = re.compile(r"[^\W_]+")
@@ -78,7 +78,7 @@ def bridge_terms(
     if not counts:
         return []
     common = max(2, int(COMMON_SHARE * len(candidates)))
-    texts = [f"{hit.doc.title} {hit.doc.text}".casefold() for hit in candidates]
+    texts = [f"{hit.doc.title} {hit.doc.text[:TERM_CHARS]}".casefold() for hit in candidates]
     ranked = sorted(counts, key=lambda term: (-counts[term], first_seen[term]))
     chosen: list[str] = []
     for term in ranked:
@@ -104,9 +104,10 @@ def held_by_more(texts: Sequence[str], term: str, most: int) -> bool:
 
 
 def _terms(text: str) -> list[str]:
-    """A seed's names, figures and identifiers, then its long lower-case words."""
+    """A seed's names and identifiers, then its long lower-case words, from its start."""
+    text = text[:TERM_CHARS]
     names = [_POSSESSIVE.sub("", match.group()) for match in _NAME.finditer(text)]
-    terms = [*names, *_FIGURE.findall(text), *_IDENTIFIER.findall(text)]
+    terms = [*names, *_IDENTIFIER.findall(text)]
     if LONG_WORDS:
         terms += [w for w in _WORD.findall(text) if len(w) >= LONG_WORD and w.islower()]
     return terms
@@ -142,16 +143,16 @@ def connect(
     found: Sequence[SearchHit],
     query: str,
     index: SearchIndex,
+    settings: RecallSettings,
     *,
-    k: int,
     type: str | None = None,
     since: str | None = None,
     until: str | None = None,
 ) -> list[SearchHit]:
-    """The first search's hits with what connects to them: the second hop (`follow`) and, for
-    a question about a plan, the user's preferences and constraints (`implicit_needs.route`),
-    searched in the same index with the same filters, as one list for the ranking; nothing
-    added when fewer than CONNECT_MIN_HITS hits (`k`) are asked."""
+    """The first search's hits with what connects to them, for the stages `settings` asks
+    for (never inferred from how many hits are asked): the second hop (`follow`) and, for a
+    question about a plan, the user's preferences and constraints (`implicit_needs.route`),
+    searched in the same index with the same filters, as one list for the ranking."""
 
     def search(text: str, *, limit: int, types: Collection[str] | None = None) -> list[SearchHit]:
         if type:
@@ -162,6 +163,5 @@ def connect(
             text, limit=limit, kinds={"raw"}, types=types, since=since, until=until, snippets=False
         )
 
-    if k < CONNECT_MIN_HITS:
-        return list(found)
-    return route(follow(found, query, search), query, search)
+    connected = follow(found, query, search) if settings.second_hop else list(found)
+    return route(connected, query, search) if settings.implicit_needs else connected

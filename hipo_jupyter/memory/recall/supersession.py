@@ -5,14 +5,26 @@ Two raw checkpoints are on the same subject for a question (`same_subject`) when
 through a word of it they both hold (a stem of the query's searchable words) and share at least
 SUBJECT_OVERLAP of their own words (the overlap coefficient of the stems of title and text,
 field names and a write-back's references left out), in the same project (they share a tag when
-both have tags). A note (not an import: CHANGES_IN_IMPORTS) and a later one on the same
-subject that disagree (each holds a word the other lacks: not a copy, not a restatement),
-written by one who may replace the first (`disk/trust`: an agent's note never changes the
-user's), and saying it changes something ("moved", "instead": CHANGE_CUE) or answering the
-question about as well (CHANGE_NEAR), are a change: the later one is what holds now. It
-ranks first, the earlier one just under it, marked as changed later (`Changes.later`), which
-every view of a hit says (`%recall`, the context a model is sent). "Later" is the tree's own
-order: the raw log's date, then the line within the day's log.
+both have tags). A later note on the same subject changes an earlier one only on an explicit
+signal, never on a score or shared words alone (a log of runs, measurements or standups shares
+both, entry after entry, and none of its entries is outdated):
+
+- it says it changes what the earlier one said: a change word (CHANGE_CUE, English: "moved",
+  "instead", "no longer") with, within CUE_REACH words after it, a word the earlier note holds
+  ("moved the launch to May" after "the launch is in April"; "changed the learning rate" does
+  not change a run that never named a learning rate);
+- or it gives one of the earlier note's fields another value, every other field they share
+  being equal (`- launch: April` then `- launch: May`); a field whose values are figures
+  (`- auc: 0.81`, `- auc: 0.84`) is a measurement, and one whose values are sentences
+  (`- did: ...`, `- decisions: ...`) an entry: two of either are a log, not a contradiction;
+
+and its writer may replace the earlier one's (`disk/trust`, read from the typed `writer` field:
+an agent's or a teammate's note never changes the user's; imports change nothing:
+CHANGES_IN_IMPORTS). Corrections (`replaces=`) and accepted proposals are settled before this,
+by `corrections.py`. The later one is what holds now: it ranks first, the earlier one just
+under it, marked as changed later (`Changes.later`), which every view of a hit says
+(`%recall`, the context a model is sent). "Later" is the tree's own order: the raw log's date,
+then the line within the day's log.
 
 A Claude call's write-back (the agent's task log) is a secondary record: it ranks below every
 note of the user's that answers the question through a word the write-back holds too, or on
@@ -33,8 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..disk.provenance import VIA_IMPORT, VIA_PHRASES
-from ..disk.trust import REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may, writer_of_provenance
+from ..disk.trust import IMPORT, REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may
 from ..search.contract import Document
 from ..search.query import STOPWORDS
 from .passages import stem
@@ -42,21 +53,18 @@ from .passages import stem
 # Same subject: the overlap coefficient of two notes' stems, at least this (a third: "the launch
 # is in April" / "Standup: moved the launch to May" share one of three; a note that only shares
 # the question's word with them, "Offsite catering" beside "Offsite venue", one of six or seven).
-# Chosen with CHANGE_NEAR on notebook_week (below).
 SUBJECT_OVERLAP = 0.33
-# A change: the later note also says it changes something (CHANGE_CUE, English: "moved the
-# launch to May"), or answers the question at least CHANGE_NEAR as well as the earlier one (its
-# score as found): a later note found far down, saying no change, is another entry of a log on
-# the same words
-# ("Fraud threshold" and a later "Tried a Bayesian model on fraud"), not a change. Chosen with
-# SUBJECT_OVERLAP by leave-one-question-out on notebook_week's kept memory, the question's own
-# note first (benchmarks/README.md: (0.33, 0.8) in 41 of 42 folds).
-CHANGE_NEAR = 0.8
 CHANGE_CUE = re.compile(
     r"\b(?:moved|changed|instead|no longer|switched|replaced|postponed|delayed|cancell?ed|"
-    r"pushed (?:back|out)|rescheduled|now (?:on|in|at|is|are)|not any more|anymore)\b",
+    r"pushed (?:back|out)|rescheduled|not any more|anymore)\b",
     re.IGNORECASE,
 )
+CUE_REACH = 4  # words after a change word that name what it changes
+# A field value that is a figure (with a sign, a unit or a percent): a measurement.
+_MEASURE = re.compile(r"[~<>=+-]?\s*\d[\d.,]*\s*(?:%|[a-zA-Z]{0,3})")
+# A longer value is a sentence ("decisions: cut the starter tier by 15%"), and a later sentence
+# under the same key is another entry of a log, not the same value changed.
+FIELD_VALUE_WORDS = 3
 # Imported records (a chat, a dialogue) are what was said then, not the user's current word:
 # left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
 # tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
@@ -67,12 +75,12 @@ CHANGES_IN_IMPORTS = False
 SUBJECT_DEPTH = 40  # candidates compared, best first
 WRITE_BACK_YIELD = 0.5  # a write-back ranks below a user's note at least this share as relevant
 BELOW = 0.999  # a demoted hit's score: just below the one it yields to
-IMPORT_PHRASE = VIA_PHRASES[VIA_IMPORT]
 CHANGED_LATER = "changed later:"  # what a changed note's hit says, before the later note's place
 # The index's text of a checkpoint is its fields as "key: value" lines, then its free text
 _FIELD_KEY = re.compile(r"^(?:-\s*)?[\w-]+:\s", re.MULTILINE)
 _REFERENCES = re.compile(r"^(?:-\s*)?references:.*$", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]+")
+_FIELD_LINE = re.compile(r"^(?:-\s*)?([\w-]+):\s+(.*)$")
 SUBJECT_CHARS = 4000  # a pasted page's subject is in its start; stems of the rest cost time
 
 Scored = tuple[float, Document, str, tuple[str, ...]]  # (score, document, snippet, topics)
@@ -80,18 +88,15 @@ H = TypeVar("H", bound=Any)  # a ranking.Hit, which imports this module
 
 
 def imported(doc: Document) -> bool:
-    """Whether a raw hit came from `hipo import` (a chat, a dialogue), as its provenance says."""
-    return IMPORT_PHRASE in doc.provenance
+    """Whether a raw hit came from `hipo import` (a chat, a dialogue): its typed writer."""
+    return doc.writer == IMPORT
 
 
 def writer_of_hit(doc: Document) -> str:
-    """Who wrote a raw hit (`disk/trust`), read from its provenance phrase (`provenance_text`:
-    the front end's phrase alone, or in the parentheses after its notebook and cell)."""
-    said = doc.provenance
-    for via, phrase in VIA_PHRASES.items():
-        if said == phrase or said.startswith(f"{phrase} (") or f"({phrase}" in said:
-            return writer_of_provenance(via)
-    return USER
+    """Who wrote a raw hit (`disk/trust`): its typed `writer` field, which the index read from
+    the checkpoint with `trust.writer_of` (a team row's is "teammate"). A document without one
+    records no provenance, which the trust table reads as the user's."""
+    return doc.writer or USER
 
 
 def may_change(writer: str, owner: str) -> bool:
@@ -105,6 +110,42 @@ def word_stems(text: str) -> frozenset[str]:
     search's own terms, which a recall would work out for forty texts."""
     words = _WORD.findall(text[:SUBJECT_CHARS].casefold())
     return frozenset(stem(word) for word in words if word not in STOPWORDS)
+
+
+def field_values(doc: Document) -> dict[str, str]:
+    """A checkpoint's field values by key (the index's text starts with its fields as
+    "key: value" lines), casefolded, references left out."""
+    values: dict[str, str] = {}
+    for line in doc.text[:SUBJECT_CHARS].split("\n"):
+        found = _FIELD_LINE.match(line)
+        if found is None:
+            break
+        key, value = found.group(1).casefold(), " ".join(found.group(2).casefold().split())
+        if value and key != "references":
+            values[key] = value
+    return values
+
+
+def contradicts(later: dict[str, str], earlier: dict[str, str]) -> bool:
+    """Whether a later note's fields give exactly one of the earlier note's fields another
+    value, every other shared field equal; both values short (at most FIELD_VALUE_WORDS
+    words: a value, not a sentence) and neither a figure (a measurement)."""
+    shared = later.keys() & earlier.keys()
+    differing = [key for key in shared if later[key] != earlier[key]]
+    if len(differing) != 1:
+        return False
+    values = (later[differing[0]], earlier[differing[0]])
+    return all(len(v.split()) <= FIELD_VALUE_WORDS and not _MEASURE.fullmatch(v) for v in values)
+
+
+def changed_words(text: str) -> frozenset[str]:
+    """The stems of the CUE_REACH words after each change word of `text`: what it says it
+    changes ("moved the launch to May": launch, may)."""
+    found: set[str] = set()
+    for cue in CHANGE_CUE.finditer(text):
+        after = _WORD.findall(text[cue.end() : cue.end() + 80].casefold())
+        found.update(stem(word) for word in after[:CUE_REACH] if word not in STOPWORDS)
+    return frozenset(found)
 
 
 def subject_stems(doc: Document) -> frozenset[str]:
@@ -137,7 +178,8 @@ class _Subject:
     stems: frozenset[str]
     answers: frozenset[str]  # the query's content stems it holds
     writer: str  # who wrote it (`disk/trust`)
-    says_change: bool  # its title or text says it changes something (CHANGE_CUE)
+    changes: frozenset[str]  # the stems its change words say it changes (`changed_words`)
+    fields: dict[str, str]  # its short field values (`field_values`)
 
     def same_subject(self, other: _Subject) -> bool:
         if self.answers.isdisjoint(other.answers):
@@ -149,6 +191,11 @@ class _Subject:
 
     def disagrees(self, other: _Subject) -> bool:
         return not self.stems <= other.stems and not other.stems <= self.stems
+
+    def changes_one(self, earlier: _Subject) -> bool:
+        """An explicit signal that this (later) note changes `earlier`: it says it changes
+        something `earlier` says, or gives one of its fields another value."""
+        return bool(self.changes & earlier.stems) or contradicts(self.fields, earlier.fields)
 
 
 def settle(
@@ -172,8 +219,10 @@ def settle(
     for i in [*backs, *notes] if backs else changing:
         stems = subject_stems(scored[i][1])
         doc = scored[i][1]
-        cue = bool(CHANGE_CUE.search(f"{doc.title}\n{doc.text[:SUBJECT_CHARS]}"))
-        subjects[i] = _Subject(doc, stems, stems & wanted, writer_of_hit(doc), cue)
+        said = changed_words(f"{doc.title}\n{doc.text[:SUBJECT_CHARS]}")
+        subjects[i] = _Subject(
+            doc, stems, stems & wanted, writer_of_hit(doc), said, field_values(doc)
+        )
     scores = {i: scored[i][0] for i in top}
     _newer_first(changing, subjects, scores, scored, changes)
     _write_backs_below(backs, notes, subjects, scores)
@@ -205,7 +254,6 @@ def _newer_first(
 ) -> None:
     """Newest first: each note ranks just under every later note that changed it."""
     when = {i: _when(scored[i][1]) for i in notes}
-    found = {i: scores[i] for i in notes}  # as found, before any change
     by_time = sorted(notes, key=when.__getitem__, reverse=True)
     for position, older in enumerate(by_time):
         a = subjects[older]
@@ -213,9 +261,7 @@ def _newer_first(
             b = subjects[newer]
             if when[older] == when[newer] or not a.same_subject(b) or not a.disagrees(b):
                 continue
-            if not may_change(b.writer, a.writer) or not (
-                b.says_change or found[newer] >= CHANGE_NEAR * found[older]
-            ):
+            if not may_change(b.writer, a.writer) or not b.changes_one(a):
                 continue
             scores[older] = min(scores[older], scores[newer] * BELOW)
             latest = changes.later.get(a.doc.id)

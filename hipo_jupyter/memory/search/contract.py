@@ -31,7 +31,20 @@ class Document:
     text: str
     tags: tuple[str, ...] = ()
     provenance: str = ""  # a raw checkpoint's `provenance_text` (notebook, cell, via, model)
+    # Provenance as typed fields, read from the checkpoint when it is indexed: what every
+    # decision reads (who may supersede whom, what is a write-back or an import, which
+    # conversation), never the display phrase above, which starts with a notebook's name.
+    writer: str = ""  # `disk/trust.writer_of`: user | claude | agent | import | teammate; "" node
+    via: str = ""  # the front end that wrote it (`disk/provenance.FRONT_ENDS`), "" if unsaid
+    provider: str = ""  # a write-back's SDK (anthropic, openai, litellm), "" if unsaid
+    conversation: str = ""  # a `%%ask` write-back's conversation identity, "" if none
+    # An agent's proposed correction (`proposes=`): what it is, never whose id (a forgotten
+    # checkpoint's id must not stay in the index through a correction that named it).
+    proposes: bool = False
 
+
+PROVENANCE_FIELDS = ("writer", "via", "provider", "conversation", "proposes")
+"""The typed provenance fields of a `Document`, as every backend stores them."""
 
 ANY_HASH = object()  # `replace_file(..., if_hash=...)` not given: replace whatever is recorded
 

@@ -136,12 +136,15 @@ class Fts5Index:
     # -- writing ----------------------------------------------------------------------------
 
     _UPSERT = """
-        insert into documents (id, path, line, kind, date, type, title, text, tags, provenance)
-        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        insert into documents (id, path, line, kind, date, type, title, text, tags, provenance,
+                               writer, via, provider, conversation, proposes)
+        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         on conflict(id) do update set
             path = excluded.path, line = excluded.line, kind = excluded.kind,
             date = excluded.date, type = excluded.type, title = excluded.title,
-            text = excluded.text, tags = excluded.tags, provenance = excluded.provenance
+            text = excluded.text, tags = excluded.tags, provenance = excluded.provenance,
+            writer = excluded.writer, via = excluded.via, provider = excluded.provider,
+            conversation = excluded.conversation, proposes = excluded.proposes
     """
 
     def _put(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
@@ -149,6 +152,7 @@ class Fts5Index:
             (
                 *(d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text),
                 *(json.dumps(d.tags), d.provenance),
+                *(d.writer, d.via, d.provider, d.conversation, int(d.proposes)),
             )
             for d in docs
         ]
@@ -332,6 +336,11 @@ def _row_to_document(row: Sequence) -> Document:
         text=row[7],
         tags=_tags(row[8]),
         provenance=row[9],
+        writer=row[10],
+        via=row[11],
+        provider=row[12],
+        conversation=row[13],
+        proposes=bool(row[14]),
     )
 
 

@@ -27,6 +27,7 @@ from ..disk.nodes import parse_node
 from ..disk.periods import period_start
 from ..disk.provenance import provenance_text
 from ..disk.store import Appended, Store, decode_markdown, raw_log_day, sha256
+from ..disk.trust import writer_of
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from .contract import BACKENDS, Document, SearchIndex, document_id
 from .fts5 import memory_index, open_fts5
@@ -333,4 +334,9 @@ def raw_document(relative: str, checkpoint: Checkpoint) -> Document:
         text=body_text(checkpoint),
         tags=checkpoint.tags,
         provenance=provenance_text(checkpoint),
+        writer=writer_of(checkpoint),
+        via=checkpoint.via or "",
+        provider=checkpoint.provider or "",
+        conversation=checkpoint.conversation or "",
+        proposes=bool(checkpoint.proposes),
     )

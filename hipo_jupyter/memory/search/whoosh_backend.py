@@ -27,7 +27,7 @@ from whoosh.support.charset import accent_map
 from whoosh.writing import CLEAR, LockError
 
 from ..errors import HipoError, QueryError
-from .contract import ANY_HASH, Document, SearchHit, check_paths, remove_path
+from .contract import ANY_HASH, PROVENANCE_FIELDS, Document, SearchHit, check_paths, remove_path
 from .query import (
     SNIPPET_CHARS,
     TAGS_WEIGHT,
@@ -59,6 +59,11 @@ SCHEMA = fields.Schema(
     tags=fields.TEXT(analyzer=ANALYZER, stored=True),  # stored as "\n"-joined
     hash=fields.STORED(),
     provenance=fields.STORED(),
+    writer=fields.STORED(),
+    via=fields.STORED(),
+    provider=fields.STORED(),
+    conversation=fields.STORED(),
+    proposes=fields.STORED(),
 )
 
 _FIELD_BOOSTS = {"title": TITLE_WEIGHT, "text": TEXT_WEIGHT, "tags": TAGS_WEIGHT}
@@ -135,6 +140,11 @@ def _stored_to_document(fields_: dict[str, Any]) -> Document:
         text=fields_.get("text", ""),
         tags=tuple(tags.split("\n")) if tags else (),
         provenance=fields_.get("provenance", ""),
+        writer=fields_.get("writer", ""),
+        via=fields_.get("via", ""),
+        provider=fields_.get("provider", ""),
+        conversation=fields_.get("conversation", ""),
+        proposes=bool(fields_.get("proposes", False)),
     )
 
 
@@ -161,6 +171,7 @@ def _doc_fields(doc: Document) -> dict[str, Any]:
         "text": doc.text,
         "tags": "\n".join(doc.tags),
         "provenance": doc.provenance,
+        **{name: getattr(doc, name) for name in PROVENANCE_FIELDS},
     }
 
 

@@ -22,7 +22,7 @@ from ..disk.checkpoint import Checkpoint
 from ..disk.nodes import Node, list_value, render_node
 from ..disk.periods import week_id
 from ..disk.provenance import UNKNOWN_CALLER, caller_name
-from ..disk.trust import CLAUDE, RULE_IN_FORCE, may, settled_away, writer_of
+from ..disk.trust import AGENT, CLAUDE, IMPORT, RULE_IN_FORCE, may, settled_away, writer_of
 from .tokens import count_tokens
 from .topic_index import Topic, checkpoint_topics, collect_topics
 from .topics import slug
@@ -126,11 +126,22 @@ def calls_line_after(line: str | None, checkpoint: Checkpoint) -> str:
     return calls_line(latest, int(found.group(2)) + 1, tasks, caller)
 
 
+# Who wrote an Active Context line, when not the user (`disk/trust`, from the checkpoint's own
+# provenance): ROOT.md is in every prompt, and an agent's or an import's note must not read
+# there as the user's word. (Write-backs have their one grouped line, `calls_line`.)
+WRITTEN_BY = {AGENT: "written by an agent, not the user", IMPORT: "imported, not the user's"}
+
+
 def active_line(checkpoint: Checkpoint) -> str:
-    """One Active Context line: `- 2026-03-12 competitor-pricing [project] #q1: <gist>`."""
+    """One Active Context line: `- 2026-03-12 competitor-pricing [project] #q1: <gist>`; one
+    another writer wrote says so: `- 2026-03-12 feast-registry [project] (written by an agent,
+    not the user): <gist>`."""
     tags = "".join(f" #{t}" for t in checkpoint.tags)
     gist = _gist(checkpoint)
     line = f"- {checkpoint.date} {slug(checkpoint.title, max_words=5)} [{checkpoint.type}]{tags}"
+    who = WRITTEN_BY.get(writer_of(checkpoint))
+    if who:
+        line = f"{line} ({who})"
     return f"{line}: {gist}" if gist else line
 
 

@@ -1,0 +1,99 @@
+"""CPU time of `Memory.context(question, budget=2000)` at 10,000 notes: before and after.
+
+    python benchmarks/context_cpu.py build /tmp/ctx --notes 10000
+    python benchmarks/context_cpu.py time /tmp/ctx [--code /tmp/main-src] [--mode keyword]
+
+Issue 49: the second hop made a context's cost grow with the length of every candidate's text,
+and the three context stages doubled keyword's tail. `build` writes `scale_memory.py`'s
+synthetic memory (20 notes a day, each day's in one `Memory.remember_all`, then one
+compaction) and the queries it suggests; `time` opens a copy of it with the code of `--code`
+(another checkout, for a before and after in one run: its index is rebuilt by that code) and
+measures the CPU time (`time.process_time`) of `Memory.context` for each query, after one
+warm-up pass, and prints p50 / p95 / max in ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+END = date(2026, 3, 12)
+
+
+def _use(code: Path | None) -> None:
+    """Import hipo_jupyter from `code` (another checkout) or this one."""
+    for folder in (HERE, code or HERE.parent):
+        sys.path.insert(0, str(folder))
+
+
+def build(root: Path, notes: int, seed: int) -> None:
+    _use(None)
+    from scale_memory import memory_config, synthetic_days
+
+    from hipo_jupyter.memory import Memory
+
+    days, pool = synthetic_days(END, notes // 20, 20, seed)
+    memory = Memory(root, config=memory_config("fts5"), today=lambda: END)
+    try:  # a day's notes in one append (`remember_all`): the same logs, built in minutes
+        for day in days:
+            pieces = [(f"{w.title} [{w.type}] {' '.join('#' + t for t in w.tags)}", w.body)
+                      for w in day]  # fmt: skip
+            memory.remember_all(pieces, on=day[0].day)
+        memory.compact()
+    finally:
+        memory.close()
+    queries = [text for _, text, _ in pool.draw(120, __import__("random").Random(seed))]
+    (root.parent / f"{root.name}-queries.json").write_text(json.dumps(queries))
+
+
+def measure(root: Path, code: Path | None, mode: str) -> None:
+    _use(code)
+    from hipo_jupyter.memory import Memory, MemoryConfig
+
+    queries = json.loads((root.parent / f"{root.name}-queries.json").read_text())
+    copy = root.parent / f"{root.name}-copy"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".index"))
+    memory = Memory(copy, config=MemoryConfig(semantic=mode != "keyword"), today=lambda: END)
+    try:
+        for query in queries[:10]:  # warm: the index, caches
+            memory.context(query, budget=2000, mode=mode)
+        spent = []
+        for query in queries:
+            start = time.process_time()
+            memory.context(query, budget=2000, mode=mode)
+            spent.append((time.process_time() - start) * 1000)
+    finally:
+        memory.close()
+        shutil.rmtree(copy)
+    spent.sort()
+    p95 = spent[int(0.95 * (len(spent) - 1))]
+    print(f"{code or 'this checkout'}: {len(spent)} contexts, {mode}, CPU ms p50 "
+          f"{statistics.median(spent):.1f} / p95 {p95:.1f} / max {spent[-1]:.1f}")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("build", "time"))
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--code", type=Path, help="a checkout whose hipo_jupyter to time")
+    parser.add_argument("--mode", choices=("keyword", "hybrid"), default="keyword")
+    args = parser.parse_args(argv)
+    if args.step == "build":
+        build(args.root, args.notes, args.seed)
+    else:
+        measure(args.root, args.code, args.mode)
+
+
+if __name__ == "__main__":
+    main()
