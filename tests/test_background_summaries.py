@@ -220,3 +220,18 @@ def test_without_background_the_pass_writes_the_summaries_itself(memory_root: Pa
     assert report.deferred == [] and owed(memory_root) == []
     assert "(CLAUDE)" in daily(memory_root, DAYS[0])
     memory.close()
+
+
+async def test_the_sidebar_is_told_how_many_summaries_are_owed(notebook_folder, api_get) -> None:
+    def owing(memory: Memory) -> None:
+        memory.config = CONFIG
+        memory.summarizer = llm.ClaudeSummarizer(client=FakeMessagesAPI().client())
+        memory.summaries.stop()  # this process never writes them: they stay owed
+        for day in DAYS:
+            memory.remember("Pricing", "- outcome: a\n- outcome: b\n- outcome: c", on=day)
+            memory.remember("Churn", "- outcome: d\n- outcome: e", on=day)
+        assert memory.compact(background=True).deferred
+
+    notebook_folder("project", owing)
+    status, tree = await api_get("tree", path="project/analysis.ipynb")
+    assert status == 200 and tree["owed_summaries"] == 2
