@@ -32,6 +32,7 @@ NOTEBOOK = "week.ipynb"
 SUBJECTS = ["churn", "pricing", "onboarding", "billing", "forecast", "retention", "survey",
             "pipeline", "dashboard", "cohort"]  # fmt: skip
 WIDTHS = (250, 350, 600)
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
 
 def a_week(root: Path) -> None:
@@ -67,7 +68,8 @@ def a_week(root: Path) -> None:
     cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": "%load_ext hipo"}]  # fmt: skip
     (root / NOTEBOOK).write_text(
-        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+        json.dumps({"cells": cells, "metadata": {"kernelspec": KERNELSPEC}, "nbformat": 4,
+                    "nbformat_minor": 5})  # fmt: skip
     )
 
 
@@ -135,7 +137,8 @@ def test_the_sidebar_after_a_week_at_250_350_and_600_px(tmp_path: Path) -> None:
                         path=str(ARTIFACTS / f"sidebar-week-{width}.png"),
                         clip={"x": 0, "y": 0, "width": width + 60, "height": 900},
                     )
-                # the text of a piece on demand: its file in the preview
+                # the recalled pieces behind one line, and the text of a piece on demand
+                sent.locator(".jp-HipoMemory-recalled > summary").click()
                 sent.locator("button.jp-HipoMemory-sentLine").last.click()
                 expect(panel.locator(".jp-HipoMemory-previewText")).to_contain_text("- request:")
                 # actions on hover only

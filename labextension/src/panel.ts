@@ -100,6 +100,13 @@ export function sentPartFile(part: Pick<ISent['parts'][number], 'source'>): stri
   return file.endsWith('.md') ? file : null;
 }
 
+/** The one line that stands for the recalled pieces of a call until it is opened. */
+export function recalledLine(parts: Pick<ISent['parts'][number], 'tokens'>[]): string {
+  const tokens = parts.reduce((sum, part) => sum + part.tokens, 0).toLocaleString('en-US');
+  const pieces = parts.length === 1 ? '1 recalled piece' : `${parts.length} recalled pieces`;
+  return `${pieces} · ${tokens} tokens`;
+}
+
 /** The line under the header while the model writes summaries in the background. */
 export function owedLine(owed: number): string {
   if (owed <= 0) {
@@ -874,25 +881,47 @@ export class MemoryPanel extends Widget {
     const total = sent.tokens.toLocaleString('en-US');
     this._section(node, `What the model saw · ${total} tokens`);
     node.appendChild(el('div', 'jp-HipoMemory-hint', `${sent.model} · ${sent.at}`));
+    // Layer 1's parts line by line; the recalled pieces, often dozens, behind one line that
+    // opens them (remembered while the panel lives), so the section stays a glance.
+    const layer1 = sent.parts.filter(part => part.kind === 'layer1');
+    const recalled = sent.parts.filter(part => part.kind !== 'layer1');
     const list = el('ul', 'jp-HipoMemory-sentParts');
-    for (const part of sent.parts) {
-      const item = el('li', 'jp-HipoMemory-sentPart');
-      item.dataset.kind = part.kind;
-      const file = sentPartFile(part);
-      const line = el(file ? 'button' : 'span', 'jp-HipoMemory-sentLine', sentPartLine(part));
-      if (file) {
-        // the text on demand: the file the piece came from, in the preview below
-        line.title = `Show ${file}`;
-        line.addEventListener('click', () => void this.openNode(file));
-      }
-      item.appendChild(line);
-      this._appendProvenance(item, part.provenance);
-      list.appendChild(item);
+    for (const part of layer1) {
+      list.appendChild(this._sentItem(part));
     }
     if (!sent.parts.length) {
       list.appendChild(el('li', 'jp-HipoMemory-hint', 'No memory: --no-memory and nothing recalled'));
     }
     node.appendChild(list);
+    if (recalled.length) {
+      const details = el('details', 'jp-HipoMemory-recalled');
+      details.open = this._recalledOpen;
+      details.addEventListener('toggle', () => {
+        this._recalledOpen = details.open;
+      });
+      details.appendChild(el('summary', 'jp-HipoMemory-recalledSummary', recalledLine(recalled)));
+      const pieces = el('ul', 'jp-HipoMemory-sentParts');
+      for (const part of recalled) {
+        pieces.appendChild(this._sentItem(part));
+      }
+      details.appendChild(pieces);
+      node.appendChild(details);
+    }
+  }
+
+  private _sentItem(part: ISent['parts'][number]): HTMLElement {
+    const item = el('li', 'jp-HipoMemory-sentPart');
+    item.dataset.kind = part.kind;
+    const file = sentPartFile(part);
+    const line = el(file ? 'button' : 'span', 'jp-HipoMemory-sentLine', sentPartLine(part));
+    if (file) {
+      // the text on demand: the file the piece came from, in the preview below
+      line.title = `Show ${file}`;
+      line.addEventListener('click', () => void this.openNode(file));
+    }
+    item.appendChild(line);
+    this._appendProvenance(item, part.provenance);
+    return item;
   }
 
   /** Correct and Forget for one checkpoint (the user's own actions: the server's POSTs). */
@@ -946,6 +975,7 @@ export class MemoryPanel extends Widget {
   private _previewError = '';
   private _openTopics = new Set<string>();
   private _collapsed = loadCollapsed();
+  private _recalledOpen = false;
   private _folderNode: HTMLElement;
   private _messageNode: HTMLElement;
   private _searchForm: HTMLFormElement;

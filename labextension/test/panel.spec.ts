@@ -18,6 +18,7 @@ import {
   COLLAPSED_KEY,
   loadCollapsed,
   owedLine,
+  recalledLine,
   serverPath,
   topicTitle
 } from '../src/panel';
@@ -604,6 +605,11 @@ describe('What the model saw comes first', () => {
     await panel.setNotebook('project/analysis.ipynb');
     const lines = all(panel, '.jp-HipoMemory-sentLine');
     expect(lines.map(line => line.tagName)).toEqual(['BUTTON', 'BUTTON']);
+    // the recalled pieces behind one line until opened
+    const recalled = q<HTMLDetailsElement>(panel, '.jp-HipoMemory-recalled');
+    expect(recalled.open).toBe(false);
+    expect(recalled.querySelector('summary')?.textContent).toBe('1 recalled piece · 42 tokens');
+    expect(recalledLine([{ tokens: 1000 }, { tokens: 234 }])).toBe('2 recalled pieces · 1,234 tokens');
     lines[1].click();
     await flush();
     expect(api.fetchNode).toHaveBeenCalledWith('project/analysis.ipynb', 'memory/2026-03-12.md');
