@@ -58,8 +58,13 @@ def a_week(root: Path) -> None:
         if part.text
     ]
     parts += [
-        SentPart("recalled", hit.title, f"{hit.file}#L{hit.line}", count_tokens(hit.snippet),
-                 hit.provenance)  # fmt: skip
+        SentPart(
+            "recalled",
+            hit.title,
+            f"{hit.file}#L{hit.line}",
+            count_tokens(hit.snippet),
+            hit.provenance,
+        )  # fmt: skip
         for hit in context.hits
     ]
     memory.record_sent(Sent(NOTEBOOK, "2026-03-09T10:00:00+00:00", "claude-sonnet-5-5",
@@ -68,8 +73,14 @@ def a_week(root: Path) -> None:
     cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": "%load_ext hipo"}]  # fmt: skip
     (root / NOTEBOOK).write_text(
-        json.dumps({"cells": cells, "metadata": {"kernelspec": KERNELSPEC}, "nbformat": 4,
-                    "nbformat_minor": 5})  # fmt: skip
+        json.dumps(
+            {
+                "cells": cells,
+                "metadata": {"kernelspec": KERNELSPEC},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )  # fmt: skip
     )
 
 
@@ -153,9 +164,8 @@ def test_the_sidebar_after_a_week_at_250_350_and_600_px(tmp_path: Path) -> None:
                 panel = page.locator("#hipo-memory")
                 if not panel.is_visible():
                     page.click(".jp-SideBar .lm-TabBar-tab[data-id='hipo-memory']")
-                expect(panel.locator(".jp-HipoMemory-recent .jp-HipoMemory-toggle")).to_have_attribute(
-                    "aria-expanded", "false"
-                )
+                toggle = panel.locator(".jp-HipoMemory-recent .jp-HipoMemory-toggle")
+                expect(toggle).to_have_attribute("aria-expanded", "false")
                 expect(panel.locator(".jp-HipoMemory-checkpoint").first).to_be_hidden()
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / "failure-week.png"))

@@ -51,9 +51,7 @@ class BackgroundSummaries:
             if self._thread is not None and self._thread.is_alive():
                 self._again = True
                 return
-            self._thread = threading.Thread(
-                target=self._run, name="hipo-summaries", daemon=True
-            )
+            self._thread = threading.Thread(target=self._run, name="hipo-summaries", daemon=True)
             self._thread.start()
 
     @property
