@@ -2,7 +2,7 @@
 
 Layout under a memory root (Hipocampus-compatible; DESIGN.md):
 
-    SCRATCHPAD.md  WORKING.md  TASK-QUEUE.md      Layer 1 working files (from templates, first use)
+    SCRATCHPAD.md  WORKING.md  TASK-QUEUE.md      Layer 1 working files (templates, by `init`)
     knowledge/*.md  plans/*.md                    Layer 2, read on demand
     memory/
       ROOT.md                                     Layer 1 topic index (derived)
