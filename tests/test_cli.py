@@ -295,7 +295,7 @@ def test_layer1_prints_text_and_a_token_summary(hipo) -> None:
     hipo("compact")
     code, out, err = hipo("layer1")
     assert code == 0
-    assert "# memory/ROOT.md" in out and "# SCRATCHPAD.md" in out
+    assert "# memory/ROOT.md" in out and "# SCRATCHPAD.md" not in out  # untouched: left out
     summary = {line.split()[0]: line for line in err.strip().splitlines()}
     assert {"ROOT", "SCRATCHPAD", "WORKING", "TASK-QUEUE", "total"} <= set(summary)
     assert re.search(r"ROOT\s+memory/ROOT\.md\s+[\d,]+\s+3,000\s", summary["ROOT"])
