@@ -235,3 +235,35 @@ async def test_the_sidebar_is_told_how_many_summaries_are_owed(notebook_folder, 
     notebook_folder("project", owing)
     status, tree = await api_get("tree", path="project/analysis.ipynb")
     assert status == 200 and tree["owed_summaries"] == 2
+
+
+def test_in_a_kernel_the_line_counts_the_summaries_as_they_land(
+    served: str, api: SlowMessagesAPI, memory_root: Path
+) -> None:
+    """A notebook run headless (nbclient applies a display's updates as JupyterLab does): the
+    `%load_ext` cell's line, updated in place from the thread, ends saying they landed."""
+    import nbformat
+
+    from hipo_jupyter.cli.demo import execute_notebook
+
+    busy_days(memory_root)
+    api.seconds = 0.5
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "%config Hipo.summarizer = 'claude'\n%config Hipo.daily_threshold = 5\n%load_ext hipo"
+        ),
+        nbformat.v4.new_code_cell(
+            "from hipo_jupyter.ipython import current\nassert current().memory.summaries.wait(60)"
+        ),
+    ]
+    path = memory_root / "week.ipynb"
+    nbformat.write(notebook, path)
+    executed = execute_notebook(path, timeout=120, today=TODAY.isoformat())
+    shown = [
+        output["data"]["text/plain"]
+        for output in executed.cells[0].outputs
+        if output.get("output_type") == "display_data" and output["data"]["text/plain"]
+    ]  # (the compaction's bar leaves an empty display behind)
+    assert shown == ["hipo: 2 summaries written in the background; Layer 1 carries them now"]
+    assert owed(memory_root) == []

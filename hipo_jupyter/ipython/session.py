@@ -258,6 +258,9 @@ class HipoSession:
             from IPython.display import display
 
             self._summaries_line = display({"text/plain": line}, raw=True, display_id=True)
+            last = self.memory.summaries.progress  # a step the thread took before the line
+            if last is not None:
+                self._summaries_step(*last)
         else:
             print(line)
 
