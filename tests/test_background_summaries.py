@@ -29,7 +29,7 @@ from claude_helpers import (
 
 from hipo_jupyter import llm
 from hipo_jupyter.ipython import current, unload_ipython_extension
-from hipo_jupyter.memory import Memory, MemoryConfig
+from hipo_jupyter.memory import Memory, MemoryConfig, render
 from hipo_jupyter.memory.views.check import check_folder
 
 SUMMARY = "## Topics\npricing, starter-tier\n## Key Decisions\n- cut starter tier by 15% (CLAUDE)\n"
@@ -166,6 +166,8 @@ def test_a_process_killed_mid_summary_loses_nothing_and_the_next_start_resumes(
     memory = Memory(memory_root, config=CONFIG, today=lambda: TODAY)
     assert all(result.passed for result in check_folder(memory))
     assert memory.status().owed_summaries == 2
+    shown = render.status_text(memory.status())  # `hipo status`, `%hipo status`
+    assert "summaries owed:  2 (the model writes them in the background)" in shown
     memory.close()
 
     api.seconds = 0.0  # the next start, with a model that answers
