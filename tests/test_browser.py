@@ -310,6 +310,9 @@ def drive(page, url: str, root: Path) -> None:
 
     # Run the notebook: %load_ext hipo, the %%remember cells, %hipo compact, ...
     run_command(page, "notebook:run-all-cells")
+    topics = panel.locator(".jp-HipoMemory-topics .jp-HipoMemory-toggle")  # folded at first
+    expect(topics).to_have_attribute("aria-expanded", "false")
+    topics.click()
     expect(panel.locator(".jp-HipoMemory-topic").first).to_be_visible()
     page.wait_for_function(KERNEL_READY)
 

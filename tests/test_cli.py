@@ -296,7 +296,7 @@ def test_layer1_prints_text_and_a_token_summary(hipo) -> None:
     hipo("compact")
     code, out, err = hipo("layer1")
     assert code == 0
-    assert "# memory/ROOT.md" in out and "# SCRATCHPAD.md" in out
+    assert "# memory/ROOT.md" in out and "# SCRATCHPAD.md" not in out  # untouched: left out
     summary = {line.split()[0]: line for line in err.strip().splitlines()}
     assert {"ROOT", "SCRATCHPAD", "WORKING", "TASK-QUEUE", "total"} <= set(summary)
     assert re.search(r"ROOT\s+memory/ROOT\.md\s+[\d,]+\s+3,000\s", summary["ROOT"])
@@ -538,10 +538,20 @@ def test_quickstart_is_found_in_the_source_tree() -> None:
     not (REPO / "hipo_jupyter" / "ipython").joinpath("__init__.py").is_file(),
     reason="the IPython extension is not there yet",
 )
-def test_demo_runs_the_quickstart(hipo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_runs_the_quickstart(
+    hipo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`make demo`'s run: the quickstart in a named folder that is kept, and the last line the
+    command that opens it with this environment's JupyterLab."""
     monkeypatch.delenv("HIPO_TODAY")  # the notebook's own day (metadata.hipo.today) applies
-    code, out, err = hipo("demo", root=None)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = hipo("demo", "--dir", "demo", root=None)
     assert code == 0, err
+    assert (tmp_path / "demo" / "quickstart.ipynb").is_file()
+    assert (tmp_path / "demo" / "memory" / "ROOT.md").is_file()
+    jupyter = Path(sys.executable).parent / "jupyter"
+    last = out.rstrip().splitlines()[-1]
+    assert last == f"  HIPO_TODAY=2026-03-21 {jupyter} lab demo/quickstart.ipynb"
     assert "Memory tree:" in out
     assert re.search(r"memory/ROOT\.md\s+\w+", out)
     assert re.search(r"memory/daily/\S+\.md\s+(fixed|tentative)", out)

@@ -15,6 +15,7 @@ from hipo_jupyter.memory import Memory
 
 
 def pricing(memory: Memory) -> None:
+    memory.init()  # knowledge/ and plans/ as `hipo init` makes them (compaction makes neither)
     memory.remember("Competitor pricing", "- decisions: cut the starter tier by 15%")
     memory.compact()
 

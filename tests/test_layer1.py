@@ -170,10 +170,21 @@ def test_templates_refuse_a_missing_root(tmp_path: Path) -> None:
         write_templates(tmp_path / "absent")
 
 
-def test_templates_are_short_and_fit_their_budgets(memory_root: Path) -> None:
+def test_untouched_templates_are_left_out_and_count_nothing(memory_root: Path) -> None:
+    """A working file still as `init` made it, HTML comments and all, says nothing: it is not
+    sent and counts 0 tokens; one line of the user's and the file goes whole (issue 53)."""
     write_templates(memory_root)
     layer1 = assemble_layer1(memory_root, MemoryConfig().layer1_budgets)
     for part in layer1.parts[1:]:
         assert part.exists and not part.truncated
-        assert part.tokens < 100
-    assert "# SCRATCHPAD.md\n\n# SCRATCHPAD" in layer1.text
+        assert part.tokens == 0 and part.text == ""
+    assert layer1.text == "" and layer1.total_tokens == 0
+    path = memory_root / "TASK-QUEUE.md"
+    path.write_text(TEMPLATES["TASK-QUEUE"] + "\n\n", encoding="utf-8")  # a save added blanks
+    assert assemble_layer1(memory_root, BUDGETS).total_tokens == 0
+    path.write_text(TEMPLATES["TASK-QUEUE"].replace("## Queued", "## Queued\n- ship it"))
+    layer1 = assemble_layer1(memory_root, BUDGETS)
+    assert "# TASK-QUEUE.md\n\n# Task Queue\n\n## Queued\n- ship it" in layer1.text
+    assert "<!-- task description" in layer1.text  # the user's file, comments and all
+    assert 0 < layer1.parts[3].tokens < 100
+    assert "SCRATCHPAD" not in layer1.text and "WORKING" not in layer1.text

@@ -60,6 +60,7 @@ def test_a_rules_section_the_memory_tool_writes_is_the_agents_in_every_layer1(
 ) -> None:
     from test_mcp import call, run_hipo, session
 
+    Memory(memory_root).init()  # the working files from their templates (`%load_ext` makes none)
     api.replies = [
         tool_use_reply(
             "memory",

@@ -106,7 +106,7 @@ def test_ask_in_a_shell_sends_layer1_status_recall_and_the_conversation(
         head = body["system"][0]
         assert "cache_control" not in head  # a short Layer 1: no breakpoint (test_caching)
         assert re.fullmatch(r"<hipo-layer1-(\d{12})>\n.*</hipo-layer1-\1>", head["text"], re.S)
-        assert layer1_text.strip() in head["text"] and "# SCRATCHPAD.md" in head["text"]
+        assert layer1_text.strip() in head["text"] and "# SCRATCHPAD.md" not in head["text"]
         assert re.fullmatch(
             r"\[context status\] live: \d+ / 200k tokens \(~0%\)\. Budget healthy\."
             r"( Recalled memory: \d+ tokens \(budget 2,000\)\.)?",

@@ -398,7 +398,8 @@ def test_hipo_subcommands_print_text(shell: RaisingShell, capsys: pytest.Capture
     assert re.search(r"raw logs: +1 day, 1 checkpoint\n", output("%hipo"))
     assert "topics: " in output("%hipo status")
     assert output("%hipo compact").startswith(("Compacted: ", "Nothing to compact"))
-    assert "# SCRATCHPAD.md" in output("%hipo layer1")
+    layer1 = output("%hipo layer1")  # the untouched working files are left out (issue 53)
+    assert "# memory/ROOT.md" in layer1 and "# SCRATCHPAD.md" not in layer1
     budget = output("%hipo budget")
     for part in ("ROOT", "SCRATCHPAD", "WORKING", "TASK-QUEUE", "total"):
         assert part in budget
@@ -445,3 +446,23 @@ def test_every_magic_and_setting_has_help(shell: RaisingShell) -> None:
         assert action.help, f"%ask {action.dest} has no help"
     for name, trait in Hipo.class_traits(config=True).items():
         assert trait.help, f"Hipo.{name} has no help"
+
+
+def test_recall_table_reads_left_aligned() -> None:
+    """JupyterLab's notebook CSS right-aligns table cells; the recall table sets every header and
+    cell left, so titles and text start on one line (issue 53)."""
+    hit = Hit(
+        file="memory/2026-03-12.md",
+        line=3,
+        date="2026-03-12",
+        kind="raw",
+        type="project",
+        title="Pricing review",
+        snippet="cut the starter tier by 15%",
+        score=1.0,
+        path=("memory/ROOT.md", "memory/2026-03-12.md#L3"),
+    )
+    html = RecallView.of(RecallResult(query="starter", hits=[hit, hit]))._repr_html_()
+    cells = re.findall(r"<(td|th)( [^>]*)?>", html)
+    assert len(cells) == 3 + 2 * 3
+    assert all("text-align:left" in (attributes or "") for _, attributes in cells)

@@ -188,7 +188,8 @@ def test_read_status_topics_layer1_and_the_resources(memory_root: Path) -> None:
             assert not error and "\n- launch [project, 0d]" in quoted(text), text
             text, error = await call(client, "layer1")
             layer1 = quoted(text)
-            assert not error and "# memory/ROOT.md" in layer1 and "# SCRATCHPAD.md" in layer1
+            assert not error and "# memory/ROOT.md" in layer1
+            assert "# SCRATCHPAD.md" not in layer1  # an untouched template is left out
             assert text == llm_prompt.layer1_block(layer1)["text"].replace(  # a prompt's fence
                 FENCED.fullmatch(llm_prompt.layer1_block(layer1)["text"]).group(1),
                 FENCED.fullmatch(text).group(1),

@@ -57,10 +57,10 @@ def test_remember_appends_parses_and_is_found_at_once(memory_root, fixed_today):
     assert result.hits[0].file == "memory/2026-03-12.md"
     assert result.hits[0].line == saved.line == 1
     assert result.hits[0].path[-1] == "memory/2026-03-12.md#L1"
-    # Layer 1 working files exist after first use (compaction creates them)
+    # compaction leaves the working files to `init`: nothing beside the notebook but memory/
     memory.compact()
-    for name in ("SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md"):
-        assert (memory_root / name).exists()
+    for name in ("SCRATCHPAD.md", "WORKING.md", "TASK-QUEUE.md", "knowledge", "plans"):
+        assert not (memory_root / name).exists()
 
 
 def test_secrets_never_reach_the_raw_log(memory_root, fixed_today):

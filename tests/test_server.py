@@ -86,6 +86,7 @@ async def test_tree_of_a_folder_without_memory_says_so_and_creates_nothing(jp_fe
         "sections": [],
         "topics": [],
         "nodes": [],
+        "owed_summaries": 0,
     }
     assert sorted(p.name for p in empty_folder.iterdir()) == ["new.ipynb"]
 

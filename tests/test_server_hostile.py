@@ -193,6 +193,7 @@ async def test_symlinks_out_of_the_root_are_refused(
         shutil.rmtree(project / "memory" / ".index")
         link(project / "memory" / ".index", outside / "memory" / ".index")
     else:
+        (project / "knowledge").mkdir(exist_ok=True)  # made on first use, not by compaction
         link(project / "knowledge" / "notes.md", outside / "secret.md")
     file = "memory/daily/2026-03-01.md" if where == "node" else "memory/ROOT.md"
     for endpoint in ENDPOINTS:

@@ -403,7 +403,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    run_demo(timeout=args.timeout, keep=args.keep)
+    run_demo(timeout=args.timeout, keep=args.keep, folder=args.dir)
     return 0
 
 

@@ -102,13 +102,18 @@ def execute_notebook(path: Path, *, timeout: int = 300, today: str | None = None
     return notebook
 
 
-def run_demo(*, timeout: int, keep: bool) -> None:
-    """`hipo demo`: the quickstart run in a temporary folder (kept with `keep`), then what its
-    memory shows."""
+def run_demo(*, timeout: int, keep: bool, folder: Path | None = None) -> None:
+    """`hipo demo`: the quickstart run in `folder` (kept, ready to open in JupyterLab), or in a
+    temporary folder (kept with `keep`), then what its memory shows and the next command."""
     import nbformat
 
     source = find_quickstart()
-    folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
+    named = folder is not None
+    if folder is not None:
+        folder = demo_folder(folder)
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="hipo-demo-"))
+    keep = keep or named
     try:
         notebook = folder / QUICKSTART
         shutil.copyfile(source, notebook)
@@ -118,10 +123,41 @@ def run_demo(*, timeout: int, keep: bool) -> None:
         nbformat.write(executed, notebook)
         print(demo_text(folder, today=today))
         if keep:
-            print(f"\nThe executed notebook and its memory are in {folder}")
+            print(f"\nThe executed notebook and its memory are in {folder}. Next:")
+            print(next_command(notebook, today))
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def demo_folder(folder: Path) -> Path:
+    """The named demo folder, made afresh: a folder an earlier demo made (its quickstart is
+    there) is emptied first; any other folder that holds something is refused, never touched."""
+    folder = folder.expanduser().absolute()
+    if folder.exists():
+        if not folder.is_dir():
+            raise HipoError(f"{folder} is not a folder: name another with --dir")
+        if any(folder.iterdir()):
+            if not (folder / QUICKSTART).is_file():
+                raise HipoError(f"{folder} holds other files: name an empty folder with --dir")
+            shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def next_command(notebook: Path, today: str | None) -> str:
+    """The command that opens the demo notebook in JupyterLab with this environment's
+    Jupyter, pinned to the notebook's day as the run was, as a path from the working
+    directory when it lies below it."""
+    jupyter = Path(sys.executable).parent / "jupyter"
+    shown = []
+    for path in (jupyter, notebook):
+        try:
+            shown.append(str(path.relative_to(Path.cwd())))
+        except ValueError:
+            shown.append(str(path))
+    pinned = f"{TODAY_ENV}={today} " if today else ""
+    return f"  {pinned}{shown[0]} lab {shown[1]}"
 
 
 # --- what the demo shows ------------------------------------------------------------------------

@@ -38,7 +38,7 @@ HELP: dict[str, str] = {
     "team": "team memory on PostgreSQL: `team sync` sends this folder's checkpoints",
     "check": "pass or fail for each protocol rule the memory folder can show",
     "mcp": "serve the memory to MCP clients: Claude Code, jupyter-ai, Claude Desktop",
-    "demo": "run the quickstart notebook in a temporary folder and show the memory",
+    "demo": "run the quickstart notebook (in a temporary folder, or --dir) and show the memory",
     "hook": "a Claude Code hook (what `hipo mcp --install claude-code` registers): reads the "
     "event's JSON on stdin",
     **cli_views.HELP,
@@ -242,6 +242,12 @@ def add_others(sub: dict[str, argparse.ArgumentParser]) -> None:
 
     demo = sub["demo"]
     demo.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    demo.add_argument(
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="run in DIR and keep it (an earlier demo's DIR is made afresh)",
+    )
     demo.add_argument(
         "--timeout", type=positive_int, default=300, metavar="S", help="seconds per cell"
     )

@@ -328,7 +328,7 @@ class AskMagics(Magics):
         parts = []
         if with_layer1:
             for part in memory.layer1().parts:
-                if part.exists:
+                if part.exists and part.text:  # an untouched template is not sent
                     tokens = min(part.tokens, part.budget)
                     parts.append(SentPart("layer1", part.name, part.path, tokens))
         for hit in recall.hits if recall is not None else ():

@@ -50,6 +50,11 @@ def shown_html(text: str) -> str:
     return html.escape(visible(text))
 
 
+LEFT = "text-align:left;vertical-align:top"
+"""Every cell of the recall table: JupyterLab's notebook CSS right-aligns table cells, which
+leaves titles and text ragged on the left."""
+
+
 def recall_html(result: RecallResult) -> str:
     """The notebook's table of a recall, from the fields of its JSON (the same the CLI's
     `--json` and the server give), with the text renderer's caption and drill-down."""
@@ -62,9 +67,9 @@ def recall_html(result: RecallResult) -> str:
         source = render.hit_source(hit)  # where it came from, and its id
         rows.append(
             "<tr>"
-            f"<td style='white-space:nowrap'>{esc(data['date'])}</td>"
-            f"<td>{esc(data['type'] or data['kind'])}</td>"
-            f"<td><b>{esc(data['title'])}</b>{esc(by)}<br>{esc(data['snippet'])}<br>"
+            f"<td style='{LEFT};white-space:nowrap'>{esc(data['date'])}</td>"
+            f"<td style='{LEFT}'>{esc(data['type'] or data['kind'])}</td>"
+            f"<td style='{LEFT}'><b>{esc(data['title'])}</b>{esc(by)}<br>{esc(data['snippet'])}<br>"
             f"<small><code>{esc(render.drill_down(hit))}</code></small>"
             + (f"<br><small>{esc(source)}</small>" if source else "")
             + "</td>"
@@ -73,7 +78,9 @@ def recall_html(result: RecallResult) -> str:
     return (
         "<div class='hipo-recall'><table>"
         f"<caption style='text-align:left'>{esc(render.recall_caption(result))}</caption>"
-        "<thead><tr><th>date</th><th>type</th><th>memory</th></tr></thead>"
+        "<thead><tr>"
+        + "".join(f"<th style='{LEFT}'>{name}</th>" for name in ("date", "type", "memory"))
+        + "</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
@@ -122,6 +129,17 @@ def startup_text(
             "wait for you: %hipo rules"
         )
     return "\n".join(lines)
+
+
+def summaries_line(done: int, total: int, node: str) -> str:
+    """The line that shows the summaries a model writes in the background (`tree/background`)."""
+    if node == "done" or (total and done >= total):
+        return f"hipo: {done} summaries written in the background; Layer 1 carries them now"
+    step = f": {done}/{total} done" + (f", writing {node}" if node else "")
+    return (
+        f"hipo: the model writes {total} summaries in the background{step}; until each lands "
+        "Layer 1 and recall use the extractive one"
+    )
 
 
 # --- Claude calls ----------------------------------------------------------------------------

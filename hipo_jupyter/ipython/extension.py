@@ -76,6 +76,8 @@ def load_ipython_extension(shell: Any) -> None:
             startup.root, startup.report, startup.layer1, startup.topics, startup.error, waiting
         )
     )
+    if startup.owed:
+        session.show_summaries(startup.owed)
     clients = settings.inject_clients
     print(claude_line(settings.inject, settings.model, session.summarizer_name, clients))
 

@@ -28,6 +28,8 @@ from hipo_jupyter.memory import (
 from hipo_jupyter.team.link import team_backend
 
 from .config import Hipo
+from .display import summaries_line
+from .progress import in_kernel
 from .startup import Startup
 from .writeback import WriteBack
 
@@ -144,6 +146,7 @@ class HipoSession:
         self.writeback = WriteBack(self)
         self.cache_note = NoteOnce(lambda line: print(f"hipo: {line}"))  # once per model, reason
         self.layer1_pin = Layer1Pin()  # ROOT.md as first sent: the cache survives checkpoints
+        self._summaries_line: Any = None  # the display `show_summaries` updates in place
 
     # --- where the memory lives -----------------------------------------------------------
     @property
@@ -194,6 +197,8 @@ class HipoSession:
                 team=team_backend(config),
             )
             self._memory.subscribe(self._memory_event)
+            self._memory.background_summaries = True  # a cell never waits on a model's summary
+            self._memory.summaries.subscribe(self._summaries_step)
             self._memory_key = key
             self.note(f"opened memory at {key[0]}")
         return self._memory
@@ -245,6 +250,25 @@ class HipoSession:
         for listener in list(self.memory_listeners):
             listener(event)
 
+    def show_summaries(self, owed: int) -> None:
+        """The line `%load_ext` leaves while the model writes `owed` summaries in the
+        background: in a kernel updated in place as each lands, in a terminal printed once."""
+        line = summaries_line(0, owed, "")
+        if in_kernel():
+            from IPython.display import display
+
+            self._summaries_line = display({"text/plain": line}, raw=True, display_id=True)
+            last = self.memory.summaries.progress  # a step the thread took before the line
+            if last is not None:
+                self._summaries_step(*last)
+        else:
+            print(line)
+
+    def _summaries_step(self, done: int, total: int, node: str) -> None:
+        handle = self._summaries_line
+        if handle is not None:
+            handle.update({"text/plain": summaries_line(done, total, node)}, raw=True)
+
     def close_memory(self) -> None:
         if self._memory is not None:
             self._memory.close()
@@ -265,6 +289,7 @@ class HipoSession:
             memory = self.memory
             startup.root = memory.root
             startup.report = memory.compact(progress=progress)
+            startup.owed = len(memory.owed_summaries())
             startup.layer1 = memory.layer1()
             startup.topics = len(memory.topics())
             memory.team_resume()  # what waited for the team database since the last session

@@ -22,3 +22,4 @@ class Startup:
     layer1: Layer1 | None = None
     topics: int = 0
     error: str | None = None  # a HipoError that stopped the ritual, as one line
+    owed: int = 0  # summaries the model writes in the background after the pass

@@ -49,6 +49,7 @@ from .search.contract import Document, SearchIndex
 from .search.embed import Embedder
 from .search.indexing import IndexKeeper
 from .search.semantic import SemanticIndex
+from .tree.background import BackgroundSummaries
 from .tree.chain import CompactionReport, Compactor, late_entry
 from .tree.layer1 import Layer1, assemble_layer1, with_rules_index, write_templates
 from .tree.root_update import refresh_root_after_write
@@ -114,6 +115,8 @@ class Memory:
                               self.forgotten)  # fmt: skip
         self._notes = NoteFiles(self.store, self._indexer, self._lock)
         self._team = (team or NoTeam)(self.store, self.config, self._today)
+        self.background_summaries = False  # a kernel sets it: no cell waits on a model's summary
+        self.summaries = BackgroundSummaries(self.write_summaries)
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r})"
@@ -125,7 +128,7 @@ class Memory:
     # --- files -----------------------------------------------------------------------------
     def init(self) -> list[str]:
         """Create memory/, knowledge/, plans/ and the Layer 1 files from their templates."""
-        self.store.ensure_layout()
+        self.store.ensure_layout(full=True)
         return write_templates(self.root)
 
     def has_memory(self) -> bool:
@@ -264,17 +267,79 @@ class Memory:
     def _compactor(self) -> Compactor:
         return Compactor(self.store, self.config, self.summarizer, self.today)
 
-    def compact(self, *, progress: Progress | None = None) -> CompactionReport:
-        """Bring the tree up to date (every dirty node in one pass), then the index."""
-        self.store.ensure_layout()
-        write_templates(self.root)
+    def compact(
+        self, *, progress: Progress | None = None, background: bool | None = None
+    ) -> CompactionReport:
+        """Bring the tree up to date (every dirty node in one pass), then the index.
+
+        With a summarizer that calls a model and `background` (default: the Memory's
+        `background_summaries`, which a kernel sets), the pass writes the extractive summary
+        where a summary is due and the model's are written afterwards in a thread
+        (`tree/background`), so the caller waits only on local work. Without it the pass writes
+        them itself, then any a deferred pass still owes (a kernel that exited mid-summary)."""
+        later = self.background_summaries if background is None else background
+        model = self.summarizer.name != ExtractiveSummarizer.name
+        self.store.ensure_layout()  # memory/ only: the working files are made by `init`
         with self._lock, self.store.compaction_lock():
-            report = self._compactor().run(progress)
+            compactor = Compactor(
+                self.store, self.config, self.summarizer, self.today, defer=later
+            )
+            report = compactor.run(progress)
             self._indexer.sync()
             self._topics.forget()
         if report.built:
             self._notify("compact")
+        if model and later:
+            self.summaries.start()
+        elif model and compactor.owed():
+            self.write_summaries(progress=progress)
         return report
+
+    def owed_summaries(self) -> list[str]:
+        """The nodes standing in with the extractive summary for the model's (`Compactor.owed`)."""
+        return self._compactor().owed()
+
+    def write_summaries(
+        self, *, progress: Progress | None = None, stop: threading.Event | None = None
+    ) -> list[str]:
+        """Write the summaries a deferred pass owes (`Compactor.owed`), one node at a time: its
+        sources are read and its summary written under the locks, the model is called outside
+        them, so writes and recall go on meanwhile; `stop` ends it between two nodes. A node
+        written is indexed at once. Returns the node paths written."""
+        compactor = Compactor(self.store, self.config, self.summarizer, self.today, defer=True)
+        written: list[str] = []
+        tried: set[str] = set()
+        done = 0
+        while not (stop is not None and stop.is_set()):
+            owed = [path for path in compactor.owed() if path not in tried]
+            if not owed:
+                break
+            tried.add(owed[0])
+            if progress:
+                progress(done, done + len(owed), owed[0])
+            with self._lock, self.store.compaction_lock():
+                job = compactor.owed_job(owed[0])
+            done += 1
+            if job is None:
+                continue
+            body, error = None, ""
+            try:
+                body = job.summarize(self.summarizer)
+            except Exception as exc:  # a model may fail in any way; the stand-in stays
+                error = f"{self.summarizer.name} summarizer failed ({exc})"
+            with self._lock, self.store.compaction_lock():
+                if stop is not None and stop.is_set():
+                    break
+                paths = compactor.write_owed(job, body, error)
+                if paths:
+                    self._indexer.sync()
+                    self._topics.forget()
+            written += paths
+        if progress:
+            progress(done, done, "done")
+        if written:
+            self._notify("compact")
+        return written
 
     def layer1(self) -> Layer1:
         """Layer 1 measured; counts are remembered by content, so an unchanged Layer 1 is
@@ -533,5 +598,8 @@ class Memory:
         self._listeners.notify(event)
 
     def close(self) -> None:
+        self.summaries.stop()  # no write after this one: the next start writes what is owed
+        with self._lock:  # a summary being written under the lock lands first
+            pass
         self.semantic.close()  # first: the background embedder finishes what it was handed
         self._indexer.close()

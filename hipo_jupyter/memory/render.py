@@ -121,6 +121,10 @@ def repeated_line(checkpoint: Checkpoint, what: str = "") -> str:
 
 
 # --- status, topics, Layer 1, compaction ------------------------------------------------------
+def owed_text(owed: int) -> str:
+    return f"{owed} (the model writes them in the background)"
+
+
 def status_text(status: Status) -> str:
     nodes = ", ".join(f"{count} {kind}" for kind, count in status.nodes.items())
     rows = [
@@ -135,6 +139,7 @@ def status_text(status: Status) -> str:
         ("search backend", status.backend),
         ("last compaction", status.last_compaction or "never"),
         ("dirty nodes", f"{status.dirty_nodes}"),
+        *([("summaries owed", owed_text(status.owed_summaries))] if status.owed_summaries else []),
         *([("semantic", status.semantic)] if status.semantic else []),
     ]
     return "\n".join(f"{name + ':':<16} {value}" for name, value in rows)

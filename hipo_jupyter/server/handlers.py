@@ -245,10 +245,12 @@ class TreeHandler(HipoHandler):
             "sections": [],
             "topics": [],
             "nodes": [],
+            "owed_summaries": 0,  # written in the background by the model (`tree/background`)
         }
         if not reply["has_memory"]:
             return reply
         memory = self.memory(folder)
+        reply["owed_summaries"] = len(memory.owed_summaries())
         nodes = node_statuses(memory)
         if (memory.root / ROOT_FILE).is_file():
             reply["sections"] = root_sections(memory.read(ROOT_FILE))

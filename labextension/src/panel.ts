@@ -94,6 +94,63 @@ export function sentPartLine(part: ISent['parts'][number]): string {
   return `${what} · ${part.tokens.toLocaleString('en-US')} tokens · ${part.source}`;
 }
 
+/** The file a sent piece's text is in ("memory/2026-03-12.md#L14" -> its log), or null for a
+ * piece that is no file (the rules index). */
+export function sentPartFile(part: Pick<ISent['parts'][number], 'source'>): string | null {
+  const file = (part.source ?? '').split('#')[0].trim();
+  return file.endsWith('.md') ? file : null;
+}
+
+/** The one line that stands for the recalled pieces of a call until it is opened. */
+export function recalledLine(parts: Pick<ISent['parts'][number], 'tokens'>[]): string {
+  const tokens = parts.reduce((sum, part) => sum + part.tokens, 0).toLocaleString('en-US');
+  const pieces = parts.length === 1 ? '1 recalled piece' : `${parts.length} recalled pieces`;
+  return `${pieces} · ${tokens} tokens`;
+}
+
+/** The line under the header while the model writes summaries in the background. */
+export function owedLine(owed: number): string {
+  if (owed <= 0) {
+    return '';
+  }
+  const summaries = owed === 1 ? '1 summary' : `${owed} summaries`;
+  return `Claude is writing ${summaries} in the background; Layer 1 uses the extractive one until each lands`;
+}
+
+export const COLLAPSED_KEY = 'hipo-memory:collapsed';
+/** Folded until the user opens them: the longest lists, below what the model saw. */
+export const DEFAULT_COLLAPSED = ['topics'];
+
+/** The sections the user folded (localStorage), or the defaults the first time. */
+export function loadCollapsed(storage: Pick<Storage, 'getItem'> | null = safeStorage()): Set<string> {
+  try {
+    const saved = storage?.getItem(COLLAPSED_KEY);
+    const parsed: unknown = saved ? JSON.parse(saved) : DEFAULT_COLLAPSED;
+    return new Set(Array.isArray(parsed) ? parsed.filter(x => typeof x === 'string') : DEFAULT_COLLAPSED);
+  } catch {
+    return new Set(DEFAULT_COLLAPSED);
+  }
+}
+
+export function saveCollapsed(
+  collapsed: Set<string>,
+  storage: Pick<Storage, 'setItem'> | null = safeStorage()
+): void {
+  try {
+    storage?.setItem(COLLAPSED_KEY, JSON.stringify([...collapsed].sort()));
+  } catch {
+    // private mode or a full store: folding still works, it is only not remembered
+  }
+}
+
+function safeStorage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
 /** A node file as JupyterLab names it: relative to the server root, not to the memory root. */
 export function serverPath(root: string, file: string): string {
   return root ? `${root.replace(/\/+$/, '')}/${file}` : file;
@@ -164,6 +221,13 @@ export class MemoryPanel extends Widget {
     this._messageNode = el('div', 'jp-HipoMemory-message');
     this.node.appendChild(this._messageNode);
 
+    this._owedNode = el('div', 'jp-HipoMemory-hint jp-HipoMemory-owed');
+    this.node.appendChild(this._owedNode);
+
+    // What the model just saw comes first: the last call's pieces, above everything else.
+    this._sentNode = el('div', 'jp-HipoMemory-sent');
+    this.node.appendChild(this._sentNode);
+
     this._searchForm = el('form', 'jp-HipoMemory-search');
     this._searchInput = el('input', 'jp-HipoMemory-searchInput jp-mod-styled');
     this._searchInput.type = 'search';
@@ -182,17 +246,28 @@ export class MemoryPanel extends Widget {
     this._recentNode = el('div', 'jp-HipoMemory-recent');
     this._rulesNode = el('div', 'jp-HipoMemory-rules');
     this._previewNode = el('div', 'jp-HipoMemory-preview');
-    this._sentNode = el('div', 'jp-HipoMemory-sent');
     for (const node of [
       this._resultsNode,
       this._previewNode,
-      this._topicsNode,
       this._budgetNode,
       this._rulesNode,
       this._recentNode,
-      this._sentNode
+      this._topicsNode
     ]) {
       this.node.appendChild(node);
+    }
+    const sections: [HTMLElement, string][] = [
+      [this._sentNode, 'sent'],
+      [this._resultsNode, 'results'],
+      [this._previewNode, 'preview'],
+      [this._budgetNode, 'budget'],
+      [this._rulesNode, 'rules'],
+      [this._recentNode, 'recent'],
+      [this._topicsNode, 'topics']
+    ];
+    for (const [node, key] of sections) {
+      node.dataset.section = key;
+      node.classList.add('jp-HipoMemory-section');
     }
     this._render();
   }
@@ -486,6 +561,9 @@ export class MemoryPanel extends Widget {
               : '';
     this._messageNode.className = `jp-HipoMemory-message jp-HipoMemory-${state}`;
     const ready = state === 'ready';
+    const owed = ready ? owedLine(tree?.owed_summaries ?? 0) : '';
+    this._owedNode.textContent = owed;
+    this._owedNode.hidden = !owed;
     this._searchForm.hidden = !ready;
     this._renderResults(ready);
     this._renderPreview(ready);
@@ -496,8 +574,30 @@ export class MemoryPanel extends Widget {
     this._renderSent(ready ? this._sent : null);
   }
 
+  /**
+   * A section's title: a toggle that folds the section to its title line. Folded sections
+   * are remembered in localStorage (`collapsedSections`), so a reload keeps the panel as the
+   * user left it.
+   */
   private _section(node: HTMLElement, title: string): HTMLElement {
-    node.replaceChildren(el('h3', 'jp-HipoMemory-sectionTitle', title));
+    const key = node.dataset.section ?? '';
+    const heading = el('h3', 'jp-HipoMemory-sectionTitle');
+    const toggle = el('button', 'jp-HipoMemory-toggle', title);
+    const collapsed = this._collapsed.has(key);
+    toggle.setAttribute('aria-expanded', String(!collapsed));
+    toggle.title = collapsed ? 'Show this section' : 'Fold this section';
+    toggle.addEventListener('click', () => {
+      if (this._collapsed.has(key)) {
+        this._collapsed.delete(key);
+      } else {
+        this._collapsed.add(key);
+      }
+      saveCollapsed(this._collapsed);
+      this._render();
+    });
+    heading.appendChild(toggle);
+    node.replaceChildren(heading);
+    node.classList.toggle('jp-mod-collapsed', collapsed);
     return node;
   }
 
@@ -760,10 +860,9 @@ export class MemoryPanel extends Widget {
       const file = checkpoint.date ? `memory/${checkpoint.date}.md` : null;
       item.appendChild(this._nodeButton(checkpoint.title, file, null));
       const tags = checkpoint.tags.length ? ' · #' + checkpoint.tags.join(' #') : '';
-      item.appendChild(
-        el('span', 'jp-HipoMemory-checkpointMeta', `${checkpoint.date ?? ''} · ${checkpoint.type}${tags}`)
-      );
-      this._appendProvenance(item, checkpoint.provenance);
+      const meta = el('span', 'jp-HipoMemory-checkpointMeta', `${checkpoint.date ?? ''} · ${checkpoint.type}${tags}`);
+      item.appendChild(meta);
+      this._appendProvenance(meta, checkpoint.provenance, 'span');
       if (checkpoint.id) {
         this._appendEdits(item, { id: checkpoint.id }, checkpoint.title);
       }
@@ -780,20 +879,49 @@ export class MemoryPanel extends Widget {
       return;
     }
     const total = sent.tokens.toLocaleString('en-US');
-    this._section(node, `Last %%ask sent · ${total} tokens of system prompt`);
+    this._section(node, `What the model saw · ${total} tokens`);
     node.appendChild(el('div', 'jp-HipoMemory-hint', `${sent.model} · ${sent.at}`));
+    // Layer 1's parts line by line; the recalled pieces, often dozens, behind one line that
+    // opens them (remembered while the panel lives), so the section stays a glance.
+    const layer1 = sent.parts.filter(part => part.kind === 'layer1');
+    const recalled = sent.parts.filter(part => part.kind !== 'layer1');
     const list = el('ul', 'jp-HipoMemory-sentParts');
-    for (const part of sent.parts) {
-      const item = el('li', 'jp-HipoMemory-sentPart');
-      item.dataset.kind = part.kind;
-      item.appendChild(el('span', 'jp-HipoMemory-sentLine', sentPartLine(part)));
-      this._appendProvenance(item, part.provenance);
-      list.appendChild(item);
+    for (const part of layer1) {
+      list.appendChild(this._sentItem(part));
     }
     if (!sent.parts.length) {
       list.appendChild(el('li', 'jp-HipoMemory-hint', 'No memory: --no-memory and nothing recalled'));
     }
     node.appendChild(list);
+    if (recalled.length) {
+      const details = el('details', 'jp-HipoMemory-recalled');
+      details.open = this._recalledOpen;
+      details.addEventListener('toggle', () => {
+        this._recalledOpen = details.open;
+      });
+      details.appendChild(el('summary', 'jp-HipoMemory-recalledSummary', recalledLine(recalled)));
+      const pieces = el('ul', 'jp-HipoMemory-sentParts');
+      for (const part of recalled) {
+        pieces.appendChild(this._sentItem(part));
+      }
+      details.appendChild(pieces);
+      node.appendChild(details);
+    }
+  }
+
+  private _sentItem(part: ISent['parts'][number]): HTMLElement {
+    const item = el('li', 'jp-HipoMemory-sentPart');
+    item.dataset.kind = part.kind;
+    const file = sentPartFile(part);
+    const line = el(file ? 'button' : 'span', 'jp-HipoMemory-sentLine', sentPartLine(part));
+    if (file) {
+      // the text on demand: the file the piece came from, in the preview below
+      line.title = `Show ${file}`;
+      line.addEventListener('click', () => void this.openNode(file));
+    }
+    item.appendChild(line);
+    this._appendProvenance(item, part.provenance);
+    return item;
   }
 
   /** Correct and Forget for one checkpoint (the user's own actions: the server's POSTs). */
@@ -809,10 +937,15 @@ export class MemoryPanel extends Widget {
     item.appendChild(actions);
   }
 
-  private _appendProvenance(item: HTMLElement, provenance: string | null | undefined): void {
+  private _appendProvenance(
+    item: HTMLElement,
+    provenance: string | null | undefined,
+    inline: 'line' | 'span' = 'line'
+  ): void {
     const line = provenanceLine(provenance);
     if (line !== null) {
       const node = el('span', 'jp-HipoMemory-provenance', line);
+      node.dataset.inline = inline; // "span": on its checkpoint's meta line, after a " · "
       node.title = visible(line); // the whole line on hover when the sidebar is narrow
       item.appendChild(node);
     }
@@ -841,6 +974,8 @@ export class MemoryPanel extends Widget {
   private _searchError = '';
   private _previewError = '';
   private _openTopics = new Set<string>();
+  private _collapsed = loadCollapsed();
+  private _recalledOpen = false;
   private _folderNode: HTMLElement;
   private _messageNode: HTMLElement;
   private _searchForm: HTMLFormElement;
@@ -852,4 +987,5 @@ export class MemoryPanel extends Widget {
   private _rulesNode: HTMLElement;
   private _previewNode: HTMLElement;
   private _sentNode: HTMLElement;
+  private _owedNode: HTMLElement;
 }

@@ -49,6 +49,8 @@ export interface ITree {
   sections: { title: string; text: string }[];
   topics: ITopic[];
   nodes: INodeStatus[];
+  /** summaries the model still owes: nodes standing in with the extractive one (newer servers) */
+  owed_summaries?: number;
 }
 
 export interface INode {

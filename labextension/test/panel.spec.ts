@@ -12,8 +12,13 @@ import {
   partLevel,
   proposedBy,
   provenanceLine,
+  sentPartFile,
   sentPartLine,
   ruleLine,
+  COLLAPSED_KEY,
+  loadCollapsed,
+  owedLine,
+  recalledLine,
   serverPath,
   topicTitle
 } from '../src/panel';
@@ -566,5 +571,98 @@ describe('MemoryPanel keeps up', () => {
     await panel.setNotebook('project/analysis.ipynb');
     await panel.poll(); // a panel never attached is not visible
     expect(api.fetchChanges).not.toHaveBeenCalled();
+  });
+});
+
+describe('What the model saw comes first', () => {
+  beforeEach(() => window.localStorage.clear());
+
+  it('puts the last call above the search and every other section', async () => {
+    api.fetchSent.mockResolvedValue(SENT);
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const order = Array.from(panel.node.children).map(
+      child => (child as HTMLElement).dataset.section ?? child.className.split(' ')[0]
+    );
+    expect(order.indexOf('sent')).toBeLessThan(order.indexOf('jp-HipoMemory-search'));
+    expect(order.slice(order.indexOf('sent'))).toEqual([
+      'sent',
+      'jp-HipoMemory-search',
+      'results',
+      'preview',
+      'budget',
+      'rules',
+      'recent',
+      'topics'
+    ]);
+    expect(q(panel, '.jp-HipoMemory-sent h3').textContent).toBe('What the model saw · 900 tokens');
+  });
+
+  it('opens the text of a piece on demand, from the file it came from', async () => {
+    api.fetchSent.mockResolvedValue(SENT);
+    api.fetchNode.mockResolvedValue({ file: 'memory/2026-03-12.md', content: '## Competitor pricing' });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const lines = all(panel, '.jp-HipoMemory-sentLine');
+    expect(lines.map(line => line.tagName)).toEqual(['BUTTON', 'BUTTON']);
+    // the recalled pieces behind one line until opened
+    const recalled = q<HTMLDetailsElement>(panel, '.jp-HipoMemory-recalled');
+    expect(recalled.open).toBe(false);
+    expect(recalled.querySelector('summary')?.textContent).toBe('1 recalled piece · 42 tokens');
+    expect(recalledLine([{ tokens: 1000 }, { tokens: 234 }])).toBe('2 recalled pieces · 1,234 tokens');
+    lines[1].click();
+    await flush();
+    expect(api.fetchNode).toHaveBeenCalledWith('project/analysis.ipynb', 'memory/2026-03-12.md');
+    expect(panel.openedFile).toBe('memory/2026-03-12.md');
+    expect(sentPartFile({ source: 'rules' })).toBeNull();
+    expect(sentPartFile({ source: 'memory/2026-03-12.md#L14' })).toBe('memory/2026-03-12.md');
+  });
+
+  it('folds a section to its title and remembers it across panels', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const topics = q(panel, '.jp-HipoMemory-topics');
+    expect(topics.classList.contains('jp-mod-collapsed')).toBe(true); // folded the first time
+    const recent = q(panel, '.jp-HipoMemory-recent');
+    expect(recent.classList.contains('jp-mod-collapsed')).toBe(false);
+    q(panel, '.jp-HipoMemory-recent .jp-HipoMemory-toggle').click();
+    expect(q(panel, '.jp-HipoMemory-recent').classList.contains('jp-mod-collapsed')).toBe(true);
+    expect(q(panel, '.jp-HipoMemory-recent .jp-HipoMemory-toggle').getAttribute('aria-expanded')).toBe(
+      'false'
+    );
+    expect(JSON.parse(window.localStorage.getItem(COLLAPSED_KEY) ?? '[]')).toEqual(['recent', 'topics']);
+    const again = new MemoryPanel();
+    await again.setNotebook('project/analysis.ipynb');
+    expect(q(again, '.jp-HipoMemory-recent').classList.contains('jp-mod-collapsed')).toBe(true);
+    expect(loadCollapsed({ getItem: () => 'not json' })).toEqual(new Set(['topics']));
+  });
+
+  it('keeps a recent checkpoint to its title and one meta line, the actions in the item', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const [first] = all(panel, '.jp-HipoMemory-checkpoint');
+    const meta = first.querySelector('.jp-HipoMemory-checkpointMeta');
+    expect(meta?.querySelector('.jp-HipoMemory-provenance')?.textContent).toBe(
+      'from analysis.ipynb cell 7 via magic, model claude-sonnet-4-5'
+    );
+    expect(Array.from(first.children).map(child => child.className.split(' ')[0])).toEqual([
+      'jp-HipoMemory-node',
+      'jp-HipoMemory-checkpointMeta',
+      'jp-HipoMemory-edits'
+    ]);
+  });
+});
+
+describe('Summaries written in the background', () => {
+  it('says how many the model still owes, and nothing when none', async () => {
+    api.fetchTree.mockResolvedValue({ ...tree(), owed_summaries: 2 });
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    expect(q(panel, '.jp-HipoMemory-owed').hidden).toBe(false);
+    expect(q(panel, '.jp-HipoMemory-owed').textContent).toBe(owedLine(2));
+    expect(owedLine(2)).toContain('2 summaries in the background');
+    api.fetchTree.mockResolvedValue(tree());
+    await panel.requestRefresh();
+    expect(q(panel, '.jp-HipoMemory-owed').hidden).toBe(true);
   });
 });

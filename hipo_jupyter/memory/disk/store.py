@@ -2,7 +2,7 @@
 
 Layout under a memory root (Hipocampus-compatible; DESIGN.md):
 
-    SCRATCHPAD.md  WORKING.md  TASK-QUEUE.md      Layer 1 working files (from templates, first use)
+    SCRATCHPAD.md  WORKING.md  TASK-QUEUE.md      Layer 1 working files (templates, by `init`)
     knowledge/*.md  plans/*.md                    Layer 2, read on demand
     memory/
       ROOT.md                                     Layer 1 topic index (derived)
@@ -108,10 +108,16 @@ class Store:
         if self.root.exists() and not self.root.is_dir():
             raise MemoryRootError(f"memory root {self.root} is a file, not a folder")
 
-    def ensure_layout(self) -> None:
+    def ensure_layout(self, *, full: bool = False) -> None:
+        """Create memory/ (every write needs it); with `full` (`init`), knowledge/ and plans/
+        too. Otherwise those are made on first use, so opening a notebook's memory leaves no
+        empty folders beside the notebook."""
         self.check_root()
+        folders = [self.memory_dir]
+        if full:
+            folders += [self.root / "knowledge", self.root / "plans"]
         try:
-            for folder in (self.memory_dir, self.root / "knowledge", self.root / "plans"):
+            for folder in folders:
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise MemoryRootError(

@@ -5,7 +5,8 @@ Modules:
 - `chain.py` the compaction chain and its plan (raw -> daily -> weekly -> monthly -> ROOT);
   `summarize.py` the `Summarizer` protocol and the extractive summary, `digest.py` how it reads
   its sources; `root.py` ROOT.md under its budget, `root_update.py` it updated in place as each
-  checkpoint is written.
+  checkpoint is written; `background.py` the thread that writes the summaries a model owes
+  after a pass that deferred them.
 - `topics.py` topic and keyword extraction; `topic_index.py` the Topics Index as data, and
   kept current without re-reading the logs (`TopicsCache`).
 - `layer1.py` the always-loaded files and their budgets; `line_writers.py` who added which

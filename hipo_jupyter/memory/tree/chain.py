@@ -65,6 +65,7 @@ class CompactionReport:
     reopened: list[str] = field(default_factory=list)  # fixed nodes rebuilt for a late entry
     summarized: list[str] = field(default_factory=list)  # nodes above threshold (not verbatim)
     errors: list[str] = field(default_factory=list)  # sources skipped or fallbacks, with why
+    deferred: list[str] = field(default_factory=list)  # summaries owed, written later (`defer`)
     seconds: float = 0.0
 
     @property
@@ -145,14 +146,37 @@ def state_problem(state: object) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class OwedSummary:
+    """A node owed its summarizer's summary (`Compactor.owed_job`), with the sources read
+    under the locks: the summary is written from these, outside them, while the model writes."""
+
+    node: PlannedNode
+    sources: list[Source]
+
+    def summarize(self, summarizer: Summarizer) -> str:
+        return summarizer.summarize(self.node.level, self.node.period, self.sources)
+
+
 class Compactor:
     def __init__(
-        self, store: Store, config: MemoryConfig, summarizer: Summarizer, today: date
+        self,
+        store: Store,
+        config: MemoryConfig,
+        summarizer: Summarizer,
+        today: date,
+        *,
+        defer: bool = False,
     ) -> None:
+        """`defer`: a node above its threshold is written with the extractive summary at once
+        and marked in the state as owed its summarizer's (`"pending"`), for `write_owed` to
+        replace later (a summarizer that calls a model, in the background): the pass then never
+        waits on the model. Without it the pass writes each summary itself."""
         self.store = store
         self.config = config
         self.summarizer = summarizer
         self.today = today
+        self.defer = defer and summarizer.name != ExtractiveSummarizer.name
 
     # state ---------------------------------------------------------------------------------
     def read_state(self) -> dict:
@@ -361,7 +385,7 @@ class Compactor:
                 node.status == "fixed" and (recorded.get(node.path) or {}).get("status") != "fixed"
             ):
                 report.fixed.append(node.path)
-            recorded[node.path] = {"key": node.key, "status": node.status}
+            recorded[node.path] = self._entry(node, report)
 
         if plan.root_dirty:
             if progress:
@@ -376,6 +400,83 @@ class Compactor:
             self._write_state(plan.state)
         report.seconds = time.perf_counter() - started
         return report
+
+    # summaries owed: written after the pass (`defer`) -------------------------------------
+    def owed(self) -> list[str]:
+        """The nodes a deferred pass wrote with the extractive stand-in and whose summarizer's
+        summary is still owed, in the order they are written: days, weeks, months. The state
+        file is the record, so a process that died mid-summary leaves them owed for the next."""
+        nodes = self.read_state()["hipo"].get("nodes", {})
+        order = {"daily": 0, "weekly": 1, "monthly": 2}
+        owed = [path for path, entry in nodes.items() if entry.get("pending")]
+        return sorted(owed, key=lambda path: (order.get(path.split("/")[1], 3), path))
+
+    def owed_job(self, path: str) -> OwedSummary | None:
+        """Under the locks: the node `path` with its sources, when it is still owed a summary
+        and clean (a node a write made dirty is left to the next pass, which defers it anew)."""
+        plan = self.plan()
+        node = _still_owed(plan, path)
+        return OwedSummary(node, self._sources(node, CompactionReport(), plan)) if node else None
+
+    def write_owed(self, job: OwedSummary, body: str | None, error: str = "") -> list[str]:
+        """Under the locks, after the summarizer answered (`body`, or None and the `error`
+        that kept it from answering: the stand-in stays): the node rewritten with its summary
+        when it is still owed and clean, the clean nodes built from it rebuilt upward (a week
+        over a day, a month over a week: each again owed if it is summarized) and ROOT.md after
+        a month. Same keys, same statuses: the stand-in was only ever standing in, so a fixed
+        node is still written once with its summary. Returns the node paths written."""
+        plan = self.plan()
+        recorded = plan.state["hipo"]["nodes"]
+        node = _still_owed(plan, job.node.path)
+        if node is None or node.key != job.node.key:
+            return []  # rebuilt, written or made dirty meanwhile: the next pass decides
+        if self._sources(node, CompactionReport(), plan) != job.sources:
+            return []  # a node below it changed while the model wrote: owed again, afresh
+        entry = recorded[job.node.path]
+        entry.pop("pending", None)
+        written: list[str] = []
+        if body is not None:
+            text = self._render(job.node, job.sources, body)
+            self.store.write_atomic(self.store.root / job.node.path, text)
+            written.append(job.node.path)
+            written += self._rebuild_above(plan, job.node.path)
+        else:
+            entry["summary-error"] = error[:200]
+        self.store.write_atomic(
+            self.store.state_path, json.dumps(plan.state, indent=1, sort_keys=True)
+        )
+        return written
+
+    def _rebuild_above(self, plan: Plan, changed_path: str) -> list[str]:
+        """The clean nodes built from `changed_path`, rebuilt from the new text, and ROOT.md
+        when a month changed and nothing else waits for a pass."""
+        recorded = plan.state["hipo"]["nodes"]
+        changed = {changed_path}
+        report = CompactionReport()
+        for node in plan.nodes:
+            if node.action or not changed.intersection(node.sources):
+                continue
+            text = self._build(node, report, plan)
+            self.store.write_atomic(self.store.root / node.path, text)
+            entry = recorded.setdefault(node.path, {"key": node.key, "status": node.status})
+            entry.pop("pending", None)
+            if node.path in report.deferred:
+                entry["pending"] = self.summarizer.name
+            changed.add(node.path)
+        months = any(path.startswith("memory/monthly/") for path in changed)
+        if months and not plan.root_dirty:
+            self.store.write_atomic(self.store.root_node, self._build_root(plan))
+            changed.add(ROOT_FILE)
+        changed.discard(changed_path)
+        return sorted(changed)
+
+    def _entry(self, node: PlannedNode, report: CompactionReport) -> dict:
+        """The state's entry of a node just built: its key, its status, and the summarizer
+        that still owes it a summary when the pass deferred it."""
+        entry: dict = {"key": node.key, "status": node.status}
+        if report.deferred and report.deferred[-1] == node.path:
+            entry["pending"] = self.summarizer.name
+        return entry
 
     def _write_state(self, state: dict) -> None:
         state["lastCompactionRun"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -396,16 +497,7 @@ class Compactor:
         return without_superseded(text, plan.superseded) if plan is not None else text
 
     def _build(self, node: PlannedNode, report: CompactionReport, plan: Plan | None = None) -> str:
-        sources = []
-        for relative in node.sources:
-            try:
-                sources.append(Source(relative, self._read_source(relative, plan)))
-            except FileNotFoundError:
-                report.errors.append(f"{node.path}: source {relative} is missing")
-            except ParseError as exc:
-                if node.level == "daily":
-                    raise
-                report.errors.append(f"{node.path}: {exc}")
+        sources = self._sources(node, report, plan)
         threshold = {
             "daily": self.config.daily_threshold,
             "weekly": self.config.weekly_threshold,
@@ -417,6 +509,24 @@ class Compactor:
         else:
             body = self._summarize(node, sources, report)
             report.summarized.append(node.path)
+        return self._render(node, sources, body)
+
+    def _sources(
+        self, node: PlannedNode, report: CompactionReport, plan: Plan | None = None
+    ) -> list[Source]:
+        sources = []
+        for relative in node.sources:
+            try:
+                sources.append(Source(relative, self._read_source(relative, plan)))
+            except FileNotFoundError:
+                report.errors.append(f"{node.path}: source {relative} is missing")
+            except ParseError as exc:
+                if node.level == "daily":
+                    raise
+                report.errors.append(f"{node.path}: {exc}")
+        return sources
+
+    def _render(self, node: PlannedNode, sources: list[Source], body: str) -> str:
         meta = {
             "type": node.level,
             "status": node.status,
@@ -433,6 +543,9 @@ class Compactor:
         return render_node(meta, body)
 
     def _summarize(self, node: PlannedNode, sources: list[Source], report: CompactionReport) -> str:
+        if self.defer:  # the stand-in now, the summarizer's later (`write_owed`)
+            report.deferred.append(node.path)
+            return ExtractiveSummarizer().summarize(node.level, node.period, sources)
         try:
             return self.summarizer.summarize(node.level, node.period, sources)
         except Exception as exc:  # a remote summarizer may fail in any way; the chain goes on
@@ -478,6 +591,15 @@ def late_entry(store: Store, day: date, today: date) -> bool:
     if day >= today or not store.state_path.exists():
         return False
     return read_status(store.root / node_path("daily", day.isoformat())) != "tentative"
+
+
+def _still_owed(plan: Plan, path: str) -> PlannedNode | None:
+    """The planned node at `path` when the state marks it owed a summary and it is clean."""
+    node = next((n for n in plan.nodes if n.path == path), None)
+    entry = plan.state["hipo"]["nodes"].get(path) or {}
+    if node is None or node.action or not entry.get("pending"):
+        return None
+    return node
 
 
 def _behind(node: PlannedNode, entry: dict | None, exists: bool) -> bool:

@@ -206,12 +206,22 @@ def _read_part(
         except (OSError, UnsafeFileError) as error:
             exists = False
             log.warning("hipo: cannot read %s, left out of Layer 1: %s", relative, error)
+    if untouched_template(name, text):
+        text = ""  # the template as `init` made it says nothing yet: 0 tokens in the prompt
     if name == "ROOT" and text.startswith("---"):
         text = parse_node(text).body + "\n"
     elif name != "ROOT" and text:
         text = mark_writers(text, LineWriters(root).of(relative, text))
     text = storable(text)  # control characters visible, as in checkpoints (a prompt sees it)
     return generated_part(name, relative, text, budget, count, exists=exists)
+
+
+def untouched_template(name: str, text: str) -> bool:
+    """Whether a working file is still its template as `init` wrote it (HTML comments and
+    all, whitespace at the ends aside): it holds nothing the model should pay tokens for, so
+    Layer 1 leaves it out. One edited character and it is the user's file, sent whole."""
+    template = TEMPLATES.get(name)
+    return template is not None and text.strip() == template.strip()
 
 
 def mark_writers(text: str, writers: Mapping[str, str]) -> str:

@@ -39,6 +39,7 @@ class Status:
     dirty_nodes: int  # nodes a compaction would rebuild now
     semantic: str = ""  # "semantic recall is on: ..." or why it is off and how to turn it on
     behind_nodes: int = 0  # of dirty_nodes: tentative ones only behind the writes since a pass
+    owed_summaries: int = 0  # nodes standing in with the extractive summary for a model's
 
     def to_json(self) -> dict[str, object]:
         """`hipo status --json` and MCP's status: every field, as named here."""
@@ -81,6 +82,9 @@ def memory_status(
         dirty_nodes=len(plan.dirty),
         semantic=semantic,
         behind_nodes=sum(1 for node in plan.dirty if node.behind),
+        owed_summaries=sum(
+            1 for entry in plan.state["hipo"].get("nodes", {}).values() if entry.get("pending")
+        ),
     )
 
 
