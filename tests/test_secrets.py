@@ -163,7 +163,7 @@ def service_credentials() -> list[Secret]:
         ("replicate-api-token", "r8_" + rand(ALNUM, 37), "replicate {}"),
         ("xai-api-key", "xai-" + rand(ALNUM, 80), "grok with {}"),
         ("private-key", gcp_body, gcp),
-        ("key", rand(ALNUM, 44), "ibmcloud login --apikey {}"),
+        ("api-key", rand(ALNUM, 44), "ibmcloud login --apikey {}"),
         ("token", rand(ALNUM, 32), "curl -H 'X-Auth-Token: {}' https://x.io"),
         ("password", rand(ALNUM, 24), "mysql -u root --password {}"),
     ]  # fmt: skip

@@ -227,6 +227,79 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
         ("akia", "asia"),
         _fixed_shape(r"A(?:KIA|SIA)[A-Z0-9]{16}"),
     ),
+    # HashiCorp Vault: service `hvs.`, batch `hvb.`, recovery `hvr.` + 24 or more base62
+    # (developer.hashicorp.com/vault/docs/concepts/tokens#token-prefixes).
+    TokenFormat("vault-token", ("hvs.", "hvb.", "hvr."), _shape(r"hv[sbr]\.[A-Za-z0-9_-]{24,}")),
+    # Notion internal integration secrets: `ntn_` (since 2024) or `secret_` + 43 or more base62
+    # (developers.notion.com/docs/authorization).
+    TokenFormat(
+        "notion-token",
+        ("ntn_", "secret_"),
+        _shape(r"(?:ntn_|secret_)[A-Za-z0-9]{40,50}"),
+        mixed_alnum,
+    ),
+    # Sentry: organization auth tokens `sntrys_` + base64, user auth tokens `sntryu_` + 64 hex
+    # (docs.sentry.io/account/auth-tokens/); a DSN's key (and legacy secret) before `@` the
+    # ingest host (docs.sentry.io/concepts/key-terms/dsn-explainer/).
+    TokenFormat(
+        "sentry-token",
+        ("sntrys_", "sntryu_"),
+        _shape(r"sntry(?:s_[A-Za-z0-9+/=_-]{40,}|u_[a-f0-9]{64})"),
+    ),
+    TokenFormat(
+        "sentry-dsn-key",
+        ("sentry",),
+        re.compile(
+            r"(?<![\w-])https?://(?P<secret>[a-f0-9]{32}(?::[a-f0-9]{32})?)"
+            r"@[A-Za-z0-9.-]{0,64}sentry"
+        ),
+        starts_word=False,
+    ),
+    # Grafana: Cloud access policy tokens `glc_` + base64 JSON, service account tokens `glsa_`
+    # + 32 alphanumerics `_` 8 hex (grafana.com/docs/grafana/latest/administration/
+    # service-accounts/, grafana.com/docs/grafana-cloud/security-and-account-management/
+    # authentication-and-permissions/access-policies/).
+    TokenFormat(
+        "grafana-token",
+        ("glc_", "glsa_"),
+        _shape(r"gl(?:c_[A-Za-z0-9+/=_-]{32,}|sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"),
+    ),
+    # Supabase: personal access tokens `sbp_` + 40 hex, secret API keys `sb_secret_` + 20 or
+    # more (supabase.com/docs/guides/api/api-keys).
+    TokenFormat(
+        "supabase-key",
+        ("sbp_", "sb_secret_"),
+        _shape(r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})"),
+    ),
+    # age identities: `AGE-SECRET-KEY-1` + 58 upper-case Bech32 characters
+    # (age-encryption.org/v1, "X25519 recipient type").
+    TokenFormat(
+        "age-secret-key",
+        ("age-secret-key-1",),
+        _fixed_shape(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ),
+    # Linear personal API keys: `lin_api_` + 40 alphanumerics
+    # (developers.linear.app/docs/graphql/working-with-the-graphql-api).
+    TokenFormat("linear-api-key", ("lin_api_",), _shape(r"lin_api_[A-Za-z0-9]{40}")),
+    # Doppler: personal `dp.pt.`, service `dp.st.`, CLI `dp.ct.`, SCIM `dp.scim.`, audit
+    # `dp.audit.` + 40 or more alphanumerics (docs.doppler.com/reference/auth-token-formats).
+    TokenFormat(
+        "doppler-token",
+        ("dp.",),
+        _shape(r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ),
+    # Postman API keys: `PMAK-` + 24 hex `-` 34 hex (learning.postman.com/docs/developer/
+    # postman-api/authentication/).
+    TokenFormat("postman-api-key", ("pmak-",), _fixed_shape(r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}")),
+    # Figma personal access tokens: `figd_` + 40 or more url-safe characters
+    # (figma.com/developers/api#access-tokens).
+    TokenFormat("figma-token", ("figd_",), _shape(r"figd_[A-Za-z0-9_-]{40,}")),
+    # 1Password service account tokens: `ops_` + base64 JSON (`eyJ`)
+    # (developer.1password.com/docs/service-accounts/).
+    TokenFormat("1password-service-token", ("ops_eyj",), _shape(r"ops_eyJ[A-Za-z0-9+/=_-]{40,}")),
+    # Atlassian API tokens: `ATATT3` + 180 or more url-safe characters
+    # (support.atlassian.com/atlassian-account/docs/manage-api-tokens-for-your-atlassian-account/).
+    TokenFormat("atlassian-api-token", ("atatt3",), _shape(r"ATATT3[A-Za-z0-9_=-]{150,}")),
     # JSON Web Tokens: three base64url parts, the first two JSON objects (`eyJ` is `{"`).
     TokenFormat(
         "jwt",

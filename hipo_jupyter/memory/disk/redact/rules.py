@@ -40,10 +40,12 @@ import math
 import re
 import string
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 
 from .credentials import TOKEN_FORMATS, TokenFormat, mixed_alnum
+from .idioms import IDIOM_RULES, PGPASS_RE
 
 MARKER = "[REDACTED:{kind}]"
 REDACTED_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -189,7 +191,9 @@ _SECRET_WORD = r"(?:secret|token|password|passwd|api[_-]?key|private[_-]?key)(?!
 # run is then matched once: linear time even on `token_token_token...` without a separator.
 _NAME = r"(?=[A-Za-z0-9_.-]*?" + _SECRET_WORD + r")[A-Za-z0-9_.-]+"
 _ENV_LINE_RE = re.compile(  # a whole line: `NAME=rest of line`, or `NAME: one-token`
-    r"^(?P<keep>[ \t]*(?:[-*>][ \t]+)?(?:export[ \t]+)?(?P<name>(?=[A-Za-z_])" + _NAME + r")"
+    r"^(?P<keep>[ \t]*(?:[-*>][ \t]+)?(?:(?:export|%env|%set_env)[ \t]+)?(?P<name>(?=[A-Za-z_])"
+    + _NAME
+    + r")"
     r"[ \t]*+(?:=(?!=)[ \t]*+|:(?!=)[ \t]*+(?=\S++[ \t]*+$)))"
     r"(?P<secret>[^\s\"'\[][^\n]*+)$",
     re.IGNORECASE | re.MULTILINE,
@@ -419,7 +423,8 @@ def _hex_is_secret(before: str) -> bool:
         glued = before[glued_start:glued_end]
         return any(qualifier in glued for qualifier in _CREDENTIAL_QUALIFIERS)
     words = before.replace('"', " ").replace("'", " ").split()
-    return not words or words[-1] not in _DATA_KEY_WORDS
+    previous = words[-1] if words else ""
+    return previous not in _DATA_KEY_WORDS and not any(d in previous for d in _DIGEST_WORDS)
 
 
 def _redact_key_values(text: str) -> str:
@@ -512,6 +517,7 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str], str]], ...] = (
     (("authorization",), partial(_AUTHORIZATION_RE.sub, _authorization)),
     (("bearer",), partial(_BEARER_RE.sub, _after_keep("bearer-token", mixed_alnum))),
     (("://",), partial(_URL_PASSWORD_RE.sub, _after_keep("url-password"))),
+    *IDIOM_RULES,
     (_SECRET_NEEDLES, partial(_ENV_LINE_RE.sub, _env_line)),
     (_SECRET_NEEDLES, _redact_named),
     (_KEY_WORDS, _redact_key_values),
@@ -547,7 +553,11 @@ _SHAPES_RE = re.compile("|".join(f.pattern.pattern for f in TOKEN_FORMATS if not
 
 def redact(text: str) -> str:
     """`text` with every secret replaced by `[REDACTED:<kind>]`. Idempotent."""
-    if not _ANY_NEEDLE_RE.search(text.lower()) and not _SHAPES_RE.search(text):
+    if (
+        not _ANY_NEEDLE_RE.search(text.lower())
+        and not _SHAPES_RE.search(text)
+        and not PGPASS_RE.search(text)
+    ):
         return text  # no rule would run
     for _ in range(_MAX_PASSES):
         before = text
@@ -560,3 +570,42 @@ def redact(text: str) -> str:
         if text == before:
             break
     return text
+
+
+_MARKER_KIND_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """What `redact_counted` made of a text: the redacted `text`, and `counts`, how many
+    secrets of each kind it replaced (in the order they first appear), for a writer to say."""
+
+    text: str
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """`2 password, 1 github-token`; empty when nothing was redacted."""
+        return ", ".join(f"{count} {kind}" for kind, count in self.counts.items())
+
+    def __add__(self, other: Redaction) -> Redaction:
+        """The counts of two redactions (two fields of one write); the text is `other`'s."""
+        counts = dict(self.counts)
+        for kind, count in other.counts.items():
+            counts[kind] = counts.get(kind, 0) + count
+        return Redaction(other.text, counts)
+
+
+def redact_counted(text: str) -> Redaction:
+    """`redact(text)` and how many secrets of each kind it replaced: the markers the result
+    holds beyond those the text already held (a marker is never matched again)."""
+    redacted = redact(text)
+    if redacted is text or redacted == text:
+        return Redaction(redacted)
+    already = Counter(_MARKER_KIND_RE.findall(text))
+    counts: dict[str, int] = {}
+    for kind in _MARKER_KIND_RE.findall(redacted):
+        if already[kind] > 0:
+            already[kind] -= 1
+        else:
+            counts[kind] = counts.get(kind, 0) + 1
+    return Redaction(redacted, counts)
