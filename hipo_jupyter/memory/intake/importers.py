@@ -49,7 +49,7 @@ from ..disk.exchanges import exchange_fields
 from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, read_user_file
 from ..disk.jsonread import MAX_LINE_BYTES, JsonInputError, parse_json
 from ..disk.provenance import VIA_IMPORT
-from ..disk.redact import redact
+from ..disk.redact import Redaction, redact_counted
 from ..errors import HipoError, ParseError
 from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable
 from ..tree.chain import CompactionReport
@@ -95,6 +95,7 @@ class ImportReport:
     compaction: CompactionReport | None = None  # the pass that followed (None: nothing new)
     per_day: dict[str, int] = field(default_factory=dict)  # ISO date -> turns written
     forgotten: int = 0  # turns the user forgot, kept out (`recall/forgotten`)
+    redacted: dict[str, int] = field(default_factory=dict)  # kind -> secrets replaced
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -455,28 +456,39 @@ def _kind(value: Any) -> str:
 def to_checkpoint(record: ImportRecord) -> Checkpoint:
     """The checkpoint of one turn (or of one exchange: the user's words as its request, the
     reply as its outcome): redacted, and cut when longer than a checkpoint may be."""
-    body = _stored(record.body)
-    title = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or "turn"
+    body = _stored_counted(record.body)
+    title = redact_counted(" ".join(storable(record.title).split()))
+    reply = _stored_counted(record.reply) if record.reply.strip() else None
+    redacted = title + body + reply if reply is not None else title + body
     source = storable(record.source)
-    if record.reply.strip():
-        fields = exchange_fields(body, _stored(record.reply))
-        return Checkpoint(title=title, fields=fields, id=source, via=VIA_IMPORT)
-    return Checkpoint(title=title, text=body, id=source, via=VIA_IMPORT)
+    where = {"id": source, "via": VIA_IMPORT, "redacted": tuple(redacted.counts.items())}
+    short_title = title.text[:MAX_TITLE_CHARS] or "turn"
+    if reply is not None:
+        fields = exchange_fields(body.text, reply.text)
+        return Checkpoint(title=short_title, fields=fields, **where)
+    return Checkpoint(title=short_title, text=body.text, **where)
 
 
 def _stored(text: str) -> str:
     """A turn's text as a checkpoint keeps it: redacted, cut at MAX_BODY_CHARS with a note."""
-    body = redact(storable(text))
+    return _stored_counted(text).text
+
+
+def _stored_counted(text: str) -> Redaction:
+    """`_stored`, with what redaction replaced."""
+    redacted = redact_counted(storable(text))
+    body = redacted.text
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + CUT_NOTE.format(limit=MAX_BODY_CHARS, chars=len(body))
-    return body
+    return Redaction(body, redacted.counts)
 
 
 def blocks_by_day(
-    records: Iterable[ImportRecord], known_ids: set[str]
+    records: Iterable[ImportRecord], known_ids: set[str], *, redacted: dict[str, int] | None = None
 ) -> tuple[dict[date, str], dict[date, int], int]:
     """The Markdown to append to each day's log (turns in file order), the turns per day, and
-    how many turns were skipped because their source id is already known (or repeated)."""
+    how many turns were skipped because their source id is already known (or repeated);
+    `redacted`, when given, gains the secrets each kind had replaced in the turns kept."""
     blocks: dict[date, list[str]] = {}
     skipped = 0
     seen = set(known_ids)
@@ -485,7 +497,10 @@ def blocks_by_day(
             skipped += 1
             continue
         seen.add(record.source)
-        blocks.setdefault(record.day, []).append(render(to_checkpoint(record)))
+        checkpoint = to_checkpoint(record)
+        for kind, count in checkpoint.redacted if redacted is not None else ():
+            redacted[kind] = redacted.get(kind, 0) + count
+        blocks.setdefault(record.day, []).append(render(checkpoint))
     return (
         {day: "\n".join(parts) for day, parts in sorted(blocks.items())},
         {day: len(parts) for day, parts in sorted(blocks.items())},

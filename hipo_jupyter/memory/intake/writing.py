@@ -24,14 +24,14 @@ import re
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
 from ..disk.checkpoint import Checkpoint, new_id, parse_body, parse_log, render
 from ..disk.exchanges import pair
 from ..disk.provenance import VIA_WRITE_BACK
-from ..disk.redact import redact
+from ..disk.redact import Redaction, redact, redact_counted
 from ..disk.store import Store
 from ..errors import HipoError
 from ..recall.forgotten import ForgetLedger
@@ -90,8 +90,11 @@ def new_checkpoint(
 ) -> Checkpoint:
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
     without a title is titled by its first words."""
-    fields, text = parse_body(redact(draft.body))
-    title_text = redact(draft.title)
+    body, title = redact_counted(draft.body), redact_counted(draft.title)
+    fields, text = parse_body(body.text)
+    title_text = title.text
+    place = redact_counted(storable(notebook)) if notebook else Redaction("")
+    redacted = body + title + place
     if not title_text:
         title_text = title_from_text(text or (fields[0][1] if fields else ""))
     if not fields and not text.strip():
@@ -104,7 +107,7 @@ def new_checkpoint(
             text=text,
             id=new_id(),
             tags=draft.tags,
-            notebook=redact(storable(notebook)) if notebook else None,
+            notebook=place.text or None,
             cell=storable(cell) if cell else None,
             via=storable(via) if via else None,
             model=storable(model) if model else None,
@@ -112,6 +115,7 @@ def new_checkpoint(
             conversation=storable(conversation) if conversation else None,
             replaces=draft.replaces,
             proposes=draft.proposes,
+            redacted=tuple(redacted.counts.items()),
         )
     except ValueError as exc:  # the dataclass validates keys and type
         raise HipoError(f"not a valid checkpoint: {exc}") from None
@@ -136,6 +140,7 @@ class ImportWrite:
     counts: dict[date, int]
     skipped: int
     forgotten: int = 0  # turns the user forgot, kept out
+    redacted: dict[str, int] = field(default_factory=dict)  # kind -> secrets replaced
 
     def report(self, compaction: CompactionReport | None) -> ImportReport:
         """What `hipo import` tells the user, with the compaction pass that followed."""
@@ -146,6 +151,7 @@ class ImportWrite:
             compaction=compaction,
             per_day={day.isoformat(): n for day, n in self.counts.items()},
             forgotten=self.forgotten,
+            redacted=self.redacted,
         )
 
 
@@ -334,7 +340,8 @@ class Writer:
         days = sorted({record.day for record in records})
         with self._lock:
             known = {c.id for c in read_checkpoints(self.store, days) if c.id}
-            blocks, counts, skipped = blocks_by_day(records, known)
+            redacted: dict[str, int] = {}
+            blocks, counts, skipped = blocks_by_day(records, known, redacted=redacted)
             for day, block in blocks.items():
                 self.store.append_raw(day, block)
-        return ImportWrite(counts=counts, skipped=skipped, forgotten=forgotten)
+        return ImportWrite(counts, skipped, forgotten, redacted)

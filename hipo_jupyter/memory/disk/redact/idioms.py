@@ -22,16 +22,16 @@ NETRC_RE = re.compile(
     + r"(?P<secret>\S++)"
 )
 
-# `.pgpass` (postgresql.org/docs/current/libpq-pgpass.html): a whole line
-# `hostname:port:database:username:password`; the port digits or `*`, the database and user
-# holding a letter or `*` (so an IPv6 address or a time is not one); no field reaches into a
-# marker (`[REDACTED:kind]` holds a colon), nor does curl's user.
+# `.pgpass` (postgresql.org/docs/current/libpq-pgpass.html): `hostname:port:database:username:
+# password` as one whitespace-free word (its own line in the file; within a line once a title
+# flattened it); the port digits or `*`, the database and user holding a letter or `*` (so an
+# IPv6 address or a time is not one); no field reaches into a marker (`[REDACTED:kind]` holds a
+# colon), nor does curl's user below.
 PGPASS_RE = re.compile(
-    r"^(?P<keep>[A-Za-z0-9_.*-]++:(?:\d++|\*):"
+    r"(?<!\S)(?P<keep>[A-Za-z0-9_.*-]++:(?:\d++|\*):"
     r"(?=[^:\s\[]*[A-Za-z_*])[^:\s\[]++:(?=[^:\s\[]*[A-Za-z_*])[^:\s\[]++:)"
     + _NOT_MARKER
-    + r"(?P<secret>\S++)[ \t]*+$",
-    re.MULTILINE,
+    + r"(?P<secret>\S++)"
 )
 
 # `curl -u user:PASS`, `curl --user user:PASS` (curl.se/docs/manpage.html#-u): at most 16
