@@ -60,7 +60,7 @@ ADVERSARIAL = {
     "key=": "key=",
     "password:": "password:",
     "token_": "token_",
-    "api_key=\"": 'api_key="',
+    'api_key="': 'api_key="',
     "eyJ": "eyJ",
     "glpat-": "glpat-",
     "hvs.": "hvs.",
@@ -130,7 +130,8 @@ def before_seconds(revision: str, label: str, mb: int, cap: float) -> str:
 
 def adversarial(sizes: list[int], revision: str | None, cap: float) -> None:
     labels = [*ADVERSARIAL, "base64"]
-    print(f"seconds per MB (one run each; 'before' = {revision or 'not run'}, capped at {cap:.0f} s)")
+    before = f"'before' = {revision}, capped at {cap:.0f} s" if revision else "no 'before'"
+    print(f"seconds per MB (one run each; {before})")
     print(f"{'input':24}" + "".join(f"{f'{mb} MB':>9}" for mb in sizes) + "   before")
     worst = 0.0
     for label in labels:

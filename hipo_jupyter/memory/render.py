@@ -108,6 +108,11 @@ def checkpoint_line(checkpoint: Checkpoint) -> str:
     return f"remembered {what} in {where}{redacted_note(checkpoint.redacted)}"
 
 
+def written_where(checkpoint: Checkpoint) -> str:
+    """`memory/2026-03-12.md:14  <id>; redacted 1 password`: a write's answer to an agent."""
+    return f"{checkpoint_where(checkpoint)}  {checkpoint.id}{redacted_note(checkpoint.redacted)}"
+
+
 def redacted_note(counts: Iterable[tuple[str, int]] | Mapping[str, int]) -> str:
     """`; redacted 2 password, 1 github-token`: what redaction replaced in a write, the count
     per kind (`Checkpoint.redacted`, `ImportReport.redacted`); empty when nothing was."""

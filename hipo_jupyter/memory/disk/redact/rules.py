@@ -11,17 +11,25 @@ Three families of rules, applied in this order:
   xAI, Groq, Replicate, Perplexity, LangSmith, Pinecone, Tavily, Hugging Face), code and package
   hosts (GitHub, GitLab, PyPI, npm), payments and messaging (Stripe, SendGrid, Mailgun, Twilio,
   Slack, Discord, Telegram, Shopify), clouds (AWS, Google API keys and OAuth tokens, Azure
-  storage keys, SAS signatures and client secrets, Databricks, DigitalOcean, Alibaba), JWTs.
+  storage keys, SAS signatures and client secrets, Databricks, DigitalOcean, Alibaba), secrets
+  and ops tools (HashiCorp Vault, Doppler, 1Password, age, Sentry tokens and DSN keys, Grafana,
+  Supabase, Notion, Linear, Postman, Figma, Atlassian), JWTs.
   Beside the table, what a row cannot say: private key blocks (a service account's JSON
   `private_key` included), bearer and basic credentials in Authorization headers, passwords in
-  URLs (`scheme://user:PASSWORD@host`, user and host kept), `aws_secret_access_key = ...`.
-- Values named as secrets: `NAME=value` and `NAME: value` (`.env` lines, YAML, JSON, keyword
-  arguments) where NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY or PRIVATE_KEY. The
-  name is kept, the value redacted.
+  URLs (`scheme://user:PASSWORD@host`, user and host kept), `aws_secret_access_key = ...`, and
+  the shell and config-file idioms of `idioms.py` (`.netrc`, `.pgpass`, `curl -u user:PASS`,
+  `mysql -pPASS`, `--password PASS`, `--token X`).
+- Values named as secrets: `NAME=value` and `NAME: value` (`.env` lines, `%env`, YAML, JSON,
+  dict literals, keyword arguments, `os.environ["NAME"] = ...`, `config["name"] = ...`,
+  `cfg.name = ...`) where NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY or
+  PRIVATE_KEY. The name is kept, the value redacted.
 - Random values after a key word: `--token X`, `apiKey: X`, `-H "X-Auth: X"`, `my key is X`,
   where the word holds key, token, secret, password, pwd, auth, credential or signature and X
   looks generated (`_looks_random`: 16 letters and digits or more, 3.5 bits of Shannon entropy
-  per character or more, and switching often between letters, digits and case).
+  per character or more, and switching often between letters, digits and case). Hex after
+  `key` is a cache key or a hash (`cache_key = <sha1>`), unless the key is the credential's own
+  name: a bare `key` (Kaggle's `{"username": ..., "key": <32 hex>}`, `wandb.login(key=...)`) or
+  `api_key` and the like (`_hex_is_secret`).
 
 Kinds: the table's, then private-key, bearer-token, basic-auth, url-password,
 aws-secret-access-key; for named values password, private-key, api-key, secret or token (from
@@ -31,7 +39,15 @@ False positives are kept rare on purpose, because memory full of markers is usel
 dates, checkpoint ids, git hashes and paths are left alone; `max_tokens=1024` is a count, not a
 token; `token = tokenizer.encode(text)` and `api_key=os.environ["KEY"]` are code, not values;
 `Password: use the vault` is a sentence. Redaction is idempotent: markers are never matched
-again, and `redact` repeats its pass until nothing changes.
+again, and `redact` repeats its pass until nothing changes. `redact_counted` also says how many
+secrets of each kind it replaced, for the writer's one-line report.
+
+Every rule's cost is bounded by the text's length (issue 50: a MB of one repeated prefix took
+434 s): no start rescans a run another start scanned. Shapes of unbounded length begin with a
+lookbehind (one start per run of word characters), quantifiers are possessive or bounded, the
+named-value rule tries each run of name characters once, the key-word rule's value is one
+possessive run judged at most twice, and a judgement reads at most `MAX_JUDGED_CHARS`.
+`benchmarks/redact_speed.py --adversarial` times 1 and 16 MB of such inputs.
 """
 
 from __future__ import annotations
@@ -189,7 +205,7 @@ _SECRET_NEEDLES = ("secret", "token", "passw", "apikey", "api_key", "api-key", "
 _SECRET_WORD = r"(?:secret|token|password|passwd|api[_-]?key|private[_-]?key)(?![a-z])"
 # A whole run of name characters that contains a secret word. The lookahead finds the word, the
 # run is then matched once: linear time even on `token_token_token...` without a separator.
-_NAME = r"(?=[A-Za-z0-9_.-]*?" + _SECRET_WORD + r")[A-Za-z0-9_.-]+"
+_NAME = r"(?=[A-Za-z0-9_.-]*?" + _SECRET_WORD + r")[A-Za-z0-9_.-]++"
 _ENV_LINE_RE = re.compile(  # a whole line: `NAME=rest of line`, or `NAME: one-token`
     r"^(?P<keep>[ \t]*(?:[-*>][ \t]+)?(?:(?:export|%env|%set_env)[ \t]+)?(?P<name>(?=[A-Za-z_])"
     + _NAME
