@@ -92,24 +92,38 @@ def _flag(match: re.Match) -> str:
     return match.group("keep") + _marker(kind)
 
 
+def _once_each(replace: Callable[[re.Match], str]) -> Callable[[re.Match], str]:
+    """`replace` asked once for each distinct match in a text: a text of one repeated line
+    costs one answer, not one a match (these replacements read nothing but the match)."""
+    answers: dict[str, str] = {}
+
+    def answer(match: re.Match) -> str:
+        found = match.group()
+        if found not in answers:
+            answers[found] = replace(match)
+        return answers[found]
+
+    return answer
+
+
 def redact_netrc(text: str) -> str:
-    return NETRC_RE.sub(_replacer("password"), text)
+    return NETRC_RE.sub(_once_each(_replacer("password")), text)
 
 
 def redact_pgpass(text: str) -> str:
-    return PGPASS_RE.sub(_replacer("password"), text)
+    return PGPASS_RE.sub(_once_each(_replacer("password")), text)
 
 
 def redact_curl_user(text: str) -> str:
-    return CURL_USER_RE.sub(_replacer("password"), text)
+    return CURL_USER_RE.sub(_once_each(_replacer("password")), text)
 
 
 def redact_mysql_password(text: str) -> str:
-    return MYSQL_PASSWORD_RE.sub(_replacer("password"), text)
+    return MYSQL_PASSWORD_RE.sub(_once_each(_replacer("password")), text)
 
 
 def redact_flags(text: str) -> str:
-    return FLAG_RE.sub(_flag, text)
+    return FLAG_RE.sub(_once_each(_flag), text)
 
 
 # (needles, rule), as `rules._RULES` reads them; `.pgpass` has no needle, and is a cheap scan.

@@ -290,11 +290,13 @@ _NAME_CHARS = frozenset(
 )
 
 
+_AFTER_NAME_RE = re.compile(r"(?:[\"']\]?)?[ \t]*+[:=](?!=)")  # what follows a name in `_NAMED_RE`
 _NAME_RUN_RE = re.compile("[" + re.escape("".join(sorted(_NAME_CHARS))) + "]*+")
 _SECRET_WORD_STEMS = ("secret", "token", "passw", "api", "private")
-# Text with a secret word every 256 characters or closer is redacted by one `_NAMED_RE.sub`:
-# slower than the loop below on ordinary text (240 ms a MB, not 35), faster on a dense run of
-# names (`api_key="api_key="...`: 0.3 s a MB, not 0.7), where each name is a Python step.
+# Text with a secret word and a separator every 256 characters or closer is redacted by one
+# `_NAMED_RE.sub`: slower than the loop below on ordinary text (240 ms a MB, not 35), faster on
+# a dense run of names (`api_key="api_key="...`: 0.14 s a MB, not 0.5), where each name that
+# has a separator after it is a Python step; a name without one costs the loop one check.
 _DENSE_NAME_CHARS = 256
 
 
@@ -322,7 +324,8 @@ def _redact_named(text: str) -> str:
     secret words takes the one `sub` instead."""
     folded = _fold(text)
     words = sum(map(folded.count, _SECRET_WORD_STEMS)) - folded.count("[redacted:")
-    if words * _DENSE_NAME_CHARS > len(text):
+    separators = folded.count("=") + folded.count(":") - folded.count("[redacted:")
+    if min(words, separators) * _DENSE_NAME_CHARS > len(text):
         return _NAMED_RE.sub(_remembered(_named), text)
     pieces: list[str] = []
     kept_until = 0
@@ -332,9 +335,11 @@ def _redact_named(text: str) -> str:
         start = hit.start()
         if start < floor:
             continue
+        scanned_until = _NAME_RUN_RE.match(text, start).end()
+        if _AFTER_NAME_RE.match(text, scanned_until) is None:
+            continue  # no `=` or `:` after the name: `_NAMED_RE` would not match
         while start > floor and text[start - 1] in _NAME_CHARS:
             start -= 1
-        scanned_until = _NAME_RUN_RE.match(text, hit.start()).end()
         if folded.startswith("[redacted:", start - 10):
             continue  # a marker's kind, never a name
         starts = (start - 1, start) if start > floor and text[start - 1] in "\"'" else (start,)
