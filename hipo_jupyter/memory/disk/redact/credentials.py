@@ -39,11 +39,49 @@ class TokenFormat:
 
 
 def _shape(regex: str) -> re.Pattern[str]:
-    """`regex` as a whole token: nothing of a word may come before or follow. The lookbehind in
-    front costs the regex engine its literal-prefix search (about 12 ms a MB per pattern, not
-    1), but without it a run of one prefix (`sk-sk-sk-...`) was scanned again from each
-    prefix: quadratic, 1 MB took minutes. Each row runs only on text holding its needles."""
+    """`regex` as a whole token: nothing of a word may come before or follow. Without the
+    lookbehind, a run of one prefix (`sk-sk-sk-...`) was scanned again from each prefix:
+    quadratic, 1 MB took minutes. The lookbehind goes after the literal prefix, where the regex
+    engine still searches for that prefix (in front of it, each pattern cost 12 ms a MB, not
+    1); a pattern without a literal prefix gets it in front. Each row runs only on text
+    holding its needles."""
+    prefix = _literal_prefix(regex)
+    if prefix:
+        rest = regex[len(prefix) :]
+        return re.compile(f"{prefix}(?<![\\w-]{prefix})(?:{rest})(?![\\w])")
+    branches = _LITERAL_BRANCHES_RE.match(regex)
+    if branches:  # `(?:hf_|api_org_)...`: the lookbehind after each branch's literal
+        guarded = "|".join(f"{b}(?<![\\w-]{b})" for b in branches.group(1).split("|"))
+        return re.compile(f"(?:{guarded})(?:{regex[branches.end() :]})(?![\\w])")
     return re.compile(r"(?<![\w-])(?:" + regex + r")(?![\w])")
+
+
+_LITERAL_BRANCHES_RE = re.compile(r"\(\?:([A-Za-z0-9_-]+(?:\|[A-Za-z0-9_-]+)+)\)(?![*+?{])")
+
+
+def _literal_prefix(regex: str) -> str:
+    """The letters, digits, `_` and `-` `regex` starts with (none a quantifier applies to),
+    when nothing after them is a top-level alternative that would not start with them."""
+    prefix = re.match(r"[A-Za-z0-9_-]*", regex).group()
+    if prefix and regex[len(prefix) : len(prefix) + 1] in ("*", "+", "?", "{"):
+        prefix = prefix[:-1]
+    depth, escaped, in_class = 0, False, False
+    for char in regex:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return ""
+    return prefix
 
 
 def _fixed_shape(regex: str) -> re.Pattern[str]:
@@ -112,12 +150,13 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     # tokens add `.01.` and more); runner registration `GR1348941` + 20.
     TokenFormat(
         "gitlab-token",
-        ("gl", "gr1348941"),
+        ("gl",),
         _shape(
-            r"(?:gl(?:pat|dt|rtr?|ptt|cbt|oas|soat|ffct|imt|agent|ft|cd|dt)-[A-Za-z0-9_-]{20,}+"
-            r"(?:\.[A-Za-z0-9_.-]{1,64}+)?|GR1348941[A-Za-z0-9_-]{20,})"
+            r"gl(?:pat|dt|rtr?|ptt|cbt|oas|soat|ffct|imt|agent|ft|cd|dt)-[A-Za-z0-9_-]{20,}+"
+            r"(?:\.[A-Za-z0-9_.-]{1,64}+)?"
         ),
     ),
+    TokenFormat("gitlab-token", ("gr1348941",), _shape(r"GR1348941[A-Za-z0-9_-]{20,}")),
     # PyPI API tokens: `pypi-` + a macaroon whose base64 starts `AgEIcHlwaS5vcmc` ("pypi.org"),
     # TestPyPI's `AgENdGVzdC5weXBpLm9yZw` (pypi.org/help/#apitoken).
     TokenFormat(
@@ -141,7 +180,9 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat("google-oauth-token", ("ya29.",), _shape(r"ya29\.[0-9A-Za-z_-]{20,}")),
     TokenFormat("google-oauth-client-secret", ("gocspx-",), _shape(r"GOCSPX-[0-9A-Za-z_-]{24,}")),
     TokenFormat(
-        "google-refresh-token", ("1//0",), re.compile(r"(?<![\w/])1//0[0-9A-Za-z_-]{30,}(?![\w])")
+        "google-refresh-token",
+        ("1//0",),
+        re.compile(r"1//0(?<![\w/]1//0)[0-9A-Za-z_-]{30,}(?![\w])"),
     ),
     # Databricks personal access tokens: `dapi` + 32 hex, optionally `-` + digit.
     TokenFormat(
@@ -250,7 +291,7 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
         "sentry-dsn-key",
         ("sentry",),
         re.compile(
-            r"(?<![\w-])https?://(?P<secret>[a-f0-9]{32}(?::[a-f0-9]{32})?)"
+            r"http(?<![\w-]http)s?://(?P<secret>[a-f0-9]{32}(?::[a-f0-9]{32})?)"
             r"@[A-Za-z0-9.-]{0,64}sentry"
         ),
         starts_word=False,

@@ -27,6 +27,7 @@ NETRC_RE = re.compile(
 # flattened it); the port digits or `*`, the database and user holding a letter or `*` (so an
 # IPv6 address or a time is not one); no field reaches into a marker (`[REDACTED:kind]` holds a
 # colon), nor does curl's user below.
+PGPASS_HINT_RE = re.compile(r":(?:\d++|\*):")  # a port field: what any entry holds, found fast
 PGPASS_RE = re.compile(
     r"(?<!\S)(?P<keep>[A-Za-z0-9_.*-]++:(?:\d++|\*):"
     r"(?=[^:\s\[]*[A-Za-z_*])[^:\s\[]++:(?=[^:\s\[]*[A-Za-z_*])[^:\s\[]++:)"
@@ -37,7 +38,7 @@ PGPASS_RE = re.compile(
 # `curl -u user:PASS`, `curl --user user:PASS` (curl.se/docs/manpage.html#-u): at most 16
 # arguments after `curl`, each taken whole.
 CURL_USER_RE = re.compile(
-    r"(?P<keep>(?<![\w-])curl(?:[ \t]++(?!-u|--user)\S++){0,16}+[ \t]++"
+    r"(?P<keep>curl(?<![\w-]curl)(?:[ \t]++(?!-u|--user)\S++){0,16}+[ \t]++"
     r"(?:-u[ \t]*+|--user(?:[ \t]++|=))[\"']?[^\s:\"'\[]++:)"
     + _NOT_MARKER
     + r"(?P<secret>[^\s\"']++)"
@@ -53,7 +54,7 @@ MYSQL_PASSWORD_RE = re.compile(
 # `--password PASS`, `--password=PASS`, `--token X`, `--api-key X`, `--client-secret X`: a
 # long flag whose last word names a credential; `--token-file` and `--key-file` name files.
 FLAG_RE = re.compile(
-    r"(?P<keep>(?<![\w-])--(?P<flag>(?:[a-z0-9]++-)*?"
+    r"(?P<keep>--(?<![\w-]--)(?P<flag>(?:[a-z0-9]++-)*?"
     r"(?P<word>password|passwd|pass|token|secret|api-?key|apikey|access-key|secret-key|pat))"
     r"(?P<sep>[ \t]++|=)[\"']?)" + _NOT_MARKER + r"(?P<secret>[^\s\"'-][^\s\"']*+)",
     re.IGNORECASE,
@@ -111,6 +112,8 @@ def redact_netrc(text: str) -> str:
 
 
 def redact_pgpass(text: str) -> str:
+    if PGPASS_HINT_RE.search(text) is None:
+        return text  # the rule's pattern starts with a lookbehind: no literal to search for
     return PGPASS_RE.sub(_once_each(_replacer("password")), text)
 
 

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from .credentials import TOKEN_FORMATS, TokenFormat, mixed_alnum
-from .idioms import IDIOM_RULES, PGPASS_RE
+from .idioms import IDIOM_RULES, PGPASS_HINT_RE
 
 MARKER = "[REDACTED:{kind}]"
 REDACTED_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -293,11 +293,12 @@ _NAME_CHARS = frozenset(
 _AFTER_NAME_RE = re.compile(r"(?:[\"']\]?)?[ \t]*+[:=](?!=)")  # what follows a name in `_NAMED_RE`
 _NAME_RUN_RE = re.compile("[" + re.escape("".join(sorted(_NAME_CHARS))) + "]*+")
 _SECRET_WORD_STEMS = ("secret", "token", "passw", "api", "private")
-# Text with a secret word and a separator every 256 characters or closer is redacted by one
-# `_NAMED_RE.sub`: slower than the loop below on ordinary text (240 ms a MB, not 35), faster on
-# a dense run of names (`api_key="api_key="...`: 0.14 s a MB, not 0.5), where each name that
-# has a separator after it is a Python step; a name without one costs the loop one check.
-_DENSE_NAME_CHARS = 256
+# Text with a secret word and a separator every 16 characters or closer is redacted by one
+# `_NAMED_RE.sub`: slower than the loop below on ordinary text (240 ms a MB, not 35; notebook
+# prose holds a secret word every 100 characters or so), faster on a dense run of names
+# (`api_key="api_key="...`: 0.14 s a MB, not 0.5), where each name that has a separator after
+# it is a Python step; a name without one costs the loop one check.
+_DENSE_NAME_CHARS = 16
 
 
 def _remembered(replace: Callable[[re.Match], str]) -> Callable[[re.Match], str]:
@@ -574,6 +575,14 @@ def _needle_pattern(needles: set[str]) -> re.Pattern[str]:
 _ALL_NEEDLES = {n for needles, _ in _RULES for n in needles}
 _ANY_NEEDLE_RE = _needle_pattern(_ALL_NEEDLES)
 # Each needle, the shortest needles inside it (what `_ANY_NEEDLE_RE` reports instead).
+_MARKER_KINDS = (
+    *(f.kind for f in TOKEN_FORMATS),
+    *("private-key", "bearer-token", "basic-auth", "url-password", "aws-secret-access-key"),
+    *("password", "api-key", "secret", "token", "key", "credential"),
+)
+_MARKER_NEEDLES = {
+    needle for needle in _ALL_NEEDLES for kind in _MARKER_KINDS if needle in _marker(kind).lower()
+}
 _SHORTER_NEEDLES = {
     needle: tuple(m for m in _ALL_NEEDLES if m in needle and m != needle) for needle in _ALL_NEEDLES
 }
@@ -585,7 +594,7 @@ def redact(text: str) -> str:
     if (
         not _ANY_NEEDLE_RE.search(text.lower())
         and not _SHAPES_RE.search(text)
-        and not PGPASS_RE.search(text)
+        and not PGPASS_HINT_RE.search(text)
     ):
         return text  # no rule would run
     for _ in range(_MAX_PASSES):
@@ -597,7 +606,7 @@ def redact(text: str) -> str:
                 replaced = rule(text)
                 if replaced != text:
                     text, lowered = replaced, replaced.lower()
-                    present = _Needles(lowered)
+                    present.after_change(lowered)
         if text == before:
             break
     return text
@@ -612,6 +621,14 @@ class _Needles:
         self.lowered = lowered
         self.found = set(_ANY_NEEDLE_RE.findall(lowered))
         self.known: dict[str, bool] = {}
+
+    def after_change(self, lowered: str) -> None:
+        """A rule replaced secrets by markers: the text now holds the needles it held (or
+        fewer: a rule run for nothing finds nothing) and those of the markers' kinds, since a
+        marker stands between what it joins and no needle holds `[` or `]`."""
+        self.lowered = lowered
+        self.found |= _MARKER_NEEDLES
+        self.known.clear()
 
     def any(self, needles: tuple[str, ...]) -> bool:
         return any(self.holds(needle) for needle in needles)
