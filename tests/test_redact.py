@@ -388,7 +388,7 @@ FORMATS = [
     (GCP_SERVICE_ACCOUNT, GCP_KEY_BODY, "private-key"),
     (GCP_SERVICE_ACCOUNT, HEX + "abcd1234", "private-key"),
     # random values after a key word, without a shape of their own (IBM Cloud, Mistral, ...)
-    (f"ibmcloud login --apikey {IBM_KEY}", IBM_KEY, "key"),
+    (f"ibmcloud login --apikey {IBM_KEY}", IBM_KEY, "api-key"),
     (f"mistral = Mistral(key={B62})", B62, "key"),
     (f"curl -H 'X-Auth-Token: {B62}' https://x.io", B62, "token"),
     (f"curl -H \"X-API-Key: {B62}\" https://x.io", B62, "key"),
@@ -412,7 +412,9 @@ def test_each_credential_format_is_replaced_by_its_kind(text, secret, kind):
 
 
 def test_each_format_of_the_table_has_a_case():
-    tested = {kind for _, _, kind in SECRETS + FORMATS}
+    from test_redact_idioms import FORMATS as ISSUE_50_FORMATS  # the formats issue 50 added
+
+    tested = {kind for _, _, kind in SECRETS + FORMATS + ISSUE_50_FORMATS}
     assert {f.kind for f in TOKEN_FORMATS} <= tested
 
 

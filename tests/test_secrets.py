@@ -112,7 +112,32 @@ def corpus() -> list[Secret]:
         Secret("bearer-token", bearer, f"curl -H 'Authorization: Bearer {bearer}' https://api"),
         Secret("basic-auth", basic, f"Authorization: Basic {basic}"),
         *service_credentials(),
+        *notebook_idioms(),
     ]
+
+
+def notebook_idioms() -> list[Secret]:
+    """Issue 50: credentials as notebooks and shells write them, and the formats it added."""
+    hexa = string.digits + "abcdef"
+    password = "Pw" + rand(ALNUM, 14) + "!7"
+    bech32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+    shapes = [
+        ("password", password, 'os.environ["DB_PASSWORD"] = "{}"'),
+        ("secret", rand(ALNUM, 24), "config['client_secret'] = '{}'"),
+        ("key", rand(hexa, 32), '{{"username": "dana", "key": "{}"}}'),
+        ("key", rand(hexa, 40), 'wandb.login(key="{}")'),
+        ("password", "Nr" + rand(ALNUM, 16), "machine api.wandb.ai login dana password {}"),
+        ("password", "Cu" + rand(ALNUM, 16), "curl -s -u dana:{} https://api.example.com"),
+        ("password", "My" + rand(ALNUM, 16), "mysql -h db -u root -p{} sales"),
+        ("password", "Pg" + rand(ALNUM, 16), "db.internal:5432:sales:dana:{}"),
+        ("vault-token", "hvs." + rand(ALNUM, 90), "vault login {}"),
+        ("notion-token", "ntn_" + rand(string.digits, 11) + rand(ALNUM, 35), "Client(auth='{}')"),
+        ("sentry-token", "sntryu_" + rand(hexa, 64), "sentry token {}"),
+        ("grafana-token", "glsa_" + rand(ALNUM, 32) + "_" + rand(hexa, 8), "grafana {}"),
+        ("supabase-key", "sbp_" + rand(hexa, 40), "supabase login --token {}"),
+        ("age-secret-key", "AGE-SECRET-KEY-1" + rand(bech32, 58), "age identity {}"),
+    ]  # fmt: skip
+    return [Secret(kind, value, line.format(value)) for kind, value, line in shapes]
 
 
 def service_credentials() -> list[Secret]:
@@ -163,7 +188,7 @@ def service_credentials() -> list[Secret]:
         ("replicate-api-token", "r8_" + rand(ALNUM, 37), "replicate {}"),
         ("xai-api-key", "xai-" + rand(ALNUM, 80), "grok with {}"),
         ("private-key", gcp_body, gcp),
-        ("key", rand(ALNUM, 44), "ibmcloud login --apikey {}"),
+        ("api-key", rand(ALNUM, 44), "ibmcloud login --apikey {}"),
         ("token", rand(ALNUM, 32), "curl -H 'X-Auth-Token: {}' https://x.io"),
         ("password", rand(ALNUM, 24), "mysql -u root --password {}"),
     ]  # fmt: skip

@@ -197,6 +197,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     written = f"{raw_log_path(checkpoint.date)}  {checkpoint.id}"
+    written += render.redacted_note(checkpoint.redacted)
     print(render.checkpoint_line(checkpoint) if checkpoint.repeated else written)  # not twice
     return 0
 

@@ -170,6 +170,7 @@ def format_import(report: Any, file: Path) -> str:
         f"Imported {report.written} turns{of} from {file.name} into {len(days)} raw logs ({span})"
         + (f"; {report.skipped} already there" if report.skipped else "")
         + (f"; {kept_out}" if kept_out else "")
+        + render.redacted_note(getattr(report, "redacted", {}))
         + "."
         + left
     ]

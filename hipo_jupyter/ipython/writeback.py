@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from hipo_jupyter import llm
 from hipo_jupyter.llm import LLMCall
 from hipo_jupyter.llm.conversation import LARGE_TURN_TOKENS, extract_facts, gist
-from hipo_jupyter.memory import CheckpointDraft, HipoError, Memory
+from hipo_jupyter.memory import CheckpointDraft, HipoError, Memory, render
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK, calls_phrase
 from hipo_jupyter.memory.tree import count_tokens
 from hipo_jupyter.memory.views import CheckResult, check_folder
@@ -308,7 +308,10 @@ class WriteBack:
             for open_cell in covered:
                 open_cell.checkpointed = True
                 open_cell.checkpoint_id = open_cell.checkpoint_id or checkpoint.id
-        self.session.note(f"auto-checkpoint {checkpoint.id} (cell {cell}, {len(calls)} calls)")
+        redacted = render.redacted_note(checkpoint.redacted)
+        self.session.note(
+            f"auto-checkpoint {checkpoint.id} (cell {cell}, {len(calls)} calls){redacted}"
+        )
 
     # --- %hipo check ------------------------------------------------------------------------
     def session_checks(self) -> list[CheckResult]:

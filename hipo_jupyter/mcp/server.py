@@ -174,7 +174,7 @@ def build_server(memory: Memory, session_start: threading.Thread | None = None) 
         checkpoint = memory.remember(title, body, type=type, tags=tags or (), via=VIA_MCP)
         if checkpoint.repeated:  # the existing one's id, and that nothing was written twice
             return render.repeated_line(checkpoint)
-        return f"{render.checkpoint_where(checkpoint)}  {checkpoint.id}"
+        return render.written_where(checkpoint)
 
     @server.tool(structured_output=False)
     @_tool_errors

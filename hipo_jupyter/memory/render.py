@@ -9,7 +9,7 @@ HTML (the notebook's and the widgets') is built by the front ends from the same 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .disk.provenance import provenance_line
@@ -98,13 +98,26 @@ def checkpoint_where(checkpoint: Checkpoint) -> str:
 
 
 def checkpoint_line(checkpoint: Checkpoint) -> str:
-    """The confirmation a write prints: what, where, and the id to find it again; for a
-    checkpoint found already there (`repeated`), that nothing was written."""
+    """The confirmation a write prints: what, where, the id to find it again and what was
+    redacted; for a checkpoint found already there (`repeated`), that nothing was written."""
     tags = " " + " ".join(f"#{tag}" for tag in checkpoint.tags) if checkpoint.tags else ""
     what = f"{checkpoint.title!r} [{checkpoint.type}]{tags}"
     if checkpoint.repeated:
         return repeated_line(checkpoint, what)
-    return f"remembered {what} in {checkpoint_where(checkpoint)} (id {checkpoint.id})"
+    where = f"{checkpoint_where(checkpoint)} (id {checkpoint.id})"
+    return f"remembered {what} in {where}{redacted_note(checkpoint.redacted)}"
+
+
+def written_where(checkpoint: Checkpoint) -> str:
+    """`memory/2026-03-12.md:14  <id>; redacted 1 password`: a write's answer to an agent."""
+    return f"{checkpoint_where(checkpoint)}  {checkpoint.id}{redacted_note(checkpoint.redacted)}"
+
+
+def redacted_note(counts: Iterable[tuple[str, int]] | Mapping[str, int]) -> str:
+    """`; redacted 2 password, 1 github-token`: what redaction replaced in a write, the count
+    per kind (`Checkpoint.redacted`, `ImportReport.redacted`); empty when nothing was."""
+    pairs = list(counts.items() if isinstance(counts, Mapping) else counts)
+    return "; redacted " + ", ".join(f"{n} {kind}" for kind, n in pairs) if pairs else ""
 
 
 def repeated_line(checkpoint: Checkpoint, what: str = "") -> str:

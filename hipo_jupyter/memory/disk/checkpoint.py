@@ -115,6 +115,9 @@ class Checkpoint:
     # True (with `repeated`) when the user forgot this content: nothing was written, and id and
     # date are the forgotten checkpoint's (`recall/forgotten`: a forget is remembered).
     forgotten: bool = dataclasses.field(default=False, compare=False)
+    # What redaction replaced when this checkpoint was made, (kind, count) in order: for the
+    # writer's one-line report (`render.redacted_note`); never written to the log.
+    redacted: tuple[tuple[str, int], ...] = dataclasses.field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         kind = self.type.strip().lower()

@@ -60,7 +60,7 @@ from ..disk.checkpoint import Checkpoint, render
 from ..disk.exchanges import exchange_fields
 from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, read_user_file
 from ..disk.jsonread import MAX_LINE_BYTES, JsonInputError, parse_json
-from ..disk.redact import redact
+from ..disk.redact import Redaction, redact_counted
 from ..errors import ParseError
 from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable, title_from_text
 from ..tree.chain import CompactionReport
@@ -99,6 +99,7 @@ class ImportReport:
     forgotten: int = 0  # turns the user forgot, kept out (`recall/forgotten`)
     left_out: tuple[tuple[str, int], ...] = ()  # (kind, count): what the source held, not kept
     conversations: int = 0  # conversations read (0: the source did not say)
+    redacted: dict[str, int] = field(default_factory=dict)  # kind -> secrets replaced
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -544,13 +545,17 @@ def _kind(value: Any) -> str:
 def to_checkpoint(record: ImportRecord) -> Checkpoint:
     """The checkpoint of one turn (or of one exchange: the user's words as its request, the
     reply as its outcome): redacted, and cut when longer than a checkpoint may be."""
-    body = _stored(record.body)
-    title = redact(" ".join(storable(record_title(record)).split()))[:MAX_TITLE_CHARS] or "turn"
+    body = _stored_counted(record.body)
+    title = redact_counted(" ".join(storable(record_title(record)).split()))
+    reply = _stored_counted(record.reply) if record.reply.strip() else None
+    redacted = title + body + reply if reply is not None else title + body
     source = storable(record.source)
-    if record.reply.strip():
-        fields = exchange_fields(body, _stored(record.reply))
-        return Checkpoint(title=title, fields=fields, id=source, via=record.via)
-    return Checkpoint(title=title, text=body, id=source, via=record.via)
+    where = {"id": source, "via": record.via, "redacted": tuple(redacted.counts.items())}
+    short_title = title.text[:MAX_TITLE_CHARS] or "turn"
+    if reply is not None:
+        fields = exchange_fields(body.text, reply.text)
+        return Checkpoint(title=short_title, fields=fields, **where)
+    return Checkpoint(title=short_title, text=body.text, **where)
 
 
 def record_title(record: ImportRecord) -> str:
@@ -565,17 +570,24 @@ def record_title(record: ImportRecord) -> str:
 
 def _stored(text: str) -> str:
     """A turn's text as a checkpoint keeps it: redacted, cut at MAX_BODY_CHARS with a note."""
-    body = redact(storable(text))
+    return _stored_counted(text).text
+
+
+def _stored_counted(text: str) -> Redaction:
+    """`_stored`, with what redaction replaced."""
+    redacted = redact_counted(storable(text))
+    body = redacted.text
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + CUT_NOTE.format(limit=MAX_BODY_CHARS, chars=len(body))
-    return body
+    return Redaction(body, redacted.counts)
 
 
 def blocks_by_day(
-    records: Iterable[ImportRecord], known_ids: set[str]
+    records: Iterable[ImportRecord], known_ids: set[str], *, redacted: dict[str, int] | None = None
 ) -> tuple[dict[date, str], dict[date, int], int]:
     """The Markdown to append to each day's log (turns in file order), the turns per day, and
-    how many turns were skipped because their source id is already known (or repeated)."""
+    how many turns were skipped because their source id is already known (or repeated);
+    `redacted`, when given, gains the secrets each kind had replaced in the turns kept."""
     blocks: dict[date, list[str]] = {}
     skipped = 0
     seen = set(known_ids)
@@ -584,7 +596,10 @@ def blocks_by_day(
             skipped += 1
             continue
         seen.add(record.source)
-        blocks.setdefault(record.day, []).append(render(to_checkpoint(record)))
+        checkpoint = to_checkpoint(record)
+        for kind, count in checkpoint.redacted if redacted is not None else ():
+            redacted[kind] = redacted.get(kind, 0) + count
+        blocks.setdefault(record.day, []).append(render(checkpoint))
     return (
         {day: "\n".join(parts) for day, parts in sorted(blocks.items())},
         {day: len(parts) for day, parts in sorted(blocks.items())},

@@ -24,14 +24,14 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
 from ..disk.checkpoint import Checkpoint, new_id, parse_body, parse_log, render
 from ..disk.exchanges import pair
 from ..disk.provenance import VIA_WRITE_BACK
-from ..disk.redact import redact
+from ..disk.redact import Redaction, redact, redact_counted
 from ..disk.store import Store
 from ..disk.trust import says_again
 from ..errors import HipoError
@@ -93,8 +93,11 @@ def new_checkpoint(
     """The checkpoint a draft becomes, secrets redacted (not yet dated or written). A draft
     without a title is titled by its first words. `sources`: its lineage (the checkpoints its
     call was sent, for a write-back)."""
-    fields, text = parse_body(redact(draft.body))
-    title_text = redact(draft.title)
+    body, title = redact_counted(draft.body), redact_counted(draft.title)
+    fields, text = parse_body(body.text)
+    title_text = title.text
+    place = redact_counted(storable(notebook)) if notebook else Redaction("")
+    redacted = body + title + place
     if not title_text:
         title_text = title_from_text(text or (fields[0][1] if fields else ""))
     if not fields and not text.strip():
@@ -107,7 +110,7 @@ def new_checkpoint(
             text=text,
             id=new_id(),
             tags=draft.tags,
-            notebook=redact(storable(notebook)) if notebook else None,
+            notebook=place.text or None,
             cell=storable(cell) if cell else None,
             via=storable(via) if via else None,
             model=storable(model) if model else None,
@@ -116,6 +119,7 @@ def new_checkpoint(
             replaces=draft.replaces,
             proposes=draft.proposes,
             sources=tuple(storable(source) for source in sources if source),
+            redacted=tuple(redacted.counts.items()),
         )
     except ValueError as exc:  # the dataclass validates keys and type
         raise HipoError(f"not a valid checkpoint: {exc}") from None
@@ -140,17 +144,26 @@ class ImportWrite:
     counts: dict[date, int]
     skipped: int
     forgotten: int = 0  # turns the user forgot, kept out
+    redacted: dict[str, int] = field(default_factory=dict)  # kind -> secrets replaced
 
     @classmethod
     def merged(cls, writes: Iterable[ImportWrite]) -> ImportWrite:
         """The writes of an import made in batches, as one."""
         counts: dict[date, int] = {}
+        redacted: dict[str, int] = {}
         skipped = forgotten = 0
         for write in writes:
             for day, count in write.counts.items():
                 counts[day] = counts.get(day, 0) + count
+            for kind, count in write.redacted.items():
+                redacted[kind] = redacted.get(kind, 0) + count
             skipped, forgotten = skipped + write.skipped, forgotten + write.forgotten
-        return cls(counts=dict(sorted(counts.items())), skipped=skipped, forgotten=forgotten)
+        return cls(
+            counts=dict(sorted(counts.items())),
+            skipped=skipped,
+            forgotten=forgotten,
+            redacted=redacted,
+        )
 
     def report(self, compaction: CompactionReport | None) -> ImportReport:
         """What `hipo import` tells the user, with the compaction pass that followed."""
@@ -161,6 +174,7 @@ class ImportWrite:
             compaction=compaction,
             per_day={day.isoformat(): n for day, n in self.counts.items()},
             forgotten=self.forgotten,
+            redacted=self.redacted,
         )
 
 
@@ -354,7 +368,8 @@ class Writer:
         days = sorted({record.day for record in records})
         with self._lock:
             known = {c.id for c in read_checkpoints(self.store, days) if c.id}
-            blocks, counts, skipped = blocks_by_day(records, known)
+            redacted: dict[str, int] = {}
+            blocks, counts, skipped = blocks_by_day(records, known, redacted=redacted)
             for day, block in blocks.items():
                 self.store.append_raw(day, block)
-        return ImportWrite(counts=counts, skipped=skipped, forgotten=forgotten)
+        return ImportWrite(counts, skipped, forgotten, redacted)

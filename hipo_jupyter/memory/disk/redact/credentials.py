@@ -39,9 +39,54 @@ class TokenFormat:
 
 
 def _shape(regex: str) -> re.Pattern[str]:
-    """`regex` as a whole token: nothing of a word may follow, and `_format_rule` checks that
-    nothing of a word comes before (a lookbehind here, in front of the prefix, would cost the
-    regex engine its literal-prefix search: a 100 KB text took 7 ms per pattern, not 0.1)."""
+    """`regex` as a whole token: nothing of a word may come before or follow. Without the
+    lookbehind, a run of one prefix (`sk-sk-sk-...`) was scanned again from each prefix:
+    quadratic, 1 MB took minutes. The lookbehind goes after the literal prefix, where the regex
+    engine still searches for that prefix (in front of it, each pattern cost 12 ms a MB, not
+    1); a pattern without a literal prefix gets it in front. Each row runs only on text
+    holding its needles."""
+    prefix = _literal_prefix(regex)
+    if prefix:
+        rest = regex[len(prefix) :]
+        return re.compile(f"{prefix}(?<![\\w-]{prefix})(?:{rest})(?![\\w])")
+    branches = _LITERAL_BRANCHES_RE.match(regex)
+    if branches:  # `(?:hf_|api_org_)...`: the lookbehind after each branch's literal
+        guarded = "|".join(f"{b}(?<![\\w-]{b})" for b in branches.group(1).split("|"))
+        return re.compile(f"(?:{guarded})(?:{regex[branches.end() :]})(?![\\w])")
+    return re.compile(r"(?<![\w-])(?:" + regex + r")(?![\w])")
+
+
+_LITERAL_BRANCHES_RE = re.compile(r"\(\?:([A-Za-z0-9_-]+(?:\|[A-Za-z0-9_-]+)+)\)(?![*+?{])")
+
+
+def _literal_prefix(regex: str) -> str:
+    """The letters, digits, `_` and `-` `regex` starts with (none a quantifier applies to),
+    when nothing after them is a top-level alternative that would not start with them."""
+    prefix = re.match(r"[A-Za-z0-9_-]*", regex).group()
+    if prefix and regex[len(prefix) : len(prefix) + 1] in ("*", "+", "?", "{"):
+        prefix = prefix[:-1]
+    depth, escaped, in_class = 0, False, False
+    for char in regex:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return ""
+    return prefix
+
+
+def _fixed_shape(regex: str) -> re.Pattern[str]:
+    """A shape of bounded length: each start costs at most that length, so no lookbehind is
+    needed (`_format_rule` checks the character before) and the literal-prefix search stays."""
     return re.compile(regex + r"(?![\w])")
 
 
@@ -66,12 +111,12 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     # Groq: `gsk_` + 52 alphanumerics (console.groq.com/keys).
     TokenFormat("groq-api-key", ("gsk_",), _shape(r"gsk_[A-Za-z0-9]{48,}")),
     # Replicate: `r8_` + 37 alphanumerics (replicate.com/account/api-tokens).
-    TokenFormat("replicate-api-token", ("r8_",), _shape(r"r8_[A-Za-z0-9]{37}")),
+    TokenFormat("replicate-api-token", ("r8_",), _fixed_shape(r"r8_[A-Za-z0-9]{37}")),
     # Perplexity: `pplx-` + 48 alphanumerics.
     TokenFormat("perplexity-api-key", ("pplx-",), _shape(r"pplx-[A-Za-z0-9]{40,}")),
     # LangSmith: `lsv2_pt_` (personal) or `lsv2_sk_` (service) + 32 hex + `_` + 10 hex.
     TokenFormat(
-        "langsmith-api-key", ("lsv2_",), _shape(r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}")
+        "langsmith-api-key", ("lsv2_",), _fixed_shape(r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}")
     ),
     # Pinecone: `pcsk_` + id + `_` + secret (pinecone.io, API keys since 2024).
     TokenFormat("pinecone-api-key", ("pcsk_",), _shape(r"pcsk_[A-Za-z0-9]{5,}_[A-Za-z0-9]{30,}")),
@@ -105,12 +150,13 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     # tokens add `.01.` and more); runner registration `GR1348941` + 20.
     TokenFormat(
         "gitlab-token",
-        ("gl", "gr1348941"),
+        ("gl",),
         _shape(
-            r"(?:gl(?:pat|dt|rtr?|ptt|cbt|oas|soat|ffct|imt|agent|ft|cd|dt)-[A-Za-z0-9_-]{20,}"
-            r"(?:\.[A-Za-z0-9_.-]+)?|GR1348941[A-Za-z0-9_-]{20,})"
+            r"gl(?:pat|dt|rtr?|ptt|cbt|oas|soat|ffct|imt|agent|ft|cd|dt)-[A-Za-z0-9_-]{20,}+"
+            r"(?:\.[A-Za-z0-9_.-]{1,64}+)?"
         ),
     ),
+    TokenFormat("gitlab-token", ("gr1348941",), _shape(r"GR1348941[A-Za-z0-9_-]{20,}")),
     # PyPI API tokens: `pypi-` + a macaroon whose base64 starts `AgEIcHlwaS5vcmc` ("pypi.org"),
     # TestPyPI's `AgENdGVzdC5weXBpLm9yZw` (pypi.org/help/#apitoken).
     TokenFormat(
@@ -119,33 +165,41 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
         _shape(r"pypi-Ag(?:EIcHlwaS5vcmc|ENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{40,}"),
     ),
     # npm access tokens: `npm_` + 36 alphanumerics (docs.npmjs.com, "About access tokens").
-    TokenFormat("npm-token", ("npm_",), _shape(r"npm_[A-Za-z0-9]{36}")),
+    TokenFormat("npm-token", ("npm_",), _fixed_shape(r"npm_[A-Za-z0-9]{36}")),
     # SendGrid API keys: `SG.` + 22 + `.` + 43 url-safe base64 (docs.sendgrid.com, API keys).
     TokenFormat(
-        "sendgrid-api-key", ("sg.",), _shape(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}")
+        "sendgrid-api-key",
+        ("sg.",),
+        _fixed_shape(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"),
     ),
     # Mailgun: private API keys `key-` + 32 hex (legacy) or 32 hex `-` 8 hex `-` 8 hex.
-    TokenFormat("mailgun-api-key", ("key-",), _shape(r"key-[a-f0-9]{32}")),
+    TokenFormat("mailgun-api-key", ("key-",), _fixed_shape(r"key-[a-f0-9]{32}")),
     # Google: API keys `AIza` + 35; OAuth access tokens `ya29.` + 20-2000 url-safe; OAuth client
     # secrets `GOCSPX-` + 28; refresh tokens `1//0` + 40 or more (developers.google.com/identity).
-    TokenFormat("google-api-key", ("aiza",), _shape(r"AIza[0-9A-Za-z_-]{35}")),
+    TokenFormat("google-api-key", ("aiza",), _fixed_shape(r"AIza[0-9A-Za-z_-]{35}")),
     TokenFormat("google-oauth-token", ("ya29.",), _shape(r"ya29\.[0-9A-Za-z_-]{20,}")),
     TokenFormat("google-oauth-client-secret", ("gocspx-",), _shape(r"GOCSPX-[0-9A-Za-z_-]{24,}")),
     TokenFormat(
-        "google-refresh-token", ("1//0",), re.compile(r"(?<![\w/])1//0[0-9A-Za-z_-]{30,}(?![\w])")
+        "google-refresh-token",
+        ("1//0",),
+        re.compile(r"1//0(?<![\w/]1//0)[0-9A-Za-z_-]{30,}(?![\w])"),
     ),
     # Databricks personal access tokens: `dapi` + 32 hex, optionally `-` + digit.
-    TokenFormat("databricks-token", ("dapi",), _shape(r"dapi[a-f0-9]{32}(?:-\d)?"), mixed_alnum),
+    TokenFormat(
+        "databricks-token", ("dapi",), _fixed_shape(r"dapi[a-f0-9]{32}(?:-\d)?"), mixed_alnum
+    ),
     # DigitalOcean: personal `dop_v1_`, OAuth `doo_v1_`, refresh `dor_v1_` + 64 hex.
-    TokenFormat("digitalocean-token", ("_v1_",), _shape(r"do[opr]_v1_[a-f0-9]{64}")),
+    TokenFormat("digitalocean-token", ("_v1_",), _fixed_shape(r"do[opr]_v1_[a-f0-9]{64}")),
     # Shopify: admin `shpat_`, custom app `shpca_`, private app `shppa_`, shared secret `shpss_`
     # + 32 hex (shopify.dev, access tokens).
-    TokenFormat("shopify-token", ("shp",), _shape(r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
+    TokenFormat("shopify-token", ("shp",), _fixed_shape(r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
     # Alibaba Cloud AccessKey ids: `LTAI` + 12-20 alphanumerics.
-    TokenFormat("alibaba-access-key-id", ("ltai",), _shape(r"LTAI[A-Za-z0-9]{12,20}"), mixed_alnum),
+    TokenFormat(
+        "alibaba-access-key-id", ("ltai",), _fixed_shape(r"LTAI[A-Za-z0-9]{12,20}"), mixed_alnum
+    ),
     # Twilio: API key SIDs `SK` and account SIDs `AC` + 32 hex (twilio.com/docs/glossary).
-    TokenFormat("twilio-api-key", (), _shape(r"SK[0-9a-f]{32}"), mixed_alnum),
-    TokenFormat("twilio-account-sid", (), _shape(r"AC[0-9a-f]{32}"), mixed_alnum),
+    TokenFormat("twilio-api-key", (), _fixed_shape(r"SK[0-9a-f]{32}"), mixed_alnum),
+    TokenFormat("twilio-account-sid", (), _fixed_shape(r"AC[0-9a-f]{32}"), mixed_alnum),
     # Slack: bot `xoxb-`, user `xoxp-`, app-level `xapp-`, config `xoxe-` tokens; incoming
     # webhooks under hooks.slack.com/services/ (api.slack.com/authentication/token-types).
     TokenFormat(
@@ -166,7 +220,7 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "discord-bot-token",
         (),
-        _shape(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"),
+        _fixed_shape(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"),
         mixed_alnum,
     ),
     TokenFormat(
@@ -212,8 +266,81 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "aws-access-key-id",
         ("akia", "asia"),
-        _shape(r"A(?:KIA|SIA)[A-Z0-9]{16}"),
+        _fixed_shape(r"A(?:KIA|SIA)[A-Z0-9]{16}"),
     ),
+    # HashiCorp Vault: service `hvs.`, batch `hvb.`, recovery `hvr.` + 24 or more base62
+    # (developer.hashicorp.com/vault/docs/concepts/tokens#token-prefixes).
+    TokenFormat("vault-token", ("hvs.", "hvb.", "hvr."), _shape(r"hv[sbr]\.[A-Za-z0-9_-]{24,}")),
+    # Notion internal integration secrets: `ntn_` (since 2024) or `secret_` + 43 or more base62
+    # (developers.notion.com/docs/authorization).
+    TokenFormat(
+        "notion-token",
+        ("ntn_", "secret_"),
+        _shape(r"(?:ntn_|secret_)[A-Za-z0-9]{40,50}"),
+        mixed_alnum,
+    ),
+    # Sentry: organization auth tokens `sntrys_` + base64, user auth tokens `sntryu_` + 64 hex
+    # (docs.sentry.io/account/auth-tokens/); a DSN's key (and legacy secret) before `@` the
+    # ingest host (docs.sentry.io/concepts/key-terms/dsn-explainer/).
+    TokenFormat(
+        "sentry-token",
+        ("sntrys_", "sntryu_"),
+        _shape(r"sntry(?:s_[A-Za-z0-9+/=_-]{40,}|u_[a-f0-9]{64})"),
+    ),
+    TokenFormat(
+        "sentry-dsn-key",
+        ("sentry",),
+        re.compile(
+            r"http(?<![\w-]http)s?://(?P<secret>[a-f0-9]{32}(?::[a-f0-9]{32})?)"
+            r"@[A-Za-z0-9.-]{0,64}sentry"
+        ),
+        starts_word=False,
+    ),
+    # Grafana: Cloud access policy tokens `glc_` + base64 JSON, service account tokens `glsa_`
+    # + 32 alphanumerics `_` 8 hex (grafana.com/docs/grafana/latest/administration/
+    # service-accounts/, grafana.com/docs/grafana-cloud/security-and-account-management/
+    # authentication-and-permissions/access-policies/).
+    TokenFormat(
+        "grafana-token",
+        ("glc_", "glsa_"),
+        _shape(r"gl(?:c_[A-Za-z0-9+/=_-]{32,}|sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"),
+    ),
+    # Supabase: personal access tokens `sbp_` + 40 hex, secret API keys `sb_secret_` + 20 or
+    # more (supabase.com/docs/guides/api/api-keys).
+    TokenFormat(
+        "supabase-key",
+        ("sbp_", "sb_secret_"),
+        _shape(r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})"),
+    ),
+    # age identities: `AGE-SECRET-KEY-1` + 58 upper-case Bech32 characters
+    # (age-encryption.org/v1, "X25519 recipient type").
+    TokenFormat(
+        "age-secret-key",
+        ("age-secret-key-1",),
+        _fixed_shape(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ),
+    # Linear personal API keys: `lin_api_` + 40 alphanumerics
+    # (developers.linear.app/docs/graphql/working-with-the-graphql-api).
+    TokenFormat("linear-api-key", ("lin_api_",), _shape(r"lin_api_[A-Za-z0-9]{40}")),
+    # Doppler: personal `dp.pt.`, service `dp.st.`, CLI `dp.ct.`, SCIM `dp.scim.`, audit
+    # `dp.audit.` + 40 or more alphanumerics (docs.doppler.com/reference/auth-token-formats).
+    TokenFormat(
+        "doppler-token",
+        ("dp.",),
+        _shape(r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ),
+    # Postman API keys: `PMAK-` + 24 hex `-` 34 hex (learning.postman.com/docs/developer/
+    # postman-api/authentication/).
+    TokenFormat("postman-api-key", ("pmak-",), _fixed_shape(r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}")),
+    # Figma personal access tokens: `figd_` + 40 or more url-safe characters
+    # (figma.com/developers/api#access-tokens).
+    TokenFormat("figma-token", ("figd_",), _shape(r"figd_[A-Za-z0-9_-]{40,}")),
+    # 1Password service account tokens: `ops_` + base64 JSON (`eyJ`)
+    # (developer.1password.com/docs/service-accounts/).
+    TokenFormat("1password-service-token", ("ops_eyj",), _shape(r"ops_eyJ[A-Za-z0-9+/=_-]{40,}")),
+    # Atlassian API tokens: `ATATT3` + 180 or more url-safe characters
+    # (support.atlassian.com/atlassian-account/docs/manage-api-tokens-for-your-atlassian-account/).
+    TokenFormat("atlassian-api-token", ("atatt3",), _shape(r"ATATT3[A-Za-z0-9_=-]{150,}")),
     # JSON Web Tokens: three base64url parts, the first two JSON objects (`eyJ` is `{"`).
     TokenFormat(
         "jwt",
