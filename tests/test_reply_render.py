@@ -101,3 +101,29 @@ def test_a_cut_stream_and_an_empty_one_show_as_one_line_in_a_real_kernel(execute
         None,
         "the stream ended before the reply did (no message_stop event)",
     ]
+
+
+def test_the_saved_reply_does_not_depend_on_how_slow_the_redraws_were(monkeypatch) -> None:
+    """A stream's redraws may turn to plain text when they are slow (a busy machine), but the
+    reply the notebook keeps is decided by its text alone: Markdown within the bound."""
+    from types import SimpleNamespace
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from hipo_jupyter.ipython import display as display_module
+
+    InteractiveShell.instance()
+    clock = iter(float(second) for second in range(10_000))  # each read a second on: all slow
+    monkeypatch.setattr(display_module, "time", SimpleNamespace(monotonic=lambda: next(clock)))
+    view = display_module.ReplyView(SimpleNamespace(kernel=object()))
+    reply = "**bold** first\n\n" + "a line of the reply. " * 600
+    assert len(reply) < MARKDOWN_MAX_CHARS
+    with capture_output() as captured:
+        for start in range(0, len(reply), 400):
+            view.add(reply[start : start + 400])
+        streamed = [output.data["text/html"] for output in captured.outputs]
+        view.close()
+    assert any("hipo-reply-plain" in page for page in streamed)  # the redraws did go plain
+    saved = captured.outputs[-1].data["text/html"]
+    assert "<strong>bold</strong>" in saved and "hipo-reply-plain" not in saved

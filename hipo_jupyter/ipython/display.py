@@ -285,7 +285,9 @@ def inert_html(markdown: str) -> str:
 # the kernel for half a minute was the stream: the whole growing reply was rendered again for
 # nearly every chunk (quadratic). Redrawing now takes at most RENDER_SHARE of the stream's time,
 # and once the last redraw's cost a character says the next would take over
-# SLOW_RENDER_SECONDS, the rest of that reply is plain text.
+# SLOW_RENDER_SECONDS, the rest of the stream is drawn as plain text. The final drawing, the one
+# the notebook keeps, is decided by the text alone (`reply_bundle`: Markdown up to
+# MARKDOWN_MAX_CHARS), so a reply is saved the same on a busy machine as on a quiet one.
 MARKDOWN_MAX_CHARS = 50_000
 RENDER_SHARE = 0.2
 SLOW_RENDER_SECONDS = 0.25
@@ -362,14 +364,16 @@ class ReplyView:
             self._handle.update(self._bundle(), raw=True)
 
     def close(self) -> None:
+        """The last drawing, the one the notebook keeps: from the text alone, whatever the
+        stream's redraws cost (a busy machine must not save a reply as plain text for good)."""
         if not self._in_kernel:
             if self.text and not self.text.endswith("\n"):
                 print()
         elif self._handle is None:
             if self.text:
-                self._show()
+                display(reply_bundle(self.text), raw=True)
         else:
-            self._handle.update(self._bundle(), raw=True)
+            self._handle.update(reply_bundle(self.text), raw=True)
 
     def _bundle(self) -> dict[str, str]:
         """The reply so far, rendered; the next redraw waits so that redrawing takes at most
