@@ -333,6 +333,8 @@ CHECKPOINTS = st.builds(
     notebook=OPTIONAL,
     cell=OPTIONAL,
     sources=st.lists(TEXT, max_size=3).map(tuple),  # lineage (issue 48): encoded like tags
+    conversation=OPTIONAL,
+    speaker=OPTIONAL,  # an imported turn's speaker: who spoke, when the title no longer says it
 )
 
 

@@ -112,7 +112,8 @@ def test_mcp_layer1_on_a_root_only_the_cli_wrote(memory_root: Path) -> None:
             text, error = await call(client, "remember", title="Dinner #food", body="pasta")
             assert not error
             text, error = await call(client, "layer1")
-            assert "dinner [project] #food: pasta" in text
+            # in Layer 1 at once, labelled as an agent's (issue 49): never as the user's own line
+            assert "dinner [project] #food (written by an agent, not the user): pasta" in text
 
     anyio.run(scenario)
     assert "via=mcp" in (memory_root / "memory" / f"{TODAY}.md").read_text("utf-8")

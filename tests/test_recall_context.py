@@ -278,3 +278,13 @@ def test_drill_down_paths_follow_the_node_folders_as_they_change(memory_root: Pa
     (memory_root / "memory" / "daily" / f"{TODAY.isoformat()}.md").unlink()
     [hit] = memory.recall("starter tier")
     assert f"memory/daily/{TODAY.isoformat()}.md" not in hit.path
+
+
+def test_an_imported_turn_keeps_who_spoke_as_a_field(memory_root: Path) -> None:
+    """Imported turns are titled by their words (never "user"), so who spoke is a typed field of
+    the checkpoint and of its indexed document: what neighbours read, never the title."""
+    memory = memory_with(memory_root, [("2023-05-08", "User", "Which climbing gym is best?")])
+    log = (memory_root / "memory" / "2023-05-08.md").read_text("utf-8")
+    assert "speaker=User" in log and "## Which climbing gym" in log
+    (hit,) = memory.recall("climbing gym", k=1).hits
+    assert hit.title != "User"

@@ -28,7 +28,9 @@ Parsing (`parse_log`), line by line:
   of `%%ask`, the identity of its conversation), `replaces` / `proposes` (the
   id of the checkpoint it corrects, or proposes to: `disk/trust`), `sources` (its lineage: for
   a write-back, the ids of the checkpoints its call was sent, each percent-encoded and joined
-  with `,` like tags; a forget of one of them takes this one too, `views/forgetting`), `tags`,
+  with `,` like tags; a forget of one of them takes this one too, `views/forgetting`),
+  `speaker` (an imported turn's speaker as its source named it: a role such as `user`, or a
+  person's name; the title no longer says it, and recall's neighbours ask who spoke), `tags`,
   `title`. Every key is optional and unknown keys are ignored, so older checkpoints (no `via`,
   no `model`, no `sources`) stay valid.
 - `- key: value` at column 0 is a field (key: letters, digits, hyphens; stored lower-case);
@@ -102,6 +104,7 @@ class Checkpoint:
     model: str | None = None  # model id of the request a write-back came from
     provider: str | None = None  # the SDK that made a write-back's calls: anthropic, openai, ...
     conversation: str | None = None  # a write-back of %%ask: its conversation's identity
+    speaker: str | None = None  # an imported turn's speaker ("user", "assistant", a name)
     replaces: str | None = None  # the id of the checkpoint this one corrects (supersedes)
     proposes: str | None = None  # the id of the user's checkpoint an agent proposes to correct
     # Lineage: the ids of the checkpoints the call this one was made from was sent (a
@@ -276,6 +279,8 @@ def render(cp: Checkpoint) -> str:
         pairs.append(("provider", _encode(cp.provider)))
     if cp.conversation is not None:
         pairs.append(("conversation", _encode(cp.conversation)))
+    if cp.speaker is not None:
+        pairs.append(("speaker", _encode(cp.speaker)))
     if cp.replaces is not None:
         pairs.append(("replaces", _encode(cp.replaces)))
     if cp.proposes is not None:
@@ -353,6 +358,7 @@ def _collect(
             model=_decoded(meta, "model"),
             provider=_decoded(meta, "provider"),
             conversation=_decoded(meta, "conversation"),
+            speaker=_decoded(meta, "speaker"),
             replaces=_decoded(meta, "replaces"),
             proposes=_decoded(meta, "proposes"),
             sources=tuple(unquote(s) for s in meta.get("sources", "").split(",") if s),

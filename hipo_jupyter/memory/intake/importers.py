@@ -60,7 +60,7 @@ from ..disk.checkpoint import Checkpoint, render
 from ..disk.exchanges import exchange_fields
 from ..disk.files import MAX_IMPORT_BYTES, UnsafeFileError, read_user_file
 from ..disk.jsonread import MAX_LINE_BYTES, JsonInputError, parse_json
-from ..disk.redact import Redaction, redact_counted
+from ..disk.redact import Redaction, redact, redact_counted
 from ..errors import ParseError
 from ..requests import MAX_BODY_CHARS, MAX_TITLE_CHARS, in_range, storable, title_from_text
 from ..tree.chain import CompactionReport
@@ -550,12 +550,14 @@ def to_checkpoint(record: ImportRecord) -> Checkpoint:
     reply = _stored_counted(record.reply) if record.reply.strip() else None
     redacted = title + body + reply if reply is not None else title + body
     source = storable(record.source)
+    # who spoke, redacted like the title (counted there: a speaker is most often the title)
+    speaker = redact(" ".join(storable(record.title).split()))[:MAX_TITLE_CHARS] or None
     where = {"id": source, "via": record.via, "redacted": tuple(redacted.counts.items())}
     short_title = title.text[:MAX_TITLE_CHARS] or "turn"
     if reply is not None:
         fields = exchange_fields(body.text, reply.text)
-        return Checkpoint(title=short_title, fields=fields, **where)
-    return Checkpoint(title=short_title, text=body.text, **where)
+        return Checkpoint(title=short_title, fields=fields, speaker=speaker, **where)
+    return Checkpoint(title=short_title, text=body.text, speaker=speaker, **where)
 
 
 def record_title(record: ImportRecord) -> str:

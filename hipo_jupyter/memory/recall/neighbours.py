@@ -195,10 +195,16 @@ def lift_neighbours(
 
 def adds(docs: Sequence[Document], at: int, offset: int) -> bool:
     """Does the checkpoint at `at + offset` add to the hit at `at`? It does when it answers or
-    prompts it: another speaker or task (a different title) next to it, or, two after it, the
-    turn after a reply. The same author's next words (a log of one person's requests, where the
-    replies are not kept) are only another thing they said, and would take budget from a hit."""
-    title = docs[at].title.casefold()
+    prompts it: another speaker or task next to it, or, two after it, the turn after a reply.
+    The same author's next words (a log of one person's requests, where the replies are not
+    kept) are only another thing they said, and would take budget from a hit."""
+    author = author_of(docs[at])
     if offset == 2:
-        return docs[at + 1].title.casefold() != title
-    return docs[at + offset].title.casefold() != title
+        return author_of(docs[at + 1]) != author
+    return author_of(docs[at + offset]) != author
+
+
+def author_of(doc: Document) -> str:
+    """Who a checkpoint is by, for `adds`: an imported turn's speaker (its typed field: an
+    imported title is its conversation's or its first words), else its title (a task)."""
+    return (doc.speaker or doc.title).casefold()

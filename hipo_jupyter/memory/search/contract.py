@@ -38,12 +38,13 @@ class Document:
     via: str = ""  # the front end that wrote it (`disk/provenance.FRONT_ENDS`), "" if unsaid
     provider: str = ""  # a write-back's SDK (anthropic, openai, litellm), "" if unsaid
     conversation: str = ""  # a `%%ask` write-back's conversation identity, "" if none
+    speaker: str = ""  # an imported turn's speaker (`Checkpoint.speaker`), "" if unsaid
     # An agent's proposed correction (`proposes=`): what it is, never whose id (a forgotten
     # checkpoint's id must not stay in the index through a correction that named it).
     proposes: bool = False
 
 
-PROVENANCE_FIELDS = ("writer", "via", "provider", "conversation", "proposes")
+PROVENANCE_FIELDS = ("writer", "via", "provider", "conversation", "speaker", "proposes")
 """The typed provenance fields of a `Document`, as every backend stores them."""
 
 ANY_HASH = object()  # `replace_file(..., if_hash=...)` not given: replace whatever is recorded

@@ -137,14 +137,15 @@ class Fts5Index:
 
     _UPSERT = """
         insert into documents (id, path, line, kind, date, type, title, text, tags, provenance,
-                               writer, via, provider, conversation, proposes)
-        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               writer, via, provider, conversation, proposes, speaker)
+        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         on conflict(id) do update set
             path = excluded.path, line = excluded.line, kind = excluded.kind,
             date = excluded.date, type = excluded.type, title = excluded.title,
             text = excluded.text, tags = excluded.tags, provenance = excluded.provenance,
             writer = excluded.writer, via = excluded.via, provider = excluded.provider,
-            conversation = excluded.conversation, proposes = excluded.proposes
+            conversation = excluded.conversation, proposes = excluded.proposes,
+            speaker = excluded.speaker
     """
 
     def _put(self, path: str, file_hash: str, docs: Sequence[Document]) -> None:
@@ -152,7 +153,7 @@ class Fts5Index:
             (
                 *(d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text),
                 *(json.dumps(d.tags), d.provenance),
-                *(d.writer, d.via, d.provider, d.conversation, int(d.proposes)),
+                *(d.writer, d.via, d.provider, d.conversation, int(d.proposes), d.speaker),
             )
             for d in docs
         ]
@@ -341,6 +342,7 @@ def _row_to_document(row: Sequence) -> Document:
         provider=row[12],
         conversation=row[13],
         proposes=bool(row[14]),
+        speaker=row[15],
     )
 
 

@@ -338,5 +338,6 @@ def raw_document(relative: str, checkpoint: Checkpoint) -> Document:
         via=checkpoint.via or "",
         provider=checkpoint.provider or "",
         conversation=checkpoint.conversation or "",
+        speaker=checkpoint.speaker or "",
         proposes=bool(checkpoint.proposes),
     )

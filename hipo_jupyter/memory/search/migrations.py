@@ -147,12 +147,13 @@ def m005_provenance_phrases(db: sqlite3.Connection) -> None:
 @migration
 def m006_typed_provenance(db: sqlite3.Connection) -> None:
     """Provenance as typed columns beside the phrase: who wrote each raw checkpoint (its
-    writer, `disk/trust`), the front end, the provider, the conversation, and whether it is
+    writer, `disk/trust`), the front end, the provider, the conversation, an imported turn's
+    speaker, and whether it is
     an agent's proposed correction (1) (never the id it names: a forgotten checkpoint's id
     must not stay here). Recall's decisions read these, never the phrase, which starts with
     a notebook's name ("an important launch.ipynb" held "an import"). The recorded hashes
     are forgotten, so the next sync re-sends every file and fills them."""
-    for column in ("writer", "via", "provider", "conversation"):
+    for column in ("writer", "via", "provider", "conversation", "speaker"):
         db.execute(f"alter table documents add column {column} text not null default ''")
     db.execute("alter table documents add column proposes integer not null default 0")
     db.execute("delete from files")

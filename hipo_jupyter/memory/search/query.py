@@ -111,7 +111,7 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 SNIPPET_SQL = "snippet(documents_fts, -1, '', '', '…', 20)"
 DOC_COLUMNS = (
     "d.id, d.path, d.line, d.kind, d.date, d.type, d.title, d.text, d.tags, d.provenance,"
-    " d.writer, d.via, d.provider, d.conversation, d.proposes"
+    " d.writer, d.via, d.provider, d.conversation, d.proposes, d.speaker"
 )
 
 

@@ -63,6 +63,7 @@ SCHEMA = fields.Schema(
     via=fields.STORED(),
     provider=fields.STORED(),
     conversation=fields.STORED(),
+    speaker=fields.STORED(),
     proposes=fields.STORED(),
 )
 
@@ -144,6 +145,7 @@ def _stored_to_document(fields_: dict[str, Any]) -> Document:
         via=fields_.get("via", ""),
         provider=fields_.get("provider", ""),
         conversation=fields_.get("conversation", ""),
+        speaker=fields_.get("speaker", ""),
         proposes=bool(fields_.get("proposes", False)),
     )
 
