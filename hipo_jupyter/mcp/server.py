@@ -35,7 +35,14 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hipo_jupyter.memory import HipoError, Memory, RecallQuery, render, require_title
+from hipo_jupyter.memory import (
+    DEFAULT_RECALL_MODE,
+    HipoError,
+    Memory,
+    RecallQuery,
+    render,
+    require_title,
+)
 from hipo_jupyter.memory.disk import VIA_MCP
 from hipo_jupyter.memory.recall import RECALL_TAG, fence_layer1, fence_text
 from hipo_jupyter.memory.tree import LAYER1_FILES
@@ -92,7 +99,7 @@ def resource_uri(relative: str) -> str:
 # --- rendering (text for a model to read, fenced as quoted data) -------------------------------
 def recall_text(memory: Memory, query: str, **filters: Any) -> str:
     """The ranked hits as `hipo recall` lists them, in the recall fence with the query."""
-    listed = render.recall_text(memory.recall(query, mode="auto", **filters))
+    listed = render.recall_text(memory.recall(query, mode=DEFAULT_RECALL_MODE, **filters))
     return fence_text(listed, tag=RECALL_TAG, attributes=[("query", " ".join(query.split()))])
 
 
@@ -100,7 +107,7 @@ def recall_within_budget(memory: Memory, query: str, budget: int, **filters: Any
     """`recall(..., budget=N)`: the text a model is sent, `Memory.context` (k does not apply:
     the budget decides how much memory fits), fenced by the engine as a prompt gets it."""
     filters.pop("k", None)
-    request = RecallQuery.parse(query, budget=budget, mode="auto", **filters)
+    request = RecallQuery.parse(query, budget=budget, mode=DEFAULT_RECALL_MODE, **filters)
     return memory.context_query(request).text
 
 
