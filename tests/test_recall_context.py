@@ -95,7 +95,7 @@ def test_neighbours_lift_the_reply_to_the_matching_turn(memory_root: Path) -> No
     memory = memory_with(memory_root, CHAT)
     plain = memory.recall("climbing gym", k=3)
     assert texts(plain) == ["Did you ever try the new climbing gym downtown?"]
-    lifted = memory.recall("climbing gym", k=3, neighbours=True, mode="keyword")
+    lifted = memory.recall("climbing gym", k=3, neighbours=True)
     assert texts(lifted) == [
         "Did you ever try the new climbing gym downtown?",
         "Yes! I went twice and loved the bouldering wall.",  # the reply
@@ -222,7 +222,7 @@ def test_the_same_authors_next_words_are_not_lifted(memory_root: Path) -> None:
             ("2023-05-08", "User", "And remind me to water the plants."),
         ],
     )
-    lifted = memory.recall("climbing gym", k=3, neighbours=True, mode="keyword")
+    lifted = memory.recall("climbing gym", k=3, neighbours=True)
     assert texts(lifted) == ["Which climbing gym downtown has the best bouldering?"]
 
 
