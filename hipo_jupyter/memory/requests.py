@@ -529,6 +529,10 @@ class RecallSettings:
       nothing.
     - `subject_depth`, `write_back_yield` = 40, 0.5, read by `recall/supersession`: no
       measurement recorded: depth bounds the pairs compared to the hits read first.
+
+    Not a field: `disk/exchanges.REPLY_INDEX_TOKENS` (what the index keeps of an imported
+    reply) is read when the index is built, not by a recall, so no object passed to a recall
+    can change it.
     """
 
     second_hop: bool = False
