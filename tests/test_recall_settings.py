@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hipo_jupyter.cli.parser import build_parser
+from hipo_jupyter.ipython import widgets
 from hipo_jupyter.ipython.config import Hipo
 from hipo_jupyter.mcp import server as mcp_server
 from hipo_jupyter.memory import (
@@ -30,8 +31,8 @@ def test_the_library_and_every_front_end_default_to_one_mode() -> None:
         assert inspect.signature(method).parameters["mode"].default == DEFAULT_RECALL_MODE
     assert build_parser().parse_args(["recall", "pricing"]).mode == DEFAULT_RECALL_MODE
     assert Hipo().recall_mode == DEFAULT_RECALL_MODE  # %recall and %%ask
-    # the server's `mode=` and MCP's recall: the same constant, no literal of their own
-    for module in (handlers, mcp_server):
+    # the server's `mode=`, MCP's recall and the recall widget: the same constant, no literal
+    for module in (handlers, mcp_server, widgets):
         source = inspect.getsource(module)
         assert "DEFAULT_RECALL_MODE" in source and 'mode="auto"' not in source
         assert '"mode") or "auto"' not in source
