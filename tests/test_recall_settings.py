@@ -70,6 +70,8 @@ def test_defaults_are_one_object_and_bad_values_are_one_line() -> None:
         RecallSettings(day_weight=float("nan"))
     with pytest.raises(RequestError, match="subject_depth must be a whole number"):
         RecallSettings(subject_depth=2.5)  # type: ignore[arg-type]
+    with pytest.raises(RequestError, match="weak_vector_hits must be a whole number"):
+        RecallSettings(weak_vector_hits=3.0)  # type: ignore[arg-type]  (a slice needs an int)
     with pytest.raises(RequestError, match="second_hop must be true or false"):
         RecallSettings(second_hop="yes")  # type: ignore[arg-type]
     with pytest.raises(RequestError, match="layer1_share must be a number at least 0"):

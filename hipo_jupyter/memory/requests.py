@@ -569,6 +569,8 @@ class RecallSettings:
             if kind is bool:
                 if not isinstance(value, bool):
                     raise RequestError(f"{name} must be true or false, not {value!r}")
+            elif kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RequestError(f"{name} must be a whole number, not {value!r}")
             elif name != "reply_passage_tokens":
                 parse_number(value, name, whole=kind is int, low=0)
 
