@@ -1,20 +1,22 @@
-"""Cross-validated recall figures: a constant chosen on some of the dev data, scored on the rest.
+"""Cross-validated recall figures: a setting chosen on some of the dev data, scored on the rest.
 
     python benchmarks/crossval.py locomo DATA.json \\
-        --set hipo_jupyter.memory.recall.ranking.DAY_WEIGHT=0.05,0.1,0.2 \\
-        --set hipo_jupyter.memory.recall.context.LAYER1_SHARE=0,0.0625,0.125
+        --set settings.day_weight=0.05,0.1,0.2 --set settings.layer1_share=0,0.0625,0.125
     python benchmarks/crossval.py memaware DIR --questions DIR/questions-dev.json \\
-        --set hipo_jupyter.memory.disk.exchanges.REPLY_INDEX_TOKENS=0,40,120,400
+        --set settings.exchange_long_piece=30,100 --set settings.exchange_passage_tokens=20,40
     python benchmarks/crossval.py locomo DATA.json --set settings.second_hop=false,true
 
-`settings.NAME` is a field of `RecallSettings`, the typed object of recall's stages and budgets
-that the benchmarks pass to `Memory.context` (nothing of the engine is patched for it); any other
-name is a module-level constant of the engine, set for the run and put back after.
+`settings.NAME` is a field of `RecallSettings` (hipo_jupyter/memory/requests.py: recall's
+stages, weights and limits, their defaults and where each comes from). Each combination is one
+`RecallSettings(**fields)`, passed to `locomo.run(settings=...)` or `memaware.run(settings=...)`
+and so to every `Memory.context`: nothing of the engine or of the benchmarks is patched. An old
+dotted module name (`hipo_jupyter.memory.recall.ranking.DAY_WEIGHT`) is refused in one line that
+names the field to use.
 
 A figure measured on the data its constants were tuned on overstates what a user gets on
 conversations no one tuned on. This script runs `locomo.py` or `memaware.py` (the `hipo` system:
 `Memory.context`, keyword, what users get) once for each combination of the values given with
-`--set` (each a module-level constant of the engine, set for the run and put back after), at one
+`--set` (each a `RecallSettings` field), at one
 budget (`--budget`, 2,000 tokens). Then, fold by fold, it picks the combination with the best
 score on the other folds and scores the held-out fold with it:
 
@@ -31,15 +33,13 @@ deterministic, so a combination is run once and its per-question results reused 
 from __future__ import annotations
 
 import argparse
-import importlib
 import itertools
 import json
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,7 +48,7 @@ for folder in (HERE.parent, HERE):
         sys.path.insert(0, str(folder))
 
 SYSTEM = "hipo"
-Setting = tuple[tuple[str, object], ...]  # ((module.NAME, value), ...)
+Setting = tuple[tuple[str, object], ...]  # (("settings.NAME", value), ...)
 # One fold's result: (score sum, items) and, per category (LoCoMo's, MemAware's difficulty),
 # the same pair: (score sum, items, {category: (score sum, items)}).
 Fold = tuple[float, int, dict[str, tuple[float, int]]] | tuple[float, int]
@@ -56,7 +56,7 @@ Fold = tuple[float, int, dict[str, tuple[float, int]]] | tuple[float, int]
 
 @dataclass(frozen=True)
 class Grid:
-    """The constants to vary: dotted `module.NAME` -> the values to try."""
+    """The settings to vary: `settings.NAME` -> the values to try."""
 
     names: tuple[str, ...]
     values: tuple[tuple[object, ...], ...]
@@ -76,73 +76,69 @@ def parse_value(text: str) -> object:
     return {"true": True, "false": False}.get(text.casefold(), text)
 
 
-def parse_grid(items: Sequence[str]) -> Grid:
+SETTINGS_PREFIX = "settings."  # `--set settings.second_hop=false,true`: a RecallSettings field
+
+
+def setting_fields() -> tuple[str, ...]:
+    from hipo_jupyter.memory import RecallSettings
+
+    return tuple(field.name for field in fields(RecallSettings))
+
+
+def check_name(name: str, prefixes: Sequence[str] = (SETTINGS_PREFIX,)) -> str:
+    """`name` when it is `settings.FIELD` of a `RecallSettings` field (or has another prefix a
+    caller takes, `config.` for everyday.py); else exit with one line naming what to use."""
+    if any(name.startswith(p) for p in prefixes if p != SETTINGS_PREFIX):
+        return name
+    known = setting_fields()
+    field = name.removeprefix(SETTINGS_PREFIX)
+    if name.startswith(SETTINGS_PREFIX) and field in known:
+        return name
+    attribute = name.rpartition(".")[2]
+    if attribute.lower() in known:
+        raise SystemExit(
+            f"crossval: {name} is no longer patched: use --set settings.{attribute.lower()}=..."
+        )
+    raise SystemExit(
+        f"crossval: RecallSettings has no {attribute}; --set takes settings.NAME=V1,V2 with NAME "
+        f"one of {', '.join(known)}"
+    )
+
+
+def parse_grid(items: Sequence[str], prefixes: Sequence[str] = (SETTINGS_PREFIX,)) -> Grid:
     names, values = [], []
     for item in items:
         name, _, listed = item.partition("=")
         if "." not in name or not listed:
-            raise SystemExit(f"crossval: --set takes module.NAME=V1,V2,..., not {item!r}")
-        names.append(name.strip())
+            raise SystemExit(f"crossval: --set takes settings.NAME=V1,V2,..., not {item!r}")
+        names.append(check_name(name.strip(), prefixes))
         values.append(tuple(parse_value(v.strip()) for v in listed.split(",")))
     return Grid(tuple(names), tuple(values))
 
 
-SETTINGS_PREFIX = "settings."  # `--set settings.second_hop=false,true`: a RecallSettings field
-BENCHMARKS = ("locomo", "memaware")  # the modules whose RECALL_SETTINGS each run passes
-
-
 def settings_of(setting: Setting) -> object:
-    """The `RecallSettings` a setting's `settings.NAME` values make (the rest default)."""
-    from hipo_jupyter.memory import RecallSettings
+    """The `RecallSettings` a setting's `settings.NAME` values make (the rest default); a value
+    the field refuses is one line."""
+    from hipo_jupyter.memory import RecallSettings, RequestError
 
-    fields = {
+    chosen = {
         dotted.removeprefix(SETTINGS_PREFIX): value
         for dotted, value in setting
         if dotted.startswith(SETTINGS_PREFIX)
     }
-    return RecallSettings(**fields)
-
-
-def resolve(dotted: str) -> tuple[object, str]:
-    if dotted.startswith(SETTINGS_PREFIX):  # a field of the settings object, not a constant
-        from hipo_jupyter.memory import RecallSettings
-
-        field = dotted.removeprefix(SETTINGS_PREFIX)
-        if field not in RecallSettings.__dataclass_fields__:
-            raise SystemExit(f"crossval: RecallSettings has no {field}")
-        return RecallSettings(), field
-    module_name, _, attribute = dotted.rpartition(".")
-    module = importlib.import_module(module_name)
-    if not hasattr(module, attribute):
-        raise SystemExit(f"crossval: {module_name} has no {attribute}")
-    return module, attribute
-
-
-@contextmanager
-def applied(setting: Setting) -> Iterator[None]:
-    """The engine's constants set to `setting` for the block, put back after; its
-    `settings.NAME` values become the `RecallSettings` object the benchmarks pass to
-    `Memory.context` (`RECALL_SETTINGS`), which patches nothing of the engine."""
-    saved = []
-    for name in BENCHMARKS:
-        module = importlib.import_module(name)
-        saved.append((module, "RECALL_SETTINGS", module.RECALL_SETTINGS))
-        module.RECALL_SETTINGS = settings_of(setting)
-    for dotted, value in setting:
-        if dotted.startswith(SETTINGS_PREFIX):
-            continue
-        module, attribute = resolve(dotted)
-        saved.append((module, attribute, getattr(module, attribute)))
-        setattr(module, attribute, value)
     try:
-        yield
-    finally:
-        for module, attribute, value in reversed(saved):
-            setattr(module, attribute, value)
+        return RecallSettings(**chosen)
+    except RequestError as error:
+        raise SystemExit(f"crossval: {error}") from None
 
 
 def defaults(grid: Grid) -> Setting:
-    return tuple((name, getattr(*resolve(name))) for name in grid.names)
+    """The values the engine ships with (`DEFAULT_SETTINGS`), for these names."""
+    from hipo_jupyter.memory import DEFAULT_SETTINGS
+
+    return tuple(
+        (name, getattr(DEFAULT_SETTINGS, name.removeprefix(SETTINGS_PREFIX))) for name in grid.names
+    )
 
 
 # --- per-fold results of one setting: fold -> (score sum, items) ------------------------------
@@ -155,12 +151,13 @@ def locomo_folds(data: Path, budget: int, setting: Setting) -> dict[str, Fold]:
     samples = json.loads(data.read_text(encoding="utf-8"))
     samples = samples if isinstance(samples, list) else [samples]
     folds = {}
-    with tempfile.TemporaryDirectory(prefix="hipo-crossval-") as temporary, applied(setting):
-        locomo.BUDGETS = (budget,)
+    settings = settings_of(setting)
+    with tempfile.TemporaryDirectory(prefix="hipo-crossval-") as temporary:
         for number, sample in enumerate(samples, start=1):
             path = Path(temporary) / f"conversation-{number}.json"
             path.write_text(json.dumps([sample]), encoding="utf-8")
-            cell = locomo.run(path, [SYSTEM])["systems"][SYSTEM]["budgets"][str(budget)]
+            done = locomo.run(path, [SYSTEM], settings=settings, budgets=(budget,))
+            cell = done["systems"][SYSTEM]["budgets"][str(budget)]
             key = str(sample.get("sample_id") or number)
             categories = {
                 name: (part["all_evidence_rate"] * part["questions"], part["questions"])
@@ -185,9 +182,8 @@ def memaware_folds(
     reused (the import adds nothing twice, so nothing is embedded again)."""
     import memaware
 
-    with applied(setting):
-        memaware.BUDGETS = (budget,)
-        result = memaware.run(data, questions, [system], keep, None, memaware.IMPORTS[0])
+    result = memaware.run(data, questions, [system], keep, None, memaware.IMPORTS[0],
+                          settings=settings_of(setting), budgets=(budget,))  # fmt: skip
     found = result["systems"][system]["found"][str(budget)]
     difficulty = [q.difficulty for q in memaware.load_questions(questions)][: len(found)]
     out: dict[str, Fold] = {}
@@ -271,7 +267,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("benchmark", choices=("locomo", "memaware"))
     parser.add_argument("data", type=Path, help="the LoCoMo JSON file or the MemAware folder")
     parser.add_argument("--questions", type=Path, help="MemAware's questions file")
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="M.NAME=V,V")
+    parser.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="settings.NAME=V,V"
+    )
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--folds", type=int, default=3, help="MemAware's folds of the questions")
     parser.add_argument(
@@ -290,7 +288,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if not args.sets:
-        print("crossval: give at least one --set module.NAME=V1,V2", file=sys.stderr)
+        print("crossval: give at least one --set settings.NAME=V1,V2", file=sys.stderr)
         return 2
     if args.benchmark == "memaware" and not (args.questions and args.questions.is_file()):
         print("crossval: memaware needs --questions FILE", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Everyday questions that share no content word with their note: hits in the first three.
 
     python benchmarks/everyday.py [benchmarks/data/everyday-dev.json] [--json OUT] \\
-        [--set hipo_jupyter.memory.recall.ranking.NAME=V1,V2,...]
+        [--set settings.NAME=V1,V2,...] [--set config.NAME=V1,V2,...]
 
 Issue 35, item 3: "with the default install, `%recall what should I eat at the team dinner?`
 finds the note 'I'm vegetarian: no meat, no fish'". The data file is a DEV set (written for
@@ -10,11 +10,13 @@ days spread over two months, then its question is asked with `Memory.recall` (wh
 calls) in keyword mode and in the default mode (hybrid when the model is installed). A pair is
 a hit when its note is among the first three hits.
 
-With `--set` (as in `crossval.py`: module-level constants of the engine, several values each;
-`config.NAME` for a field of the memory's `MemoryConfig`, such as `config.min_similarity`),
-every combination is scored on the same memory and a leave-one-out cross-validated figure is
-reported beside the dev one: for each pair, the combination best on the other pairs (the first
-listed on a tie) answers it. The issue's bar is for a held-out set: 9 in 12 (0.75).
+With `--set` (as in `crossval.py`: `settings.NAME` for a field of `RecallSettings`, passed to
+`Memory.recall(settings=...)`; `config.NAME` for a field of the memory's `MemoryConfig`, such as
+`config.min_similarity`, the memory reopened over the same folder with that config; several
+values each; nothing of the engine is patched), every combination is scored on the same notes
+and a leave-one-out cross-validated figure is reported beside the dev one: for each pair, the
+combination best on the other pairs (the first listed on a tie) answers it. The issue's bar is
+for a held-out set: 9 in 12 (0.75).
 """
 
 from __future__ import annotations
@@ -32,13 +34,23 @@ for folder in (HERE.parent, HERE):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from contextlib import ExitStack, contextmanager  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from dataclasses import fields, replace  # noqa: E402
 
-from crossval import Setting, applied, label, parse_grid, report, resolve  # noqa: E402
+from crossval import (  # noqa: E402
+    SETTINGS_PREFIX,
+    Setting,
+    defaults,
+    label,
+    parse_grid,
+    report,
+    settings_of,
+)
 
-from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory import DEFAULT_SETTINGS, Memory, MemoryConfig, RecallSettings  # noqa: E402
 
 DEV_SET = HERE / "data" / "everyday-dev.json"
+CONFIG_PREFIX = "config."  # `--set config.min_similarity=0.3,0.2`: a MemoryConfig field
 TODAY = date(2026, 3, 12)
 FIRST = 3  # hits the question's note must be among
 
@@ -57,38 +69,54 @@ def build(root: Path, data: dict) -> Memory:
 
 @contextmanager
 def settled(memory: Memory, setting: Setting):
-    """`crossval.applied` for the engine's constants, and `config.NAME` set on the memory."""
-    engine = tuple((name, value) for name, value in setting if not name.startswith("config."))
-    saved = []
-    for name, value in setting:
-        if name.startswith("config."):
-            field = name.partition(".")[2]
-            saved.append((field, getattr(memory.config, field)))
-            setattr(memory.config, field, value)
-    with ExitStack() as stack:
-        stack.enter_context(applied(engine))
-        try:
-            yield
-        finally:
-            for field, value in reversed(saved):
-                setattr(memory.config, field, value)
+    """(the memory, the `RecallSettings`) a setting asks for: its `config.NAME` values make a
+    `MemoryConfig` (`dataclasses.replace` of the memory's), opened over the same folder and
+    closed after; its `settings.NAME` values the `RecallSettings` recall is passed."""
+    engine = tuple((name, value) for name, value in setting if name.startswith(SETTINGS_PREFIX))
+    chosen = {
+        name.removeprefix(CONFIG_PREFIX): value
+        for name, value in setting
+        if name.startswith(CONFIG_PREFIX)
+    }
+    known = {field.name for field in fields(MemoryConfig)}
+    unknown = sorted(set(chosen) - known)
+    if unknown:
+        raise SystemExit(f"everyday: MemoryConfig has no {', '.join(unknown)}")
+    if not chosen:
+        yield memory, settings_of(engine)
+        return
+    other = Memory(memory.root, config=replace(memory.config, **chosen), today=lambda: TODAY)
+    try:
+        other.semantic.wait_idle()
+        yield other, settings_of(engine)
+    finally:
+        other.close()
 
 
 def shipped(memory: Memory, names: Sequence[str]) -> Setting:
     """The values the engine ships with, for these names."""
+    engine = defaults_of([name for name in names if not name.startswith(CONFIG_PREFIX)])
     return tuple(
-        (name, getattr(memory.config, name.partition(".")[2]))
-        if name.startswith("config.")
-        else (name, getattr(*resolve(name)))
+        (name, getattr(memory.config, name.removeprefix(CONFIG_PREFIX)))
+        if name.startswith(CONFIG_PREFIX)
+        else (name, engine[name])
         for name in names
     )
 
 
-def hits_in_first(memory: Memory, data: dict, mode: str) -> dict[str, tuple[float, int]]:
+def defaults_of(names: Sequence[str]) -> dict[str, object]:
+    grid = parse_grid([f"{name}=0" for name in names])
+    return dict(defaults(grid))
+
+
+def hits_in_first(
+    memory: Memory, data: dict, mode: str, settings: RecallSettings = DEFAULT_SETTINGS
+) -> dict[str, tuple[float, int]]:
     """pair number -> (1.0 when its note is in the first FIRST hits else 0.0, 1)."""
     out = {}
     for number, pair in enumerate(data["pairs"]):
-        titles = [hit.title for hit in memory.recall(pair["question"], k=FIRST, mode=mode).hits]
+        found = memory.recall(pair["question"], k=FIRST, mode=mode, settings=settings)
+        titles = [hit.title for hit in found.hits]
         out[str(number)] = (1.0 if pair["title"] in titles[:FIRST] else 0.0, 1)
     return out
 
@@ -112,15 +140,14 @@ def run(path: Path, grid_items: Sequence[str]) -> dict:
                     data["pairs"][int(key)]["question"] for key, (v, _) in default.items() if not v
                 ]
                 return result
-            grid = parse_grid(grid_items)
+            grid = parse_grid(grid_items, (SETTINGS_PREFIX, CONFIG_PREFIX))
             results: dict[Setting, dict[str, tuple[float, int]]] = {}
             default = shipped(memory, grid.names)
-            for setting in grid.settings():
-                with settled(memory, setting):
-                    results[setting] = hits_in_first(memory, data, "auto")
-            if default not in results:
-                with settled(memory, default):
-                    results[default] = hits_in_first(memory, data, "auto")
+            for setting in [*grid.settings(), default]:
+                if setting in results:
+                    continue
+                with settled(memory, setting) as (asked, settings):
+                    results[setting] = hits_in_first(asked, data, "auto", settings)
             result["default"] = sum(v for v, _ in results[default].values())
             result["crossval"] = report(results, default, FIRST)
             result["crossval"]["default"] = label(default)
@@ -132,7 +159,7 @@ def run(path: Path, grid_items: Sequence[str]) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEV_SET)
-    parser.add_argument("--set", action="append", default=[], metavar="module.NAME=V1,V2")
+    parser.add_argument("--set", action="append", default=[], metavar="settings.NAME=V1,V2")
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
     result = run(args.data, args.set)

@@ -70,18 +70,13 @@ for folder in (REPO, REPO / "benchmarks"):
 import recall_scoring as scoring  # noqa: E402
 from recall_scoring import ContextOf, Turn, pack, remembered_turns, render  # noqa: E402
 
-from hipo_jupyter.memory import Memory, MemoryConfig, RecallSettings  # noqa: E402
+from hipo_jupyter.memory import DEFAULT_SETTINGS, Memory, MemoryConfig, RecallSettings  # noqa: E402
 from hipo_jupyter.memory.intake.importers import ImportRecord, locomo_turns  # noqa: E402
-from hipo_jupyter.memory.recall.context import LAYER1_SHARE  # noqa: E402  the share users get
 from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
 from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 from hipo_jupyter.memory.tree.tokens import count_tokens, truncate_to_tokens  # noqa: E402
 
-# The stages and budgets every `Memory.context` of this benchmark asks for: what users get,
-# unless `crossval.py` passes another (`--set settings.NAME=...`), never by patching the engine.
-RECALL_SETTINGS = RecallSettings()
-
-BUDGETS = (500, 1000, 2000, 4000)
+BUDGETS = (500, 1000, 2000, 4000)  # `run(budgets=...)` takes others (crossval: one)
 CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 SYSTEMS = ("hipo", "bm25", "full_context", "hipo_whoosh")
 SEMANTIC_SYSTEM = "hipo_semantic"
@@ -194,8 +189,16 @@ class ConversationMemory:
     """A conversation imported into a fresh memory folder, and its turns by location."""
 
     def __init__(
-        self, conversation: Conversation, folder: Path, backend: str, semantic: bool = False
+        self,
+        conversation: Conversation,
+        folder: Path,
+        backend: str,
+        semantic: bool = False,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> None:
+        """`settings`: what every `Memory.context` of it asks (the shipped ones: what users
+        get, unless `run(settings=...)` passes others, as `crossval.py` does)."""
+        self.settings = settings
         last = max(record.day for record in conversation.records)
         self.today = lambda: last + timedelta(days=1)
         self.memory = Memory(
@@ -218,14 +221,14 @@ class ConversationMemory:
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
         """What a user gets: `Memory.context`'s text and tokens, keyword recall."""
         context = self.memory.context(question, budget=budget, mode="keyword",
-                                      settings=RECALL_SETTINGS)  # fmt: skip
+                                      settings=self.settings)  # fmt: skip
         return context.text, context.tokens
 
     def hipo_semantic(
         self, question: str, budget: int, memory: Memory | None = None
     ) -> tuple[str, int]:
         memory = memory or self.memory
-        context = memory.context(question, budget=budget, mode="hybrid", settings=RECALL_SETTINGS)
+        context = memory.context(question, budget=budget, mode="hybrid", settings=self.settings)
         if context.mode != "hybrid":
             raise SystemExit(f"locomo: semantic recall is off: {memory.semantic.status()[1]}")
         return context.text, context.tokens
@@ -274,6 +277,8 @@ def score(
     prefix: str = "",
     everything: list[Turn] | None = None,
     context_of: ContextOf | None = None,
+    budgets: Sequence[int] = BUDGETS,
+    layer1_share: float = DEFAULT_SETTINGS.layer1_share,
 ) -> None:
     """Build each question's context at every budget and add its scores to `tallies`:
     `context_of` (the hipo systems: `Memory.context`, what users get), else the turns `rank`
@@ -285,7 +290,7 @@ def score(
         ranked = functools.lru_cache(maxsize=1)(rank or (lambda question: []))
 
         def context_of(question: str, budget: int) -> tuple[str, int]:
-            cut = truncate_to_tokens(prefix, int(budget * LAYER1_SHARE)) if prefix else ""
+            cut = truncate_to_tokens(prefix, int(budget * layer1_share)) if prefix else ""
             return pack(ranked(question), budget, cut)
 
     def judge(question: Question, context: str) -> tuple[str, tuple[float, bool]]:
@@ -293,12 +298,21 @@ def score(
         found = evidence_found(context, texts)
         return question.category, (found / len(texts), found == len(texts))
 
-    scoring.score_questions(conversation.questions, BUDGETS, context_of, judge, tallies)
+    scoring.score_questions(conversation.questions, budgets, context_of, judge, tallies)
 
 
-def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = None) -> dict:
+def run(
+    path: Path,
+    systems: Sequence[str] = SYSTEMS,
+    workdir: Path | None = None,
+    *,
+    settings: RecallSettings = DEFAULT_SETTINGS,
+    budgets: Sequence[int] = BUDGETS,
+) -> dict:
+    """Every system on every conversation of `path`, at `budgets`; the hipo systems' contexts
+    ask `settings` (`RecallSettings`: the shipped ones unless `crossval.py` passes others)."""
     conversations = load_conversations(path)
-    tallies = {name: {budget: Tally() for budget in BUDGETS} for name in systems}
+    tallies = {name: {budget: Tally() for budget in budgets} for name in systems}
     seconds = Counter()
     setup = Counter()
     defects: Counter = Counter()
@@ -319,6 +333,7 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
                     folder,
                     "fts5" if backend == "semantic" else backend,
                     semantic=backend == "semantic",
+                    settings=settings,
                 )
             fts5 = memories["fts5"]
             plans: dict[str, dict] = {
@@ -344,6 +359,8 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
                     conversation,
                     plan.get("rank"),
                     tallies[name],
+                    budgets=budgets,
+                    layer1_share=settings.layer1_share,
                     **{key: value for key, value in plan.items() if key != "rank"},
                 )
                 seconds[name] += time.perf_counter() - started
@@ -354,8 +371,8 @@ def run(path: Path, systems: Sequence[str] = SYSTEMS, workdir: Path | None = Non
         "conversations": len(conversations),
         "questions": sum(len(c.questions) for c in conversations),
         "defects": dict(sorted(defects.items())),
-        "budgets": list(BUDGETS),
-        "layer1_share": LAYER1_SHARE,
+        "budgets": list(budgets),
+        "layer1_share": settings.layer1_share,
         "machine": scoring.machine(),
         "systems": {
             name: {

@@ -66,18 +66,14 @@ for folder in (REPO, REPO / "benchmarks"):
 import recall_scoring as scoring  # noqa: E402
 from recall_scoring import pack, remembered_turns  # noqa: E402
 
-from hipo_jupyter.memory import Memory, MemoryConfig, RecallSettings  # noqa: E402
+from hipo_jupyter.memory import DEFAULT_SETTINGS, Memory, MemoryConfig, RecallSettings  # noqa: E402
 from hipo_jupyter.memory.intake.importers import ImportRecord  # noqa: E402
 from hipo_jupyter.memory.recall.context import candidates  # noqa: E402
 from hipo_jupyter.memory.requests import DEFAULT_BUDGET, RecallQuery  # noqa: E402
 from hipo_jupyter.memory.search.contract import SearchIndex  # noqa: E402
 from hipo_jupyter.memory.search.indexing import open_index  # noqa: E402
 
-# The stages and budgets every `Memory.context` of this benchmark asks for: what users get,
-# unless `crossval.py` passes another (`--set settings.NAME=...`), never by patching the engine.
-RECALL_SETTINGS = RecallSettings()
-
-BUDGETS = (500, 1000, 2000, 4000)
+BUDGETS = (500, 1000, 2000, 4000)  # `run(budgets=...)` takes others (crossval: one)
 DIFFICULTIES = ("easy", "medium", "hard")
 SYSTEMS = ("ask", "hipo", "bm25")
 ASK_BUDGET = DEFAULT_BUDGET  # Hipo.recall_budget's default: what %%ask recalls with
@@ -243,7 +239,11 @@ class UserMemory:
         folder: Path,
         semantic: bool = False,
         imported: str = "conversation",
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> None:
+        """`settings`: what every recall of it asks (the shipped ones: what users get, unless
+        `run(settings=...)` passes others, as `crossval.py` does)."""
+        self.settings = settings
         last = max(session.day for session in sessions)
         self.memory = Memory(
             folder,
@@ -262,16 +262,17 @@ class UserMemory:
         for the question itself; `budget` is ASK_BUDGET (the only one this system runs)."""
         layer1 = self.memory.layer1()
         context = self.memory.context(question, budget=budget, layer1=False, mode="auto",
-                                      settings=RECALL_SETTINGS)  # fmt: skip
+                                      settings=self.settings)  # fmt: skip
         return f"{layer1.text}\n{context.text}", layer1.total_tokens + context.tokens
 
     def hipo(self, question: str, budget: int) -> tuple[str, int]:
         context = self.memory.context(question, budget=budget, mode="keyword",
-                                      settings=RECALL_SETTINGS)  # fmt: skip
+                                      settings=self.settings)  # fmt: skip
         return context.text, context.tokens
 
     def hipo_semantic(self, question: str, budget: int) -> tuple[str, int]:
-        context = self.memory.context(question, budget=budget, mode="hybrid")
+        context = self.memory.context(question, budget=budget, mode="hybrid",
+                                      settings=self.settings)  # fmt: skip
         if context.mode != "hybrid":
             raise SystemExit(f"memaware: semantic recall is off: {self.memory.semantic.status()}")
         return context.text, context.tokens
@@ -282,7 +283,8 @@ class UserMemory:
         request = RecallQuery.parse(question.text, k=candidates(COVERAGE_BUDGET), mode=mode)
         stamps = self.memory.store.raw_stamps()  # the recall `Memory.context` runs, as it runs it
         hits = self.memory._recall.ranked(
-            request, stamps, neighbours=True, snippets=False, both_lists=True
+            request, stamps, neighbours=True, snippets=False, both_lists=True,
+            settings=self.settings,
         ).hits
         wanted = set(question.sessions)
         for rank, hit in enumerate(hits, start=1):
@@ -304,22 +306,28 @@ class UserMemory:
 
 
 def open_memories(
-    sessions: Sequence[Session], systems: Sequence[str], base: Path, imported: str
+    sessions: Sequence[Session],
+    systems: Sequence[str],
+    base: Path,
+    imported: str,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> dict[str, UserMemory]:
     """The memories the systems read: hipo's import, the user turns alone for bm25 (the same
     memory when the import is of user turns), and the embedded one for hipo_semantic."""
     memories: dict[str, UserMemory] = {}
     if {"hipo", "ask"} & set(systems):
-        memories["hipo"] = UserMemory(sessions, base / "hipo", imported=imported)
+        memories["hipo"] = UserMemory(sessions, base / "hipo", imported=imported,
+                                      settings=settings)  # fmt: skip
         memories["ask"] = memories["hipo"]  # the same memory, read the way %%ask reads it
     if "bm25" in systems:
         if imported == "user-turns" and "hipo" in memories:
             memories["bm25"] = memories["hipo"]
         else:
-            memories["bm25"] = UserMemory(sessions, base / "turns", imported="user-turns")
+            memories["bm25"] = UserMemory(sessions, base / "turns", imported="user-turns",
+                                          settings=settings)  # fmt: skip
     if SEMANTIC_SYSTEM in systems:
         memories[SEMANTIC_SYSTEM] = UserMemory(
-            sessions, base / "semantic", semantic=True, imported=imported
+            sessions, base / "semantic", semantic=True, imported=imported, settings=settings
         )
     return memories
 
@@ -344,9 +352,9 @@ def coverage_summary(ranks: Sequence[int | None], questions: Sequence[Question])
     }
 
 
-def budgets_of(system: str) -> tuple[int, ...]:
+def budgets_of(system: str, budgets: Sequence[int] = BUDGETS) -> tuple[int, ...]:
     """`ask` runs at %%ask's default budget only; the others at every budget."""
-    return (ASK_BUDGET,) if system == "ask" else BUDGETS
+    return (ASK_BUDGET,) if system == "ask" else tuple(budgets)
 
 
 def run(
@@ -356,7 +364,12 @@ def run(
     workdir: Path | None = None,
     limit: int | None = None,
     imported: str = "conversation",
+    *,
+    settings: RecallSettings = DEFAULT_SETTINGS,
+    budgets: Sequence[int] = BUDGETS,
 ) -> dict:
+    """Every system on the questions, at `budgets`; each recall asks `settings`
+    (`RecallSettings`: the shipped ones unless `crossval.py` passes others)."""
     sessions = load_sessions(folder)
     questions = load_questions(questions_file)[:limit]
     spans = Spans(sessions)
@@ -364,20 +377,22 @@ def run(
     def judge(question: Question, context: str) -> tuple[str, tuple[bool]]:
         return question.difficulty, (spans.found(context, question.sessions),)
 
-    tallies = {name: {budget: Tally() for budget in budgets_of(name)} for name in systems}
+    tallies = {name: {budget: Tally() for budget in budgets_of(name, budgets)} for name in systems}
     seconds: dict[str, float] = {}
     setup: dict[str, float] = {}
     coverage: dict[str, dict] = {}
     found_at: dict[str, dict[str, list[int]]] = {}
     with tempfile.TemporaryDirectory(prefix="hipo-memaware-") as temporary:
-        memories = open_memories(sessions, systems, Path(workdir or temporary), imported)
+        memories = open_memories(
+            sessions, systems, Path(workdir or temporary), imported, settings
+        )
         for name in systems:
             memory = memories[name]
             context_of: Callable[[str, int], tuple[str, int]] = getattr(memory, name)
             setup[name] = memory.setup_seconds
             started = time.perf_counter()
             firsts = scoring.score_questions(
-                questions, budgets_of(name), context_of, judge, tallies[name]
+                questions, budgets_of(name, budgets), context_of, judge, tallies[name]
             )
             found_at[name] = {str(b): [int(found) for found in f] for b, f in firsts.items()}
             seconds[name] = time.perf_counter() - started
@@ -392,7 +407,7 @@ def run(
         "sessions": len(sessions),
         "user_turns": sum(len(s.user_turns) for s in sessions),
         "questions": len(questions),
-        "budgets": list(BUDGETS),
+        "budgets": list(budgets),
         "machine": scoring.machine(),
         # the process's peak RSS: with --semantic, embedding every turn at import (issue 25:
         # at most 400 MB) is the largest part of it

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hipo_jupyter.memory import Context, Memory, QueryError
+from hipo_jupyter.memory import Context, Memory, QueryError, RecallSettings
 from hipo_jupyter.memory.intake.importers import parse_text
 from hipo_jupyter.memory.recall.context import MIN_BUDGET, candidates
 from hipo_jupyter.memory.recall.fence import RECALL_PREAMBLE, RECALL_TAG
@@ -196,3 +196,13 @@ def test_each_source_is_shown_with_its_date_once(memory: Memory) -> None:
     assert hit.date in hit.file and f"\n{hit.file}\n" in context.text  # the path holds it
     undated = replace(hit, file="knowledge/strategy.md")
     assert group_line(undated) == f"knowledge/strategy.md ({hit.date})"
+
+
+def test_the_layer1_share_is_the_settings_passed(memory: Memory) -> None:
+    """`RecallSettings.layer1_share` is read where the context is built: no share, no Layer 1
+    lines; a quarter, room for more than the shipped sixteenth (issue 54: no module constant)."""
+    shipped = memory.context("competitor pricing", budget=800)
+    none = memory.context("competitor pricing", budget=800, settings=RecallSettings(layer1_share=0))
+    quarter = RecallSettings(layer1_share=0.25)
+    more = memory.context("competitor pricing", budget=800, settings=quarter)
+    assert none.layer1_tokens == 0 < shipped.layer1_tokens <= more.layer1_tokens <= 200

@@ -1,5 +1,5 @@
 """benchmarks/crossval.py: the fold-by-fold choice, and a run on the tiny LoCoMo conversation
-that sets an engine constant for the run and puts it back."""
+that passes a `RecallSettings` per combination (nothing of the engine patched)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmark_helpers import load_benchmark
 
-from hipo_jupyter.memory.recall import ranking
+from hipo_jupyter.memory import DEFAULT_SETTINGS, RecallSettings
 
 TINY = Path(__file__).parent / "data" / "tiny-conversation.json"
 crossval = load_benchmark("crossval.py", "crossval_benchmark")
@@ -45,26 +45,34 @@ def test_each_category_is_scored_dev_and_cross_validated_side_by_side() -> None:
     assert report["by_category"]["cross_validated"] == {"1": 0.2, "2": round(8 / 15, 4)}
 
 
-def test_a_locomo_sweep_sets_the_constant_and_puts_it_back(tmp_path: Path) -> None:
-    shipped = ranking.DAY_WEIGHT
+def test_a_locomo_sweep_passes_each_settings_object_and_patches_nothing(tmp_path: Path) -> None:
+    shipped = DEFAULT_SETTINGS.day_weight
     out = tmp_path / "cv.json"
-    name = "hipo_jupyter.memory.recall.ranking.DAY_WEIGHT"
-    args = ["locomo", str(TINY), "--set", f"{name}={shipped},0.3", "--json", str(out)]
+    args = ["locomo", str(TINY), "--set", f"settings.day_weight={shipped},0.3", "--json", str(out)]
     assert crossval.main(args) == 0
-    restored = ranking.DAY_WEIGHT
-    assert restored == shipped
+    assert RecallSettings() == DEFAULT_SETTINGS and DEFAULT_SETTINGS.day_weight == shipped
     report = json.loads(out.read_text())
-    assert list(report["dev"]) == [f"DAY_WEIGHT={shipped}", "DAY_WEIGHT=0.3"]
-    assert report["default"] == f"DAY_WEIGHT={shipped}" and len(report["folds"]) == 1
+    assert list(report["dev"]) == [f"day_weight={shipped}", "day_weight=0.3"]
+    assert report["default"] == f"day_weight={shipped}" and len(report["folds"]) == 1
     assert 0.0 <= report["cross_validated"] <= 1.0
     per = report["by_category"]  # the categories it asks (no open-domain one), both ways
     assert set(per["cross_validated"]) == set(per["default_dev"]) == {"1", "2", "4"}
 
 
-def test_a_setting_the_engine_lacks_is_one_line(capsys) -> None:
+def test_a_setting_recall_lacks_is_one_line() -> None:
     try:
-        crossval.main(["locomo", str(TINY), "--set", "hipo_jupyter.memory.recall.ranking.NOPE=1"])
+        crossval.main(["locomo", str(TINY), "--set", "settings.nope=1"])
     except SystemExit as stop:
-        assert "has no NOPE" in str(stop)
+        assert "RecallSettings has no nope" in str(stop)
     else:
-        raise AssertionError("an unknown constant was accepted")
+        raise AssertionError("an unknown setting was accepted")
+
+
+def test_an_old_module_constant_names_the_field_to_use() -> None:
+    try:
+        old = "hipo_jupyter.memory.recall.ranking.DAY_WEIGHT=1"
+        crossval.main(["locomo", str(TINY), "--set", old])
+    except SystemExit as stop:
+        assert str(stop).count("\n") == 0 and "settings.day_weight" in str(stop)
+    else:
+        raise AssertionError("a module constant was patched")

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from hipo_jupyter.memory import Memory, RecallSettings
+from hipo_jupyter.memory import DEFAULT_SETTINGS, Memory, RecallSettings
 from hipo_jupyter.memory.disk.checkpoint import parse_log
 from hipo_jupyter.memory.disk.exchanges import REPLY_INDEX_TOKENS, pair
 from hipo_jupyter.memory.intake.importers import ImportRecord, parse_text
-from hipo_jupyter.memory.recall import context as context_pack
 
 TODAY = date(2026, 3, 20)
 HIPO = Path(sys.executable).parent / "hipo"
@@ -164,10 +163,10 @@ LONG_REQUEST = (
 def test_a_long_request_shows_its_passage_a_dialogue_turn_stays_whole(
     memory_root: Path,
 ) -> None:
-    """An exchange's request over EXCHANGE_LONG_PIECE tokens is shown as its passage that
+    """An exchange's request over `exchange_long_piece` tokens is shown as its passage that
     matches the question (more exchanges fit the budget); a turn of a two-person dialogue
-    (no assistant, LoCoMo) is shown whole up to LONG_PIECE, as before."""
-    assert context_pack.EXCHANGE_LONG_PIECE < context_pack.LONG_PIECE
+    (no assistant, LoCoMo) is shown whole up to `long_piece`, as before."""
+    assert DEFAULT_SETTINGS.exchange_long_piece < DEFAULT_SETTINGS.long_piece
     memory = memory_at(memory_root)
     chat = [
         {"role": "user", "content": LONG_REQUEST, "time": "2026-03-02"},

@@ -1,8 +1,8 @@
 """The code layout DESIGN.md describes, held by a test (issues 12, 27, 38): arrows point down.
 
-- No import cycles among hipo_jupyter's modules (imports at module import time, those under
-  TYPE_CHECKING included: a type named is an import too; an import inside a function is lazy
-  and does not count), and none inside the engine even counting the imports inside functions.
+- No import cycles among hipo_jupyter's modules, counting the imports under TYPE_CHECKING (a
+  type named is an import too) and those inside functions (a lazy import is still an arrow:
+  `mcp/early` importing `mcp/server` in a thread closed a circle through `stdio`, issue 54).
 - The engine, hipo_jupyter/memory, imports no front end: not IPython, Jupyter, anthropic,
   ipywidgets or tornado, at any level, and of hipo_jupyter only itself (the team backend is
   handed in, never imported).
@@ -447,6 +447,33 @@ def test_every_sub_package_says_what_lives_there_and_what_it_may_import():
 
 def test_no_import_cycles_in_the_engine_even_inside_functions():
     assert cycles(import_graph(lazy=True, within=ENGINE)) == []
+
+
+def test_no_import_circle_anywhere_even_inside_functions_or_for_types():
+    """Every room, front ends' included: imports inside functions and under TYPE_CHECKING are
+    arrows too, so a circle of them is a circle."""
+    assert cycles(import_graph(lazy=True)) == []
+
+
+def test_a_circle_through_a_lazy_or_type_only_import_is_seen():
+    """The check above sees the circle `mcp/` had (early -> server, inside a function; server ->
+    stdio -> early at the top) and one closed by a type-only import."""
+    sources = {
+        "p.early": "def warm():\n    import p.server\n",
+        "p.server": "from p import stdio\n",
+        "p.stdio": "from p import early\n",
+        "p.a": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.b import B\n",
+        "p.b": "from p import a\n",
+    }
+    graph = {
+        module: {
+            name
+            for name in imported_names(module, Path(f"{module}.py"), lazy=True, source=source)
+            if name in sources and name != module
+        }
+        for module, source in sources.items()
+    }
+    assert cycles(graph) == [["p.a", "p.b"], ["p.early", "p.server", "p.stdio"]]
 
 
 def test_front_ends_import_the_engine_only_from_its_faces():

@@ -18,9 +18,8 @@ np = pytest.importorskip("numpy")
 
 from semantic_helpers import WordHashEmbedder  # noqa: E402
 
-from hipo_jupyter.memory import Memory, MemoryConfig  # noqa: E402
+from hipo_jupyter.memory import Memory, MemoryConfig, RecallSettings  # noqa: E402
 from hipo_jupyter.memory.errors import HipoError, QueryError  # noqa: E402
-from hipo_jupyter.memory.recall import recall_run  # noqa: E402
 from hipo_jupyter.memory.search import semantic as semantic_module  # noqa: E402
 from hipo_jupyter.memory.search.embed import SemanticUnavailable  # noqa: E402
 
@@ -76,7 +75,7 @@ def test_only_the_vectors_hold_the_answer(memory_root: Path, fusion: str) -> Non
     memory = make_memory(memory_root, fusion=fusion)
     fill(memory)
     question = "when is the launch"
-    assert titles(memory.recall(question)) == []  # no word in common
+    assert titles(memory.recall(question, mode="keyword")) == []  # no word in common
     hybrid = memory.recall(question, mode="hybrid")
     assert hybrid.mode == "hybrid" and titles(hybrid)[0] == "Heron plan"
     hit = hybrid[0]
@@ -100,7 +99,7 @@ def test_auto_is_hybrid_when_on_and_keyword_when_off(memory_root: Path) -> None:
     on = make_memory(memory_root)
     fill(on)
     assert on.recall("launch", mode="auto").mode == "hybrid"
-    assert on.recall("launch").mode == "keyword"  # the engine's default, as before the extra
+    assert on.recall("launch").mode == "hybrid"  # the library defaults as the front ends do
     on.close()
     off = make_memory(memory_root, semantic=False)
     result = off.recall("launch", mode="hybrid")
@@ -285,32 +284,34 @@ def test_weights_from_the_config_steer_the_fusion(memory_root: Path, fusion: str
 
 
 def test_score_fusion_gives_a_meaning_hit_its_neighbours(
-    memory_root: Path, monkeypatch: pytest.MonkeyPatch
+    memory_root: Path,
 ) -> None:
     # The reply after a turn found by meaning alone is lifted as a keyword hit's would be:
     # with score fusion the vector hits go through the same query handling. ("Board" is too
     # far from the question to be a vector hit of its own at this similarity floor, with no
     # weak first hits let through below it.)
-    monkeypatch.setattr(recall_run, "WEAK_VECTOR_HITS", 0)
+    no_weak = RecallSettings(weak_vector_hits=0)
     memory = make_memory(memory_root, min_similarity=0.3)
     day = date(2026, 3, 2)
     memory.remember("Heron plan", "- decisions: moved Heron to May", on=day)
     memory.remember("Board", "- outcome: the board agreed on the new date", on=day)
     memory.remember("Hiring", "- decisions: open two analyst roles", on=date(2026, 3, 9))
     question = "when is the launch"
-    assert "Board" not in titles(memory.recall(question, k=3, mode="semantic"))
-    score = titles(memory.recall(question, k=3, mode="hybrid", neighbours=True))
+    assert "Board" not in titles(memory.recall(question, k=3, mode="semantic", settings=no_weak))
+    score = titles(memory.recall(question, k=3, mode="hybrid", neighbours=True,
+                                 settings=no_weak))
     assert score[0] == "Heron plan" and "Board" in score
     memory.close()
     rrf = make_memory(memory_root, fusion="rrf", min_similarity=0.3)
-    assert "Board" not in titles(rrf.recall(question, k=3, mode="hybrid", neighbours=True))
+    shown = rrf.recall(question, k=3, mode="hybrid", neighbours=True, settings=no_weak)
+    assert "Board" not in titles(shown)
     rrf.close()
 
 
 def test_an_unknown_fusion_is_a_clear_error(memory_root: Path) -> None:
     memory = make_memory(memory_root, fusion="borda")
     fill(memory)
-    assert memory.recall("launch").mode == "keyword"  # keyword recall does not fuse
+    assert memory.recall("launch", mode="keyword").mode == "keyword"  # keyword recall does not fuse
     with pytest.raises(HipoError, match="fusion must be one of score, rrf, not 'borda'"):
         memory.recall("launch", mode="hybrid")
     memory.close()

@@ -15,6 +15,7 @@ from hipo_jupyter.mcp.config import CONFIG_TARGETS
 from hipo_jupyter.memory import (
     CHECKPOINT_TYPES,
     DEFAULT_BUDGET,
+    DEFAULT_RECALL_MODE,
     RECALL_MODES,
     RequestError,
     parse_number,
@@ -154,7 +155,7 @@ def add_recall(recall: argparse.ArgumentParser) -> None:
     recall.add_argument(
         "--mode",
         metavar="|".join(RECALL_MODES),
-        default="auto",
+        default=DEFAULT_RECALL_MODE,
         help="keyword, semantic, hybrid, or auto: hybrid when the model is installed",
     )
     recall.add_argument("--json", action="store_true", help="print the hits as stable JSON")

@@ -15,6 +15,7 @@ from traitlets.config import Config, Configurable
 
 from hipo_jupyter.memory import (
     DEFAULT_BUDGET,
+    DEFAULT_RECALL_MODE,
     MIN_BUDGET,
     RECALL_MODES,
     MemoryConfig,
@@ -168,7 +169,7 @@ class Hipo(Configurable):
 
     recall_mode = Enum(
         RECALL_MODES,
-        default_value="auto",
+        default_value=DEFAULT_RECALL_MODE,
         help=(
             "How %recall (and recall for %%ask) ranks: 'keyword', 'semantic' (vectors alone), "
             "'hybrid' (both fused), or 'auto': hybrid when semantic recall is on, else keyword."

@@ -22,7 +22,7 @@ import ipywidgets as widgets
 from ipywidgets.widgets.widget_int import ProgressStyle
 from ipywidgets.widgets.widget_string import HTMLStyle, LabelStyle
 
-from hipo_jupyter.memory import render
+from hipo_jupyter.memory import DEFAULT_RECALL_MODE, render
 from hipo_jupyter.memory.disk import node_path, raw_log_path
 from hipo_jupyter.memory.recall import Hit, RecallResult
 from hipo_jupyter.memory.tree import Topic
@@ -310,7 +310,7 @@ class TopicIndex(_MemoryView):
         if not query:
             self.results.children = []
             return None
-        result = self.memory.recall(query, k=self.k, mode="auto")
+        result = self.memory.recall(query, k=self.k, mode=DEFAULT_RECALL_MODE)
         self.last_result = result
         old = self.results.children
         if not result.hits:

@@ -7,9 +7,10 @@ its capabilities and the protocol version the client asked for. So the process s
 import in a thread, reads the first line, and when it is an `initialize` for a version in
 `EARLY_VERSIONS`, answers it at once, then hands the wire to the SDK with that request replayed
 under a private id whose answer is dropped (the SDK still sees a normal handshake and checks
-every later request against it). Anything else (another first message, another version, an
-instructions text that is not a plain literal) is handed over untouched: the SDK answers, as
-before, only later. `tests/test_mcp_early.py` checks the early answer equals the SDK's own.
+every later request against it). Anything else (another first message, another version) is
+handed over untouched: the SDK answers, as before, only later. `tests/test_mcp_early.py`
+checks the early answer equals the SDK's own. Arrows point down: this module imports `config`
+(the instructions, the version) and, to warm it, `sdk`, never `server` or `stdio`.
 
 The standard descriptors are diverted the way the SDK's `stdio_server` diverts them (fd 0 to
 /dev/null, fd 1 to stderr) so that stray output never reaches the wire.
@@ -17,7 +18,6 @@ The standard descriptors are diverted the way the SDK's `stdio_server` diverts t
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import json
@@ -25,10 +25,9 @@ import os
 import sys
 import threading
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
 
-from .config import server_version
+from .config import INSTRUCTIONS, server_version
 
 EARLY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES = {
@@ -50,19 +49,9 @@ def capabilities() -> dict[str, Any]:
 
 
 def instructions_literal() -> str | None:
-    """`hipo_jupyter.mcp.server.INSTRUCTIONS` read from its source, without importing the SDK; None
-    when it is not a plain string literal (then the SDK answers `initialize` itself)."""
-    source = Path(__file__).with_name("server.py").read_text("utf-8")
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "INSTRUCTIONS" for t in node.targets
-        ):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                return None
-            return value if isinstance(value, str) else None
-    return None
+    """The server's instructions (`config.INSTRUCTIONS`, which `server.py` serves too): held
+    below both, so this module reads them without importing the server or the SDK."""
+    return INSTRUCTIONS if isinstance(INSTRUCTIONS, str) else None
 
 
 def early_answer(request: Any, instructions: str | None) -> dict[str, Any] | None:
@@ -195,6 +184,8 @@ def serve_early(start_server: Any) -> None:
 
 
 def _import_sdk() -> None:
-    # The slow part, done while the client waits; an ImportError shows again in the caller.
+    # The slow part (the MCP SDK, through `sdk.py`, below this module's callers), done while the
+    # client waits; an ImportError shows again in the caller. Never `server.py`: it imports
+    # `stdio.py`, which imports this module, and arrows point down.
     with contextlib.suppress(ImportError):
-        import hipo_jupyter.mcp.server  # noqa: F401
+        from . import sdk  # noqa: F401

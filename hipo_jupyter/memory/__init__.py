@@ -59,6 +59,8 @@ from .recall.context import Context
 from .recall.ranking import Hit, RecallResult
 from .requests import (
     DEFAULT_BUDGET,
+    DEFAULT_RECALL_MODE,
+    DEFAULT_SETTINGS,
     FORMAT_CHARACTERS,
     MAX_BODY_CHARS,
     MAX_QUERY_CHARS,
@@ -98,6 +100,8 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MIN_BUDGET",
     "RECALL_MODES",
+    "DEFAULT_RECALL_MODE",
+    "DEFAULT_SETTINGS",
     "Checkpoint",
     "CheckpointDraft",
     "CompactionReport",

@@ -52,7 +52,7 @@ class MemoryConfig:
     rrf_k: float = 60.0
     # Cosine under which a vector hit is no candidate: MiniLM puts unrelated texts at 0.0-0.2
     # and related ones from about 0.35, so a query about nothing in memory finds little (the
-    # first few vector hits may go lower: recall_run.WEAK_VECTOR_HITS).
+    # first few vector hits may go lower: RecallSettings.weak_vector_hits).
     min_similarity: float = 0.3
     # Team memory (issue 16, `hipo_jupyter/team/`): a PostgreSQL URL; "" keeps everything local.
     # `team_exclude` names checkpoint types or tags ("#tag" for a tag only) never sent.

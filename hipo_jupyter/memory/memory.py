@@ -36,6 +36,7 @@ from .recall.ranking import Hit, RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import (
     DEFAULT_BUDGET,
+    DEFAULT_RECALL_MODE,
     DEFAULT_SETTINGS,
     MAX_K,
     CheckpointDraft,
@@ -474,21 +475,24 @@ class Memory:
         until: str | date | None = None,
         type: str | None = None,
         neighbours: bool = False,
-        mode: str | None = None,
+        mode: str | None = DEFAULT_RECALL_MODE,
         team: bool = False,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> RecallResult:
         """Ranked hits for `query`; `team=True` searches the team database (`team_recall`);
         `neighbours=True` also lifts the checkpoints just before and after each raw hit (a
         reply, a next step): what a model's context wants, where a person wants only matches.
-        `mode`: "keyword" (BM25 with tree, topics and recency; the default), "semantic" (the
+        `mode`: "keyword" (BM25 with tree, topics and recency), "semantic" (the
         nearest vectors alone), "hybrid" (both, fused as `config.fusion` says: "score" adds
         similarity to BM25 relevance, `ranking.blend_relevance`; "rrf" fuses the rankings,
-        `hybrid.fuse`) or "auto" (hybrid when semantic recall is on: the front ends'
-        default). Hybrid without the extra answers by keyword, and says so in `mode`."""
+        `hybrid.fuse`) or "auto" (hybrid when semantic recall is on: `DEFAULT_RECALL_MODE`,
+        every front end's default too, None meaning it). Hybrid without the extra answers by
+        keyword, and says so in `mode`. `settings` (`RecallSettings`): the weights and limits."""
+        mode = mode or DEFAULT_RECALL_MODE
         request = RecallQuery.parse(query, k=k, since=since, until=until, type=type, mode=mode)
         if team:
             return self.team_recall(request)
-        return self.recall_query(request, neighbours=neighbours)
+        return self.recall_query(request, neighbours=neighbours, settings=settings)
 
     # --- team memory (issue 16, `backends`): the backend handed in, if any ----------------------
     def team_sync(self, *, full: bool = False) -> Any:
@@ -510,12 +514,19 @@ class Memory:
         self._team.after_write(None)
 
     def recall_query(
-        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+        self,
+        request: RecallQuery,
+        *,
+        neighbours: bool = False,
+        snippets: bool = True,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> RecallResult:
         """`recall` for a request already parsed (the front ends parse it first); raw hits
         carry their checkpoint's provenance. `snippets=False` (what `context` asks): hits
         carry the start of their text, not the index's cut around the matches."""
-        return self._recall.recall(request, neighbours=neighbours, snippets=snippets)
+        return self._recall.recall(
+            request, neighbours=neighbours, snippets=snippets, settings=settings
+        )
 
     def context(
         self,
@@ -526,7 +537,7 @@ class Memory:
         since: str | date | None = None,
         until: str | date | None = None,
         type: str | None = None,
-        mode: str | None = None,
+        mode: str | None = DEFAULT_RECALL_MODE,
         team: bool = False,
         conversation: str | None = None,
         settings: RecallSettings = DEFAULT_SETTINGS,
@@ -536,11 +547,12 @@ class Memory:
         sends all of it as its own block), then the recalled memory fenced as quoted data, in
         time order with each piece's date and source, long pieces as their passage that
         answers (see `recall/context`). One call for every front end and the
-        benchmarks, so what is measured is what users get. `mode` as for `recall`, None
-        meaning "auto" (hybrid when semantic recall is on). `team=True` recalls from the team
-        database instead (`team_recall`); each piece then names its author and notebook. Not
-        a write-back of `conversation`, the `%%ask` conversation it is for (its turns are in it).
-        `settings` (`RecallSettings`) names the stages that fill it and the reply budget."""
+        benchmarks, so what is measured is what users get. `mode` as for `recall`
+        (`DEFAULT_RECALL_MODE`, None meaning it: hybrid when semantic recall is on). `team=True`
+        recalls from the team database instead (`team_recall`); each piece then names its
+        author and notebook. Not a write-back of `conversation`, the `%%ask` conversation it is
+        for (its turns are in it).
+        `settings` (`RecallSettings`): the stages that fill it, the weights and the limits."""
         if team:
             return context_pack.build(
                 query,
@@ -558,7 +570,7 @@ class Memory:
 
         def recall(k: int) -> RecallResult:
             request = RecallQuery.parse(query, k=k, since=since, until=until, type=type,
-                                        mode=mode or "auto")  # fmt: skip
+                                        mode=mode or DEFAULT_RECALL_MODE)  # fmt: skip
             return self._recall.ranked(request, stamps, neighbours=True, snippets=False,
                                        both_lists=True, settings=settings)  # fmt: skip
 

@@ -20,8 +20,9 @@ same answer, or the same one-line error, whichever way it came:
   escapes too (`\\u202e`, `\\U000e0041`): every front end a person reads shows them so.
 - A title is at most `MAX_TITLE_CHARS` characters, a body `MAX_BODY_CHARS`, a query
   `MAX_QUERY_CHARS`. A note is never dated after today (`not_in_future`).
-- What a context asks of recall beyond the query (its stages and budgets) is one typed
-  `RecallSettings`, defaults and where each comes from in its docstring.
+- What recall is tuned by beyond the query (stages, weights, limits) is one typed
+  `RecallSettings`, its defaults and where each comes from in its docstring's table; the mode
+  a caller names none of is `DEFAULT_RECALL_MODE`, the same for the library and every front end.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ MAX_BUDGET = 32_000  # far more than any prompt wants from memory
 DEFAULT_BUDGET = 2_000
 MAX_TRIGGER_CHARS = 200
 RECALL_MODES = ("auto", "keyword", "semantic", "hybrid")
+# The mode of every caller that names none: `Memory.recall`, `Memory.context`, `%recall`, `hipo
+# recall`, the server and MCP, so the library and each front end give the same hits (issue 54).
+DEFAULT_RECALL_MODE = "auto"
 
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _UNSTORABLE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -428,7 +432,7 @@ class RecallQuery:
     since: date | None = None
     until: date | None = None
     type: str | None = None
-    mode: str | None = None  # None: keyword, the engine's own default; front ends send "auto"
+    mode: str | None = None  # None: keyword (`resolve_mode`); `Memory` sends DEFAULT_RECALL_MODE
     budget: int | None = None
     superseded: bool = False  # also the checkpoints a correction replaced (`--all`)
 
@@ -475,27 +479,82 @@ class RecallQuery:
 
 @dataclass(frozen=True)
 class RecallSettings:
-    """Recall's stages and budgets for one context, as one typed object passed in (issue 54,
-    item 3): `Memory.context(settings=...)` asks for each stage by name, never inferred from
-    how many hits are asked; the benchmarks pass one instead of patching module constants.
+    """Recall's tunables as one typed object passed in (issue 54, item 3): the stages on or off,
+    the weights of the score, the limits of what joins and what a context shows. Their defaults
+    are here and nowhere else; `Memory.recall(settings=...)` and `Memory.context(settings=...)`
+    take one, and the benchmarks (`benchmarks/crossval.py --set settings.NAME=...`) pass one
+    instead of patching module constants. A stage is asked for by name, never inferred from how
+    many hits are asked.
 
-    Where each default comes from (benchmarks/README.md, "Notebook memory", 2,000 tokens,
-    keyword and the shipped mode, dev and leave-one-scenario-out side by side):
+    Where each default comes from ("dev": measured on the set it was tuned on; "CV":
+    cross-validated; the figures and commands are in benchmarks/README.md, LOCOMO.md):
 
-    - `second_hop` (`recall/second_hop`) off: it moved no figure in the shipped mode, on
-      LoCoMo, MemAware or the notebook-memory set.
-    - `implicit_needs` (`recall/implicit_needs`) off: it moved no figure either, and brought
-      unrelated "never"/"don't" notes into debugging questions.
-    - `time_span` (`recall/time_span`) off: no figure moved.
-    - `reply_passage_tokens`: how much of an imported exchange's reply a context shows (its
-      passage that matches the question): 30, where 0 sent an old question without the fix
-      that answered it (the notebook-memory set's imported-chat questions).
+    - `second_hop` = off, read by `recall/second_hop`: notebook-memory set, 2,000 tokens, dev
+      and leave-one-scenario-out: moved no figure in the shipped mode, nor on LoCoMo or
+      MemAware.
+    - `implicit_needs` = off, read by `recall/implicit_needs`: same: moved no figure, and
+      brought unrelated "never"/"don't" notes into debugging questions.
+    - `time_span` = off, read by `recall/time_span`: same: no figure moved.
+    - `reply_passage_tokens` = 30, read by `recall/context` (an imported reply's passage):
+      notebook-memory set's imported-chat questions: 0 sent an old question without the fix that
+      answered it.
+    - `topic_boost` = 0.25, read by `recall/ranking` (a #tag the query names): LoCoMo dev
+      conversations (LOCOMO.md), a general signal.
+    - `recency_weight` = 0.15, read by `recall/ranking` (relevance x 1 + this x 0.5 ** (age /
+      half-life)); a write-back weighs 1 / (1 + this): LoCoMo dev conversations.
+    - `day_weight` = 0.1, read by `recall/ranking` (how well the hit's whole day matches):
+      LoCoMo dev: 0.1 and 0.2 level; MemAware dev: 0.1 is +0.02 to +0.03 over 0.2.
+    - `period_boost` = 0.5, read by `recall/ranking` (dated in a period the query names): LoCoMo
+      dev conversations.
+    - `name_boost` = 0.2, read by `recall/ranking` (title is a name in the query): LoCoMo dev
+      conversations.
+    - `coverage_power` = 2.0, read by `recall/ranking.keyword_confidence` (hybrid):
+      leave-one-out on benchmarks/data/everyday-dev.json, checked on LoCoMo and MemAware.
+    - `weak_vector_hits`, `weak_similarity` = 3, 0.15, read by
+      `recall/recall_run.vector_candidates` (hybrid): everyday-dev leave-one-out sweep
+      (`everyday.py --set`), with `coverage_power`.
+    - `layer1_share` = 0.0625, read by `recall/context` (Layer 1's share of the budget): both
+      dev sets: an eighth ahead of a quarter (MemAware +0.007 to +0.023, LoCoMo +0.025 at 500
+      tokens), a sixteenth ahead of an eighth at 500 tokens (LoCoMo +0.009; level elsewhere).
+    - `passage_tokens`, `long_piece` = 40, 100, read by `recall/context` (a long piece's
+      passage): LoCoMo: its evidence counts only whole; cutting at 70 tokens lost 0.09 there.
+    - `exchange_long_piece`, `exchange_passage_tokens` = 30, 20, read by `recall/context` (an
+      imported request's passage): 3-fold CV on MemAware dev (request 100..20 x passage 40..15;
+      30 and 20 in every fold): 2,000 tokens keyword 0.477 -> 0.570 (CV 0.570), hybrid 0.543 ->
+      0.600.
+    - `subject_overlap` = 0.33, read by `recall/supersession` (same subject): worked examples,
+      not a figure: "the launch is in April" / "moved the launch to May" share one stem in
+      three, a note sharing only the question's word one in six or seven; with imports compared,
+      every value tried (0.25 to 0.5) cost LoCoMo dev 0.013 to 0.18 (CV), so imports change
+      nothing.
+    - `subject_depth`, `write_back_yield` = 40, 0.5, read by `recall/supersession`: no
+      measurement recorded: depth bounds the pairs compared to the hits read first.
+
+    Not a field: `disk/exchanges.REPLY_INDEX_TOKENS` (what the index keeps of an imported
+    reply) is read when the index is built, not by a recall, so no object passed to a recall
+    can change it.
     """
 
     second_hop: bool = False
     implicit_needs: bool = False
     time_span: bool = False
     reply_passage_tokens: int = 30
+    topic_boost: float = 0.25
+    recency_weight: float = 0.15
+    day_weight: float = 0.1
+    period_boost: float = 0.5
+    name_boost: float = 0.2
+    coverage_power: float = 2.0
+    weak_vector_hits: int = 3
+    weak_similarity: float = 0.15
+    layer1_share: float = 0.0625
+    passage_tokens: int = 40
+    long_piece: int = 100
+    exchange_long_piece: int = 30
+    exchange_passage_tokens: int = 20
+    subject_overlap: float = 0.33
+    subject_depth: int = 40
+    write_back_yield: float = 0.5
 
     def __post_init__(self) -> None:
         if isinstance(self.reply_passage_tokens, bool) or not isinstance(
@@ -505,6 +564,19 @@ class RecallSettings:
                 f"reply_passage_tokens must be a whole number 0..400, not "
                 f"{self.reply_passage_tokens!r}"
             )
+        for name, kind in _SETTING_KINDS.items():
+            value = getattr(self, name)
+            if kind is bool:
+                if not isinstance(value, bool):
+                    raise RequestError(f"{name} must be true or false, not {value!r}")
+            elif kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RequestError(f"{name} must be a whole number, not {value!r}")
+            elif name != "reply_passage_tokens":
+                parse_number(value, name, whole=kind is int, low=0)
 
 
+_SETTING_KINDS = {
+    name: {"bool": bool, "int": int, "float": float}[str(field.type)]
+    for name, field in RecallSettings.__dataclass_fields__.items()
+}
 DEFAULT_SETTINGS = RecallSettings()

@@ -27,6 +27,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 
 from hipo_jupyter.memory import (
+    DEFAULT_RECALL_MODE,
     MAX_QUERY_CHARS,
     HipoError,
     Memory,
@@ -292,7 +293,7 @@ class RecallHandler(HipoHandler):
             since=self.optional("since"),
             until=self.optional("until"),
             type=self.optional("type"),
-            mode=self.optional("mode") or "auto",
+            mode=self.optional("mode") or DEFAULT_RECALL_MODE,
             budget=self.optional("budget"),
         )
         team = self.optional("team")

@@ -12,6 +12,12 @@ Modules:
   the daily and weekly nodes as the map of a question that spans time (these three only when
   `requests.RecallSettings` asks for them). Every decision about who wrote a hit reads its
   typed provenance fields (`search.contract.Document`), never its display phrase.
+
+Every tunable of this room (the stages on or off, the score's weights, the weak vector hits,
+context's shares and passage lengths, supersession's overlap, depth and yield) is a field of
+the one `requests.RecallSettings` passed in, its default and what chose it said there; each
+function that reads one takes `settings` and defaults to `requests.DEFAULT_SETTINGS`. No
+module constant here is a tuning knob to patch.
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance;
   `corrections.py` which checkpoints a correction superseded (hidden unless asked for);

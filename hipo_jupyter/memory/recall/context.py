@@ -6,7 +6,7 @@ what users get. In order:
 
 1. Layer 1's lines about the question (ROOT.md's Topics Index, patterns and history, and the
    working notes, that share at least two of its words, under their headings; ROOT's Active
-   Context is left to recall, which shows those checkpoints whole), at most `LAYER1_SHARE` (a
+   Context is left to recall, which shows those checkpoints whole), at most `layer1_share` (a
    sixteenth) of the budget; left out with `layer1=False` (`%%ask` already
    sends the whole of Layer 1 as its own cached system block). The head of ROOT.md is about
    whatever happened last, not about the question: measured on both dev sets, it cost more
@@ -19,10 +19,13 @@ what users get. In order:
    per source file with its date, each piece with its line, title and type, so a model (or a
    person) can cite and open it; a proposal the user has not accepted (an agent's rule or
    correction of the user's words) says so and who proposed it, beside its title. A piece
-   over LONG_PIECE tokens shows its passage that matches the question (`passages.py`), so a
+   over `long_piece` tokens shows its passage that matches the question (`passages.py`), so a
    pasted page does not take the room of a dozen memories; shorter pieces are shown whole. An
-   imported exchange's request is shown as its passage from EXCHANGE_LONG_PIECE tokens, a
-   shorter one (EXCHANGE_PASSAGE_TOKENS).
+   imported exchange's request is shown as its passage from `exchange_long_piece` tokens, a
+   shorter one (`exchange_passage_tokens`).
+
+Those limits are fields of the `RecallSettings` passed in (`requests.py`: their defaults and
+the measurements that chose them, in one table).
 
 The budget is counted with `count_tokens` (o200k) on the final text and is never exceeded: the
 packing estimates each piece's cost, then the rendered text is counted and the last-packed
@@ -46,34 +49,25 @@ from .passages import matching_lines, passage, query_stems
 from .ranking import Hit, RecallResult
 from .supersession import CHANGED_LATER
 
-# Layer 1 takes at most this share of the budget; recall gets the rest. A sixteenth, not the
-# quarter the issue allows: measured on both dev sets (benchmarks/, dev figures), an eighth was
-# ahead of a quarter (MemAware +0.007 to +0.023, LoCoMo all-evidence +0.025 at 500 tokens), and
-# a sixteenth ahead of an eighth at 500 tokens (LoCoMo +0.009; level at the other budgets and on
-# MemAware). Still room for the few lines of ROOT's Topics Index or patterns that name the
-# question's words, which in a notebook's own memory are the user's rules and projects.
-LAYER1_SHARE = 0.0625
+# Layer 1 takes at most `RecallSettings.layer1_share` of the budget (a sixteenth, not the
+# quarter the issue allows); recall gets the rest. Still room for the few lines of ROOT's Topics
+# Index or patterns that name the question's words, which in a notebook's own memory are the
+# user's rules and projects.
 # ROOT's Active Context lists the last days' checkpoints, cut: recall shows them whole when they
 # answer, so a context takes Layer 1's other lines (topics, patterns, working notes).
 LAYER1_SKIP = ("Active Context",)
-# A piece longer than LONG_PIECE shows its passage of PASSAGE_TOKENS that matches the query
+# A piece longer than `long_piece` shows its passage of `passage_tokens` that matches the query
 # (`passages.py`): two or three sentences. Shorter pieces are whole: a conversation's turn is
-# rarely longer, and LoCoMo's evidence counts only whole (cutting at 70 tokens lost 0.09 there).
-PASSAGE_TOKENS = 40
-LONG_PIECE = 100
+# rarely longer, and LoCoMo's evidence counts only whole.
 # An imported exchange shows its reply's passage that matches the query, after the user's words,
-# `RecallSettings.reply_passage_tokens` long (0: none): the answer is in the reply ("How did I fix
-# the SettingWithCopyWarning?" is answered by the reply's `.copy()`, never by the old question).
+# `reply_passage_tokens` long (0: none): the answer is in the reply ("How did I fix the
+# SettingWithCopyWarning?" is answered by the reply's `.copy()`, never by the old question).
 # An imported exchange's request (the user's words to an assistant) longer than
-# EXCHANGE_LONG_PIECE tokens shows its passage of EXCHANGE_PASSAGE_TOKENS that matches the
+# `exchange_long_piece` tokens shows its passage of `exchange_passage_tokens` that matches the
 # query: a sentence or two that says which conversation it was, so the budget holds more
 # conversations (the full exchange is one `%recall` or file open away). Only exchanges: a turn
 # of a dialogue between people (LoCoMo) is often the evidence itself and stays whole up to
-# LONG_PIECE. Chosen by 3-fold cross-validation on MemAware's dev questions (request over
-# 100 / 60 / 40 / 30 / 20 tokens x passage 40 / 30 / 20 / 15; 30 and 20 in every fold): at
-# 2,000 tokens keyword 0.477 -> 0.570 (cross-validated 0.570), hybrid 0.543 -> 0.600.
-EXCHANGE_LONG_PIECE = 30
-EXCHANGE_PASSAGE_TOKENS = 20
+# `long_piece`. (All `RecallSettings` fields: requests.py says what chose each.)
 # The context is full when this many pieces in a row did not fit: the rest rank lower still,
 # and rendering each (its passage, its tokens) was most of the packing's time at a year.
 FULL_AFTER_MISSES = 20
@@ -156,7 +150,7 @@ def build(
         result = RecallResult(query=result.query, hits=kept, mode=result.mode)
     stems = query_stems(result.query or query)
     text = layer1().strip() if layer1 is not None else ""
-    cap = int(budget * LAYER1_SHARE)
+    cap = int(budget * settings.layer1_share)
     prefix = matching_lines(escape_fence(text), stems, cap, LAYER1_SKIP) if text else ""
     layer1_tokens = count_tokens(prefix)
     found = documents([document_id(hit.file, hit.line) for hit in result.hits])
@@ -170,7 +164,7 @@ def build(
         if room < 8 or misses == FULL_AFTER_MISSES:  # nothing of use fits in what is left
             break
         doc = found.get(document_id(hit.file, hit.line))
-        line = piece_line(hit, doc, stems, reply_tokens=settings.reply_passage_tokens)
+        line = piece_line(hit, doc, stems, settings=settings)
         cost = count_tokens(line) + 1
         group = (hit.date, hit.file, hit.writer)
         if group not in groups:
@@ -200,15 +194,21 @@ def build(
 
 
 def piece_line(
-    hit: Hit, doc: Document | None, stems: frozenset[str], *, reply_tokens: int | None = None
+    hit: Hit,
+    doc: Document | None,
+    stems: frozenset[str],
+    *,
+    reply_tokens: int | None = None,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> str:
     """One piece as the context shows it: `L<line> <title> [<type>]: <text>`, the text the
     checkpoint's fields and words (the search snippet when the index no longer has it), or,
-    when longer than LONG_PIECE tokens, its passage of PASSAGE_TOKENS that best matches the
+    when longer than `long_piece` tokens, its passage of `passage_tokens` that best matches the
     query's `stems` (`passages.py`); its later lines indented. A note a later one changed
     (`supersession.py`) says so on its last line, with where the later one is."""
     text = doc.text if doc is not None else hit.snippet
-    body = piece_body(text, stems, exchange=hit.writer == IMPORT, reply_tokens=reply_tokens)
+    exchange = hit.writer == IMPORT
+    body = piece_body(text, stems, exchange=exchange, reply_tokens=reply_tokens, settings=settings)
     if hit.changed_later:
         body = f"{body}\n({CHANGED_LATER} {hit.changed_later})"
     body = body.replace("\n", "\n  ")
@@ -222,18 +222,28 @@ def piece_line(
 
 
 def piece_body(
-    text: str, stems: frozenset[str], *, exchange: bool = False, reply_tokens: int | None = None
+    text: str,
+    stems: frozenset[str],
+    *,
+    exchange: bool = False,
+    reply_tokens: int | None = None,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> str:
     """A piece's text as shown. An imported exchange (`exchanges.py`) shows the user's words
     first, then, after an arrow, the reply's passage that best matches the query
-    (`reply_tokens`, `RecallSettings.reply_passage_tokens`; 0: the request alone): what was
+    (`reply_tokens`, else `settings.reply_passage_tokens`; 0: the request alone): what was
     answered, which a question about a past fix asks for."""
     parts = split_shown(text) if exchange else None
     if parts is None:
-        return passage(text, stems, PASSAGE_TOKENS, whole_within=LONG_PIECE)
+        return passage(text, stems, settings.passage_tokens, whole_within=settings.long_piece)
     request, reply = parts
-    shown = passage(request, stems, EXCHANGE_PASSAGE_TOKENS, whole_within=EXCHANGE_LONG_PIECE)
-    reply_tokens = DEFAULT_SETTINGS.reply_passage_tokens if reply_tokens is None else reply_tokens
+    shown = passage(
+        request,
+        stems,
+        settings.exchange_passage_tokens,
+        whole_within=settings.exchange_long_piece,
+    )
+    reply_tokens = settings.reply_passage_tokens if reply_tokens is None else reply_tokens
     if reply_tokens <= 0 or not reply.strip():
         return shown
     return f"{shown}\n-> {passage(reply, stems, reply_tokens)}"

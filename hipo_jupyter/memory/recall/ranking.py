@@ -13,13 +13,14 @@ never a hit (it is in Layer 1 already). To the relevance are added:
 - a named period: the query names a day, month or year ("on 9 November, 2022", "in May 2023",
   "2026-03") and the hit is dated in it, or in the week after it;
 - a name: the hit's title is a name in the query (the speaker of an imported turn);
-- who wrote it: a Claude call's write-back (the agent's task log) weighs `WRITE_BACK_WEIGHT` of
+- who wrote it: a Claude call's write-back (the agent's task log) weighs `write_back_weight` of
   what the user wrote, so at equal relevance the user's own note comes first (DESIGN.md);
 - then the user's current word first (`supersession.py`): a note changed later, under the change.
 
 With `neighbours` the checkpoints around each raw hit are lifted too (a share of the hit's
 relevance; `neighbours.py`): in a conversation the answer is often the reply to the turn that
-matches the words. Hits with the same title and text are shown once.
+matches the words. Hits with the same title and text are shown once. Every weight is a field
+of the `RecallSettings` passed in (`requests.py`: its defaults and where each comes from).
 
 Every hit carries its drill-down path, ROOT -> monthly -> weekly -> daily -> raw line, listing
 the nodes that exist, so a reader (or a model) can walk the tree from coarse to fine.
@@ -48,32 +49,28 @@ from .second_hop import connect
 from .supersession import Changes, settle
 from .time_span import day_map
 
-# Weights of the score (text relevance is 0..1 against the best hit), measured on LoCoMo's dev
-# conversations (benchmarks/LOCOMO.md); each is a general signal, not a fit to those questions.
-TOPIC_BOOST = 0.25  # the checkpoint carries a #tag the query names (Topics Index)
-RECENCY_WEIGHT = 0.15  # relevance times 1 + this * 0.5 ** (age / half-life)
-# times how well the hit's whole day (its daily node) matches, 0..1. 0.1, not 0.2: a day that
-# holds many conversations (MemAware: 14 a day) says little about one turn; on LoCoMo (a day is
-# one conversation) 0.1 and 0.2 are level, on MemAware 0.1 is +0.02 to +0.03 (dev figures).
-DAY_WEIGHT = 0.1
-PERIOD_BOOST = 0.5  # the hit is dated in a day, month or year the query names
-NAME_BOOST = 0.2  # the hit's title is a name in the query (a speaker, a person)
-# A write-back records what a Claude call asked and answered, often in the very words of the
-# user's note it drew on: a secondary record of the same task. Its whole score is weighed by
-# the inverse of the largest recency factor, so being newer alone never lifts it over an
-# equally relevant note of the user's, however old; never a filter: a write-back that answers
-# clearly better still comes first. (LoCoMo and MemAware hold no write-backs.)
-WRITE_BACK_WEIGHT = 1 / (1 + RECENCY_WEIGHT)
+# The weights of the score (topic, recency, the day's match, periods, names) and the keyword
+# side's coverage power are `RecallSettings` fields (requests.py: defaults and where each comes
+# from). A write-back records what a Claude call asked and answered, often in the very words of
+# the user's note it drew on: a secondary record of the same task. Its whole score is weighed by
+# the inverse of the largest recency factor (`write_back_weight`), so being newer alone never
+# lifts it over an equally relevant note of the user's, however old; never a filter: a
+# write-back that answers clearly better still comes first. (LoCoMo and MemAware hold none.)
 CANDIDATES_PER_HIT = 6
 CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
 WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
 # Hybrid recall: the keyword side's relevance times (the largest share of the query's content
-# words one keyword hit holds) to this power; 0: BM25 as it is. Everyday questions share few words
-# with their note, and hits found by one loose word ("go", "team") should not outrank what the
-# meaning found (issue 35). The order of the keyword hits among themselves is kept: weighing each
-# hit by its own share measured worse on LoCoMo (0.812 against 0.845 at 2,000 tokens). Chosen by
-# leave-one-out on benchmarks/data/everyday-dev.json, checked on LoCoMo and MemAware.
-COVERAGE_POWER = 2.0
+# words one keyword hit holds) to `RecallSettings.coverage_power`; 0: BM25 as it is. Everyday
+# questions share few words with their note, and hits found by one loose word ("go", "team")
+# should not outrank what the meaning found (issue 35). The order of the keyword hits among
+# themselves is kept: weighing each hit by its own share measured worse on LoCoMo (0.812 against
+# 0.845 at 2,000 tokens).
+
+
+def write_back_weight(settings: RecallSettings = DEFAULT_SETTINGS) -> float:
+    """What a write-back's score is multiplied by: the inverse of the largest recency factor."""
+    return 1 / (1 + settings.recency_weight)
+
 
 
 @dataclass(frozen=True)
@@ -338,15 +335,17 @@ def recall(
     scored = []
     by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
     for doc_id, (doc, snippet) in candidates.items():
-        added, factor = _priors(doc, today, half_life_days, day_prior, periods, names, by_day)
+        added, factor = _priors(
+            doc, today, half_life_days, day_prior, periods, names, by_day, settings=settings
+        )
         score = relevance[doc_id] * factor + added
         hit_topics = tuple(sorted(matched_names & set(doc.tags)))
         if hit_topics:
-            score += TOPIC_BOOST
+            score += settings.topic_boost
         if written_back(doc):
-            score *= WRITE_BACK_WEIGHT
+            score *= write_back_weight(settings)
         scored.append((score, doc, snippet, hit_topics))
-    scored, changes = settle(scored, query, written_back)
+    scored, changes = settle(scored, query, written_back, settings=settings)
     hits = _distinct_best(scored, k, nodes, changes, query if snippets else None)
     return RecallResult(
         query=query,
@@ -380,7 +379,7 @@ def _candidates(
         snippets=False,  # the passage that answers is cut below, for the hits shown only
     )
     if similar:
-        found = blend_relevance(found, similar, similar_weight, query)
+        found = blend_relevance(found, similar, similar_weight, query, settings=settings)
     return connect(found, query, index, settings, type=type, since=since, until=until)
 
 
@@ -438,6 +437,8 @@ def blend_relevance(
     similar: Sequence[tuple[Document, float]],
     weight: float,
     query: str = "",
+    *,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> list[SearchHit]:
     """BM25 hits and documents near by meaning as one list, best first: each document's
     relevance is its BM25 score over the best one plus `weight` times its cosine over the best
@@ -450,7 +451,7 @@ def blend_relevance(
     best_meaning = max((score for _, score in similar), default=0.0)
     relevance: dict[str, float] = {}
     entries: dict[str, tuple[Document, str]] = {}
-    confidence = keyword_confidence(found, query) if similar else 1.0
+    confidence = keyword_confidence(found, query, settings=settings) if similar else 1.0
     for hit in found:
         relevance[hit.doc.id] = max(
             relevance.get(hit.doc.id, 0.0), confidence * hit.score / best_text
@@ -467,14 +468,18 @@ def blend_relevance(
     return blended
 
 
-def keyword_confidence(found: Sequence[SearchHit], query: str) -> float:
+def keyword_confidence(
+    found: Sequence[SearchHit], query: str, *, settings: RecallSettings = DEFAULT_SETTINGS
+) -> float:
     """How well the words found the query, 0..1: the best share of its content words that one
-    keyword hit holds, to the power COVERAGE_POWER (1.0 with no query or no content word)."""
-    stems = content_stems(query) if query and COVERAGE_POWER else frozenset()
+    keyword hit holds, to the power `settings.coverage_power` (1.0 with no query or no content
+    word)."""
+    power = settings.coverage_power
+    stems = content_stems(query) if query and power else frozenset()
     if not stems or not found:
         return 1.0
     held = max(coverage(stems, f"{h.doc.title} {h.doc.text} {' '.join(h.doc.tags)}") for h in found)
-    return held**COVERAGE_POWER
+    return held**power
 
 
 def _without_answered_nodes(found: Sequence[SearchHit]) -> list[SearchHit]:
@@ -507,6 +512,8 @@ def _priors(
     periods: Sequence[tuple[date, date]],
     names: Collection[str],
     by_day: dict[str, tuple[float, float]] | None = None,
+    *,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> tuple[float, float]:
     """(added, factor): what is added to a hit's text relevance (the day's match, a named
     period, a name; raw checkpoints only, a node's date being its period's start), and the
@@ -521,8 +528,9 @@ def _priors(
             return 0.0, 1.0
         age = max(0, (today - day).days)
         known = (
-            DAY_WEIGHT * day_prior.get(doc.date, 0.0) + PERIOD_BOOST * period_match(day, periods),
-            1.0 + RECENCY_WEIGHT * 0.5 ** (age / max(half_life_days, 0.1)),
+            settings.day_weight * day_prior.get(doc.date, 0.0)
+            + settings.period_boost * period_match(day, periods),
+            1.0 + settings.recency_weight * 0.5 ** (age / max(half_life_days, 0.1)),
         )
         if by_day is not None:
             by_day[doc.date] = known
@@ -530,5 +538,5 @@ def _priors(
     if doc.kind != "raw":
         return 0.0, factor
     if names and doc.title.casefold() in names:
-        added += NAME_BOOST
+        added += settings.name_boost
     return added, factor

@@ -46,13 +46,12 @@ ALL_KINDS = frozenset({"raw", "daily", "weekly", "monthly", "knowledge"})
 # (`firsts_of_both`; 0: the fused list alone, as before). Off until measured on LoCoMo and
 # MemAware with the extra (issue 25: not measured in time on the shared 2-core machine).
 FUSED_PER_VECTOR_HIT = 0
-# The first WEAK_VECTOR_HITS vector hits stay candidates down to a cosine of WEAK_SIMILARITY,
+# The first `RecallSettings.weak_vector_hits` vector hits stay candidates down to a cosine of
+# `weak_similarity` (requests.py holds both defaults),
 # below `min_similarity`: an everyday question and the note that answers it in other words often
 # sit at 0.15-0.3 with MiniLM ("when do we go live?", "Heron ships on 14 May"), while a long tail
 # of such weak hits hurt MemAware (a floor of 0.2 for all: 0.583 against 0.600). Chosen by
 # leave-one-out on benchmarks/data/everyday-dev.json (issue 35).
-WEAK_VECTOR_HITS = 3
-WEAK_SIMILARITY = 0.15
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class RecallSources:
     semantic: SemanticIndex
     file_documents: Callable[[str], tuple[str, list[Document]] | None]
     weights: FusionWeights  # RRF's, when config.fusion == "rrf"
-    settings: RecallSettings = DEFAULT_SETTINGS  # the stages asked for (`Memory.context`)
+    settings: RecallSettings = DEFAULT_SETTINGS  # stages, weights, limits (`RecallSettings`)
 
 
 class LocalRecall:
@@ -95,12 +94,19 @@ class LocalRecall:
         self._proposed_rules = proposed_rules  # where the rules others proposed start (views)
 
     def recall(
-        self, request: RecallQuery, *, neighbours: bool = False, snippets: bool = True
+        self,
+        request: RecallQuery,
+        *,
+        neighbours: bool = False,
+        snippets: bool = True,
+        settings: RecallSettings = DEFAULT_SETTINGS,
     ) -> RecallResult:
         """`Memory.recall_query`: the ranked hits, raw ones with their provenance (from the
         index, which read it from each checkpoint's comment line)."""
         stamps = self.store.raw_stamps()  # the raw logs listed once: topics and rules
-        result = self.ranked(request, stamps, neighbours=neighbours, snippets=snippets)
+        result = self.ranked(
+            request, stamps, neighbours=neighbours, snippets=snippets, settings=settings
+        )
         files = {hit.file for hit in result.hits if hit.kind == "raw"}
         if not files:
             return result
@@ -242,7 +248,7 @@ def run(
             raise
         sources.semantic.turn_off(str(error))  # answer by keyword, and keep saying why
         return keyword(k)
-    found = vector_candidates(found, sources.config.min_similarity)
+    found = vector_candidates(found, sources.config.min_similarity, sources.settings)
     # Documents come from the text index in one query (not by parsing each hit's file:
     # at a year of memory that was most of a hybrid recall's time).
     index, nodes = sources.index, sources.nodes
@@ -328,13 +334,16 @@ def _day(value: date | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def vector_candidates(found: Sequence[VectorHit], floor: float) -> list[VectorHit]:
+def vector_candidates(
+    found: Sequence[VectorHit], floor: float, settings: RecallSettings = DEFAULT_SETTINGS
+) -> list[VectorHit]:
     """The vector hits (best first) that join recall: at least `floor` of cosine, or among the
-    first WEAK_VECTOR_HITS and at least WEAK_SIMILARITY."""
+    first `settings.weak_vector_hits` and at least `settings.weak_similarity`."""
+    first, weak = settings.weak_vector_hits, settings.weak_similarity
     return [
         hit
         for rank, hit in enumerate(found)
-        if hit.score >= floor or (rank < WEAK_VECTOR_HITS and hit.score >= WEAK_SIMILARITY)
+        if hit.score >= floor or (rank < first and hit.score >= weak)
     ]
 
 

@@ -3,7 +3,8 @@ write-backs weigh what they add.
 
 Two raw checkpoints are on the same subject for a question (`same_subject`) when they answer it
 through a word of it they both hold (a stem of the query's searchable words) and share at least
-SUBJECT_OVERLAP of their own words (the overlap coefficient of the stems of title and text,
+`subject_overlap` (a `RecallSettings` field, as are `subject_depth` and `write_back_yield`)
+of their own words (the overlap coefficient of the stems of title and text,
 field names and a write-back's references left out), in the same project (they share a tag when
 both have tags). A later note on the same subject changes an earlier one only on an explicit
 signal, never on a score or shared words alone (a log of runs, measurements or standups shares
@@ -28,12 +29,12 @@ then the line within the day's log.
 
 A Claude call's write-back (the agent's task log) is a secondary record: it ranks below every
 note of the user's that answers the question through a word the write-back holds too, or on
-its subject, and below every note of the user's found at least WRITE_BACK_YIELD as relevant as
+its subject, and below every note of the user's found at least `write_back_yield` as relevant as
 it (by meaning, say): a note that answers the question is never under the log of a call that
 asked it or drew on the note. Of write-backs on one subject the best is shown, the others
 dropped (the same exchange written up again says nothing new).
 
-Only the first SUBJECT_DEPTH candidates are compared (pairs of a few dozen, not of hundreds):
+Only the first `subject_depth` candidates are compared (pairs of a few dozen, not of hundreds):
 what the reader sees first is what the order is for.
 """
 
@@ -46,14 +47,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..disk.trust import IMPORT, REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may
+from ..requests import DEFAULT_SETTINGS, RecallSettings
 from ..search.contract import Document
 from ..search.query import STOPWORDS
 from .passages import stem
 
-# Same subject: the overlap coefficient of two notes' stems, at least this (a third: "the launch
-# is in April" / "Standup: moved the launch to May" share one of three; a note that only shares
-# the question's word with them, "Offsite catering" beside "Offsite venue", one of six or seven).
-SUBJECT_OVERLAP = 0.33
 CHANGE_CUE = re.compile(
     r"\b(?:moved|changed|instead|no longer|switched|replaced|postponed|delayed|cancell?ed|"
     r"pushed (?:back|out)|rescheduled|not any more|anymore)\b",
@@ -67,13 +65,11 @@ _MEASURE = re.compile(r"[~<>=+-]?\s*\d[\d.,]*\s*(?:%|[a-zA-Z]{0,3})")
 FIELD_VALUE_WORDS = 3
 # Imported records (a chat, a dialogue) are what was said then, not the user's current word:
 # left out. Chosen by leave-one-conversation-out on LoCoMo's dev set (crossval.py, keyword, 2,000
-# tokens; benchmarks/README.md): with them every setting tried (SUBJECT_OVERLAP 0.25 to 0.5,
+# tokens; benchmarks/README.md): with them every setting tried (`subject_overlap` 0.25 to 0.5,
 # the earlier note under the later or the later lifted over it) cost 0.013 to 0.18 of
 # all-evidence (an earlier turn is often the evidence asked for; 0.833 without), and MemAware
 # keyword 0.007 (3 folds).
 CHANGES_IN_IMPORTS = False
-SUBJECT_DEPTH = 40  # candidates compared, best first
-WRITE_BACK_YIELD = 0.5  # a write-back ranks below a user's note at least this share as relevant
 BELOW = 0.999  # a demoted hit's score: just below the one it yields to
 CHANGED_LATER = "changed later:"  # what a changed note's hit says, before the later note's place
 # The index's text of a checkpoint is its fields as "key: value" lines, then its free text
@@ -180,6 +176,7 @@ class _Subject:
     writer: str  # who wrote it (`disk/trust`)
     changes: frozenset[str]  # the stems its change words say it changes (`changed_words`)
     fields: dict[str, str]  # its short field values (`field_values`)
+    overlap: float  # `RecallSettings.subject_overlap`: the share of stems one subject takes
 
     def same_subject(self, other: _Subject) -> bool:
         if self.answers.isdisjoint(other.answers):
@@ -187,7 +184,7 @@ class _Subject:
         if self.doc.tags and other.doc.tags and set(self.doc.tags).isdisjoint(other.doc.tags):
             return False
         smaller = min(len(self.stems), len(other.stems))
-        return bool(smaller) and len(self.stems & other.stems) >= SUBJECT_OVERLAP * smaller
+        return bool(smaller) and len(self.stems & other.stems) >= self.overlap * smaller
 
     def disagrees(self, other: _Subject) -> bool:
         return not self.stems <= other.stems and not other.stems <= self.stems
@@ -199,17 +196,21 @@ class _Subject:
 
 
 def settle(
-    scored: list[Scored], query: str, written_back: Callable[[Document], bool]
+    scored: list[Scored],
+    query: str,
+    written_back: Callable[[Document], bool],
+    *,
+    settings: RecallSettings = DEFAULT_SETTINGS,
 ) -> tuple[list[Scored], Changes]:
     """`scored` with the earlier note of each change just under the later, each write-back
     under the user's notes it yields to (see the module docstring), and what was changed.
     Nothing is compared when nothing could change (imports alone: LoCoMo, MemAware)."""
     changes = Changes()
-    wanted = word_stems(query) if SUBJECT_OVERLAP <= 1 else frozenset()
+    wanted = word_stems(query) if settings.subject_overlap <= 1 else frozenset()
     if not wanted:
         return scored, changes
     order = sorted(range(len(scored)), key=lambda i: -scored[i][0])
-    top = [i for i in order if scored[i][1].kind == "raw"][:SUBJECT_DEPTH]
+    top = [i for i in order if scored[i][1].kind == "raw"][:settings.subject_depth]
     backs = [i for i in top if written_back(scored[i][1])]
     notes = [i for i in top if i not in backs]
     changing = [i for i in notes if CHANGES_IN_IMPORTS or not imported(scored[i][1])]
@@ -221,11 +222,12 @@ def settle(
         doc = scored[i][1]
         said = changed_words(f"{doc.title}\n{doc.text[:SUBJECT_CHARS]}")
         subjects[i] = _Subject(
-            doc, stems, stems & wanted, writer_of_hit(doc), said, field_values(doc)
+            doc, stems, stems & wanted, writer_of_hit(doc), said, field_values(doc),
+            settings.subject_overlap,
         )
     scores = {i: scored[i][0] for i in top}
     _newer_first(changing, subjects, scores, scored, changes)
-    _write_backs_below(backs, notes, subjects, scores)
+    _write_backs_below(backs, notes, subjects, scores, settings.write_back_yield)
     seen: list[_Subject] = []
     for i in sorted(backs, key=lambda i: -scores[i]):
         if any(subjects[i].same_subject(shown) for shown in seen):
@@ -274,6 +276,7 @@ def _write_backs_below(
     notes: Sequence[int],
     subjects: dict[int, _Subject],
     scores: dict[int, float],
+    write_back_yield: float = DEFAULT_SETTINGS.write_back_yield,
 ) -> None:
     """Each write-back below the user's notes that answer as it does, on its subject, or
     about as relevant."""
@@ -282,7 +285,7 @@ def _write_backs_below(
             note_subject, back_subject = subjects[note], subjects[back]
             if (
                 note_subject.answers & back_subject.answers
-                or scores[note] >= WRITE_BACK_YIELD * scores[back]
+                or scores[note] >= write_back_yield * scores[back]
                 or back_subject.same_subject(note_subject)
             ):
                 scores[back] = min(scores[back], scores[note] * BELOW)
