@@ -213,7 +213,9 @@ def test_incremental_equals_from_scratch(offsets, split, gap):
     with tempfile.TemporaryDirectory() as tmp:
         incremental = Path(tmp) / "inc"
         scratch = Path(tmp) / "scratch"
-        memory = make_memory(incremental, middle)
+        # the first session's today: no earlier than any note it writes (a note dated on a day
+        # to come is refused), so later sessions may bring late entries into closed periods
+        memory = make_memory(incremental, max([middle, *(day for day, _ in first)]))
         for day, title in first:
             write(memory, day, title)
         memory.compact()
