@@ -309,3 +309,15 @@ def test_migration_0007_hands_old_rows_to_the_folders_whose_logs_hold_them(team_
 
     assert first.run(empty_and_sync).removed == 2  # its own, once claimed, are its to delete
     assert [t for _, t, _ in team_rows(team_url).values()] == ["Onboarding survey"]
+
+
+def test_a_folder_id_is_made_before_the_folders_first_write(tmp_path: Path) -> None:
+    """A background push may run before `hipo remember` has made a new folder and its memory/: the
+    id is made with its folder, not refused with "No such file or directory"."""
+    from hipo_jupyter.memory.disk import Store
+    from hipo_jupyter.team.identity import folder_id, read_folder_id
+
+    store = Store(tmp_path / "new-folder")  # not made yet: the write makes it
+    made = folder_id(store)
+    assert read_folder_id(store) == made
+    assert (tmp_path / "new-folder" / "memory" / FOLDER_ID_FILE).is_file()

@@ -71,6 +71,9 @@ def folder_id(store: Store) -> str:
     if found is not None:
         return found
     made = secrets.token_hex(16)
+    # A first sync may run before the first write has made the folder and memory/ (a background
+    # push beside `hipo remember` on a new folder): the id's folder is made here, not assumed.
+    store.ensure_layout()
     store.write_atomic(folder_id_path(store), made + "\n")
     return made
 
