@@ -26,12 +26,13 @@ from .disk.sent import Sent, read_sent, sidebar_stamp, write_sent
 from .disk.store import RawStamps, Store, raw_log_path
 from .errors import HipoError
 from .events import Listeners
+from .forget import ForgetLedger, ForgetReport
+from .forget import forget as forget_checkpoint
 from .intake import notes
 from .intake.importers import ImportRecord, ImportReport
 from .intake.notes import NoteFiles
 from .intake.writing import ImportWrite, Writer, new_checkpoint
 from .recall import context as context_pack
-from .recall.forgotten import ForgetLedger
 from .recall.ranking import Hit, RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import (
@@ -59,9 +60,7 @@ from .tree.status import recent_checkpoints as latest_checkpoints
 from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.tokens import TokenCountCache
 from .tree.topic_index import TopicsCache, TopicsIndex
-from .views import forgetting
 from .views.catalog import CheckpointCatalog
-from .views.forgetting import ForgetReport
 from .views.rules import Rule, acceptance_body, find_proposal, rules_index_text
 from .views.structured import StructuredViews
 
@@ -107,7 +106,7 @@ class Memory:
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._topics = TopicsCache(self.store, self._all_checkpoints)
-        self.forgotten = ForgetLedger(self.store)  # what every holder obeys (`recall/forgotten`)
+        self.forgotten = ForgetLedger(self.store)  # what every holder obeys (`forget/ledger`)
         self._recall = LocalRecall(self.store, self.config, self._indexer, self._topics,
                                    self._today, self._lock, self.forgotten,  # marks proposals:
                                    lambda stamps: self._views.proposal_places(stamps))  # fmt: skip
@@ -402,9 +401,9 @@ class Memory:
         self, checkpoint_id: str, *, reason: str = "", via: str, keep_derived: bool = False
     ) -> ForgetReport:
         """Remove a checkpoint for good, and what lineage says was made from it unless
-        `keep_derived`: the user's power only (`views/forgetting`)."""
+        `keep_derived`: the user's power only (`forget/forgetting`)."""
         with self._lock:
-            return forgetting.forget(self, checkpoint_id, reason=reason, via=via,
+            return forget_checkpoint(self, checkpoint_id, reason=reason, via=via,
                                      keep_derived=keep_derived)  # fmt: skip
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
@@ -587,7 +586,7 @@ class Memory:
     def lineage(self, hits: Sequence[Hit]) -> list[str]:
         """The ids of the checkpoints among recalled `hits` (a context's pieces): what a call
         sent them records as its lineage (`Checkpoint.sources`, a conversation turn's), so a
-        forget of one of them takes what the call made (`views/forgetting`)."""
+        forget of one of them takes what the call made (`forget/forgetting`)."""
         return self._recall.checkpoint_ids(hits)
 
     def context_query(

@@ -20,8 +20,8 @@ from ..disk.checkpoint import Checkpoint, render
 from ..disk.provenance import provenance_text
 from ..disk.trust import REPLACES, USER, correction, writer_of_provenance
 from ..errors import HipoError
+from ..forget import drop_nodes, find_checkpoint
 from ..requests import CheckpointDraft
-from .forgetting import drop_nodes, find_checkpoint
 
 
 class CorrectingMemory(Protocol):
