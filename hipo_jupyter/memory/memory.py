@@ -171,23 +171,44 @@ class Memory:
         draft = CheckpointDraft.parse(
             title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
         )
-        where = {"notebook": notebook, "cell": cell, "via": via, "model": model}
-        return self.write_checkpoint(draft, **where, provider=provider)
+        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model,
+                                     provider=provider)  # fmt: skip
 
-    def write_checkpoint(self, draft: CheckpointDraft, **where: Any) -> Checkpoint:
+    def write_checkpoint(
+        self,
+        draft: CheckpointDraft,
+        *,
+        notebook: str | None = None,
+        cell: str | None = None,
+        via: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        conversation: str | None = None,
+        sources: Sequence[str] = (),
+    ) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
-        `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
-        conversation) and lineage (`sources`: the ids of the checkpoints its call was sent)."""
+        its provenance (`new_checkpoint`: notebook, cell, via, model, provider, conversation)
+        and lineage (`sources`: the ids of the checkpoints its call was sent)."""
         not_in_future(draft.day, self.today)
-        checkpoint = new_checkpoint(draft, **where)
+        checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model,
+                                    provider=provider, conversation=conversation,
+                                    sources=sources)  # fmt: skip
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
-    def remember_all(self, pieces: Sequence[tuple[str, str]], **where: Any) -> list[Checkpoint]:
-        """`remember` for many (title, body) pairs (`on=`, `notebook=`): all or nothing, one
-        append and one index of the log (`Writer.many`), linear where a `remember` each is not."""
-        not_in_future(parse_day(where.get("on"), "--date"), self.today)
-        day, written = self._writer.many(pieces, today=self.today, **where)
+    def remember_all(
+        self,
+        pieces: Sequence[tuple[str, str]],
+        *,
+        on: str | date | None = None,
+        notebook: str | None = None,
+        via: str | None = None,
+    ) -> list[Checkpoint]:
+        """`remember` for many (title, body) pairs: all or nothing, one append and one index
+        of the log (`Writer.many`), linear where a `remember` each is not."""
+        not_in_future(parse_day(on, "--date"), self.today)
+        day, written = self._writer.many(pieces, today=self.today, on=on, notebook=notebook,
+                                         via=via)  # fmt: skip
         return self._after_write(written, day)
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
@@ -505,8 +526,7 @@ class Memory:
         hidden = self.forgotten.hides_copy()  # a teammate's copy of what the user forgot
         if hidden is None:
             return self._team.recall(request, semantic_on=self.semantic.enabled)
-        return self._team.recall(request, semantic_on=self.semantic.enabled,  # type: ignore[call-arg]
-                                 hidden=hidden)  # fmt: skip
+        return self._team.recall(request, semantic_on=self.semantic.enabled, hidden=hidden)
 
     def team_resume(self) -> None:
         """Push in the background what a past session queued for the team (a warning at worst)."""
