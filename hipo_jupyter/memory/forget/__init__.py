@@ -18,8 +18,9 @@ Where it sits: above `tree` and below `recall`, because every holder of memory o
 and so reads this room, while the forget itself needs no holder: recall hides a pending
 forget's text and a teammate's copy of forgotten content (the ledger), `views` checks forgets
 (`hipo check`) and rebuilds nodes as a forget does (corrections), `intake` asks the refusal
-before each write. The steps reach the index, the tree and the team only through the `Memory`
-handed in (`forgetting.ForgettingMemory`, a Protocol), never by importing a room above.
+before each write. The steps reach the index, the tree's compaction and the team only through
+the `Memory` handed in (`forgetting.ForgettingMemory`, a Protocol), never by importing a room
+above.
 
 May import: `disk`, `tree`, `search` (types only), `errors`, `config` (types only), and itself.
 Must not import `recall`, `views`, `intake` or `memory`.
