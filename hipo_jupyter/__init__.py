@@ -7,9 +7,10 @@ and what it may import; `tests/test_layout.py` holds the direction between them,
 - `memory/`, the engine (no IPython, Jupyter, anthropic, mcp or psycopg; its own docstring
   is the map): `Memory` and the request/result types at its top, the work in rooms by job:
   `disk/` the files and their formats, `search/` the text index and vectors, `tree/` the
-  compaction tree and Layer 1, `recall/` recall and the context a model is sent, `views/`
-  rules, frame and graph, `intake/` what comes in (writes, imports, notes). Front ends import
-  only its face, `hipo_jupyter.memory`, or a room's `__init__`.
+  compaction tree and Layer 1, `forget/` the user's forget and the ledger every holder obeys,
+  `recall/` recall and the context a model is sent, `views/` rules, frame and graph, `intake/`
+  what comes in (writes, imports, notes). Front ends import only its face,
+  `hipo_jupyter.memory`, or a room's `__init__`.
 - two modules beside it, used by more than one front end: `terminal.py` (what a terminal is
   shown: control characters of stored text made visible, the one stream the `hipo` command
   prints through) and `memory_tool.py` (Claude's memory tool over a memory root,

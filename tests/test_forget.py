@@ -26,8 +26,8 @@ from hipo_jupyter.memory.disk.checkpoint import (
     render,
     tombstones,
 )
+from hipo_jupyter.memory.forget import without_checkpoint
 from hipo_jupyter.memory.views.check import forgotten_ids_remain
-from hipo_jupyter.memory.views.forgetting import without_checkpoint
 
 CUSTOMER = "Zebulon Quartermain-Okafor"
 WRONG = "the renewal price is 9,999 EUR a seat"

@@ -299,7 +299,7 @@ def test_any_ledger_reads_as_its_events_or_one_line(tmp_path_factory, data) -> N
     """The ledger reader (hypothesis): whatever JSON `.forgotten.json` holds, it is read as its
     events or refused with LedgerDamaged, one line naming the file; never another exception."""
     from hipo_jupyter.memory.disk.store import Store
-    from hipo_jupyter.memory.recall.forgotten import ForgetLedger, LedgerDamaged
+    from hipo_jupyter.memory.forget import ForgetLedger, LedgerDamaged
 
     root = tmp_path_factory.mktemp("ledger")
     store = Store(root)

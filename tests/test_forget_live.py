@@ -165,7 +165,7 @@ def test_a_forgotten_note_is_not_written_again_by_a_rerun_or_a_copy(
 KILLED_FORGET = """
 import os, signal, sys
 from hipo_jupyter.memory import Memory
-from hipo_jupyter.memory.views import forgetting
+from hipo_jupyter.memory.forget import forgetting
 
 root, checkpoint_id, step = sys.argv[1:4]
 def die(*args, **kwargs):

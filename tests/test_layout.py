@@ -61,6 +61,7 @@ ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("roots",),
     ("search",),
     ("tree",),
+    ("forget",),
     ("recall",),
     ("views",),
     ("intake",),

@@ -39,7 +39,7 @@ from hipo_jupyter.memory.disk import (
     redact,
     write_atomic_bytes,
 )
-from hipo_jupyter.memory.recall import FORGOTTEN_MARK
+from hipo_jupyter.memory.forget import FORGOTTEN_MARK
 from hipo_jupyter.memory.tree import (
     count_tokens,
     find_identifiers,

@@ -22,10 +22,14 @@ the direction, written once as data):
    the index kept in step with the files, the `[semantic]` extra.
 3. `tree/` the compaction tree and Layer 1: the chain, summaries, ROOT.md, topics and the
    Topics Index, Layer 1's files and budgets, token counts, status.
-4. `recall/` recall and context: ranking, hybrid fusion, neighbours, passages, one recall for
+4. `forget/` the user's forget and every holder's duty to obey it: the ledger (keyed hashes,
+   no text), the raw log rewritten to a tombstone, the derived copies scrubbed, and the
+   refusal that keeps forgotten content from being written again.
+5. `recall/` recall and context: ranking, hybrid fusion, neighbours, passages, one recall for
    a `Memory`, the context a model is sent, fences.
-5. `views/` structured views: the catalog, rules, the frame, the graph, `hipo check`.
-6. `intake/` what comes in: the write path, imports, an agent's notes, transcript checks.
+6. `views/` structured views: the catalog, rules, the frame, the graph, `hipo check`,
+   corrections.
+7. `intake/` what comes in: the write path, imports, an agent's notes, transcript checks.
 
 (`errors`, `config` and `events` sit below `disk`; `requests` and `roots` between `disk` and
 `search`; `backends`, `render` and `memory` above every room.)

@@ -29,12 +29,19 @@ class TeamBackend(Protocol):
         """Push the raw checkpoints to the team (`hipo team sync`); returns the backend's
         report, which the front end that asked prints."""
 
-    def recall(self, request: RecallQuery, *, semantic_on: bool) -> RecallResult:
+    def recall(
+        self,
+        request: RecallQuery,
+        *,
+        semantic_on: bool,
+        hidden: Callable[[str, str], bool] | None = None,
+    ) -> RecallResult:
         """Recall over the team's rows, as `RecallResult` (each hit naming its author);
-        `semantic_on`: the local memory has vectors, so "auto" asked for meaning too. Given
-        `hidden=` (a function of a row's title and body: `ForgetLedger.hides_copy`), when this
-        memory forgot something, rows it holds true are left out (a teammate's copy of a
-        forgotten note)."""
+        `semantic_on`: the local memory has vectors, so "auto" asked for meaning too.
+        `hidden` (a function of a row's title and body: `ForgetLedger.hides_copy`), given only
+        when this memory forgot something: rows it holds true are left out (a teammate's copy
+        of a forgotten note). A backend that takes no `hidden` still serves a memory that
+        forgot nothing: it is not passed then."""
 
     def after_write(self, day: date | None) -> None:
         """Queue `day` for the team and return at once (never raises); None: only what a
@@ -62,7 +69,13 @@ class NoTeam:
     def sync(self, *, full: bool = False) -> object:
         raise self._refuse()
 
-    def recall(self, request: RecallQuery, *, semantic_on: bool, **hidden: object) -> RecallResult:
+    def recall(
+        self,
+        request: RecallQuery,
+        *,
+        semantic_on: bool,
+        hidden: Callable[[str, str], bool] | None = None,
+    ) -> RecallResult:
         raise self._refuse()
 
     def after_write(self, day: date | None) -> None:

@@ -26,12 +26,13 @@ from .disk.sent import Sent, read_sent, sidebar_stamp, write_sent
 from .disk.store import RawStamps, Store, raw_log_path
 from .errors import HipoError
 from .events import Listeners
+from .forget import ForgetLedger, ForgetReport
+from .forget import forget as forget_checkpoint
 from .intake import notes
 from .intake.importers import ImportRecord, ImportReport
 from .intake.notes import NoteFiles
 from .intake.writing import ImportWrite, Writer, new_checkpoint
 from .recall import context as context_pack
-from .recall.forgotten import ForgetLedger
 from .recall.ranking import Hit, RecallResult
 from .recall.recall_run import LocalRecall
 from .requests import (
@@ -59,9 +60,7 @@ from .tree.status import recent_checkpoints as latest_checkpoints
 from .tree.summarize import ExtractiveSummarizer, Summarizer
 from .tree.tokens import TokenCountCache
 from .tree.topic_index import TopicsCache, TopicsIndex
-from .views import forgetting
 from .views.catalog import CheckpointCatalog
-from .views.forgetting import ForgetReport
 from .views.rules import Rule, acceptance_body, find_proposal, rules_index_text
 from .views.structured import StructuredViews
 
@@ -107,7 +106,7 @@ class Memory:
         )
         self._indexer = IndexKeeper(self.store, self.config, self.semantic, self._today)
         self._topics = TopicsCache(self.store, self._all_checkpoints)
-        self.forgotten = ForgetLedger(self.store)  # what every holder obeys (`recall/forgotten`)
+        self.forgotten = ForgetLedger(self.store)  # what every holder obeys (`forget/ledger`)
         self._recall = LocalRecall(self.store, self.config, self._indexer, self._topics,
                                    self._today, self._lock, self.forgotten,  # marks proposals:
                                    lambda stamps: self._views.proposal_places(stamps))  # fmt: skip
@@ -172,23 +171,44 @@ class Memory:
         draft = CheckpointDraft.parse(
             title, body, type=type, tags=tags, on=on, trigger=trigger, rule=rule
         )
-        where = {"notebook": notebook, "cell": cell, "via": via, "model": model}
-        return self.write_checkpoint(draft, **where, provider=provider)
+        return self.write_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model,
+                                     provider=provider)  # fmt: skip
 
-    def write_checkpoint(self, draft: CheckpointDraft, **where: Any) -> Checkpoint:
+    def write_checkpoint(
+        self,
+        draft: CheckpointDraft,
+        *,
+        notebook: str | None = None,
+        cell: str | None = None,
+        via: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        conversation: str | None = None,
+        sources: Sequence[str] = (),
+    ) -> Checkpoint:
         """Write a checked draft: redacted, appended to its day's raw log, indexed at once;
-        `where` is its provenance (`new_checkpoint`: notebook, cell, via, model, provider,
-        conversation) and lineage (`sources`: the ids of the checkpoints its call was sent)."""
+        its provenance (`new_checkpoint`: notebook, cell, via, model, provider, conversation)
+        and lineage (`sources`: the ids of the checkpoints its call was sent)."""
         not_in_future(draft.day, self.today)
-        checkpoint = new_checkpoint(draft, **where)
+        checkpoint = new_checkpoint(draft, notebook=notebook, cell=cell, via=via, model=model,
+                                    provider=provider, conversation=conversation,
+                                    sources=sources)  # fmt: skip
         day = draft.day or self.today
         return self._after_write([self._writer.checkpoint(checkpoint, day)], day)[0]
 
-    def remember_all(self, pieces: Sequence[tuple[str, str]], **where: Any) -> list[Checkpoint]:
-        """`remember` for many (title, body) pairs (`on=`, `notebook=`): all or nothing, one
-        append and one index of the log (`Writer.many`), linear where a `remember` each is not."""
-        not_in_future(parse_day(where.get("on"), "--date"), self.today)
-        day, written = self._writer.many(pieces, today=self.today, **where)
+    def remember_all(
+        self,
+        pieces: Sequence[tuple[str, str]],
+        *,
+        on: str | date | None = None,
+        notebook: str | None = None,
+        via: str | None = None,
+    ) -> list[Checkpoint]:
+        """`remember` for many (title, body) pairs: all or nothing, one append and one index
+        of the log (`Writer.many`), linear where a `remember` each is not."""
+        not_in_future(parse_day(on, "--date"), self.today)
+        day, written = self._writer.many(pieces, today=self.today, on=on, notebook=notebook,
+                                         via=via)  # fmt: skip
         return self._after_write(written, day)
 
     def _after_write(self, written: list[Checkpoint], day: date) -> list[Checkpoint]:
@@ -402,9 +422,9 @@ class Memory:
         self, checkpoint_id: str, *, reason: str = "", via: str, keep_derived: bool = False
     ) -> ForgetReport:
         """Remove a checkpoint for good, and what lineage says was made from it unless
-        `keep_derived`: the user's power only (`views/forgetting`)."""
+        `keep_derived`: the user's power only (`forget/forgetting`)."""
         with self._lock:
-            return forgetting.forget(self, checkpoint_id, reason=reason, via=via,
+            return forget_checkpoint(self, checkpoint_id, reason=reason, via=via,
                                      keep_derived=keep_derived)  # fmt: skip
 
     def export(self, format: str, out: Path | BinaryIO) -> int:
@@ -506,8 +526,7 @@ class Memory:
         hidden = self.forgotten.hides_copy()  # a teammate's copy of what the user forgot
         if hidden is None:
             return self._team.recall(request, semantic_on=self.semantic.enabled)
-        return self._team.recall(request, semantic_on=self.semantic.enabled,  # type: ignore[call-arg]
-                                 hidden=hidden)  # fmt: skip
+        return self._team.recall(request, semantic_on=self.semantic.enabled, hidden=hidden)
 
     def team_resume(self) -> None:
         """Push in the background what a past session queued for the team (a warning at worst)."""
@@ -587,7 +606,7 @@ class Memory:
     def lineage(self, hits: Sequence[Hit]) -> list[str]:
         """The ids of the checkpoints among recalled `hits` (a context's pieces): what a call
         sent them records as its lineage (`Checkpoint.sources`, a conversation turn's), so a
-        forget of one of them takes what the call made (`views/forgetting`)."""
+        forget of one of them takes what the call made (`forget/forgetting`)."""
         return self._recall.checkpoint_ids(hits)
 
     def context_query(

@@ -39,7 +39,8 @@ from hipo_jupyter.memory import (
     parse_count,
 )
 from hipo_jupyter.memory.disk import MAX_LINE_BYTES, ROOT_FILE, VIA_SIDEBAR, parse_json
-from hipo_jupyter.memory.views import checkpoint_id_at, correct
+from hipo_jupyter.memory.forget import checkpoint_id_at
+from hipo_jupyter.memory.views import correct
 
 from .cache import MemoryCache
 from .paths import BadPathError, confine, links_out, memory_folder

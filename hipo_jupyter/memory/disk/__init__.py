@@ -8,8 +8,9 @@ the only code that touches it. Modules:
   reads and atomic writes of regular files; `jsonread.py` every JSON hipo reads, bounded and
   typed; `appends.py` all-or-nothing raw appends and their repair; `export_target.py` where
   an export may write.
-- `checkpoint.py` the checkpoint format and its parser; `exchanges.py` a user turn and the
-  assistant's reply as one checkpoint each; `provenance.py` where a checkpoint came from;
+- `checkpoint.py` the checkpoint format and its parser, its ids (made, and named by their
+  end: `pick_by_id`); `exchanges.py` a user turn and the assistant's reply as one
+  checkpoint each; `provenance.py` where a checkpoint came from;
   `trust.py` who wrote it and what that writer may do; `redact/` secrets kept off the disk
   (its rules, and the table of credential formats it knows by their shape).
 - `sent.py` what the sidebar reads beside the memory: what a `%%ask` sent, a stamp of changes.

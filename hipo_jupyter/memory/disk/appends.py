@@ -233,7 +233,7 @@ def append_all_or_nothing(fd: int, raw: Path, size: int, payload: bytes) -> None
 
 def lock_current(fd: int, path: Path, reopen: Callable[[], int]) -> int:
     """An fd of the log `path` names now, held with the exclusive lock. A forget
-    (`views/forgetting`) renames a rewritten log over the file a waiting writer had opened;
+    (`forget/forgetting`) renames a rewritten log over the file a waiting writer had opened;
     appending to that one would lose the checkpoint, so the writer opens the log again."""
     fcntl.flock(fd, fcntl.LOCK_EX)
     while True:

@@ -28,7 +28,7 @@ Parsing (`parse_log`), line by line:
   of `%%ask`, the identity of its conversation), `replaces` / `proposes` (the
   id of the checkpoint it corrects, or proposes to: `disk/trust`), `sources` (its lineage: for
   a write-back, the ids of the checkpoints its call was sent, each percent-encoded and joined
-  with `,` like tags; a forget of one of them takes this one too, `views/forgetting`),
+  with `,` like tags; a forget of one of them takes this one too, `forget/forgetting`),
   `speaker` (an imported turn's speaker as its source named it: a role such as `user`, or a
   person's name; the title no longer says it, and recall's neighbours ask who spoke), `tags`,
   `title`. Every key is optional and unknown keys are ignored, so older checkpoints (no `via`,
@@ -66,12 +66,17 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Protocol, TypeVar
 from urllib.parse import unquote
+
+from ..errors import HipoError
 
 CHECKPOINT_TYPES = ("project", "feedback", "user", "reference")
 TASK_FIELDS = ("request", "analysis", "decisions", "outcome", "references")
 FEEDBACK_FIELDS = ("rule", "why", "how-to-apply")
+MIN_ID_CHARS = 4  # an id may be given by its end (the random part) from this many characters
 
 _TYPE_SET = frozenset(CHECKPOINT_TYPES)
 _KEY_RE = re.compile(r"[A-Za-z0-9-]+\Z")
@@ -116,7 +121,7 @@ class Checkpoint:
     # (`intake/writing`: nothing twice); then id, date and line are the one already there.
     repeated: bool = dataclasses.field(default=False, compare=False)
     # True (with `repeated`) when the user forgot this content: nothing was written, and id and
-    # date are the forgotten checkpoint's (`recall/forgotten`: a forget is remembered).
+    # date are the forgotten checkpoint's (`forget/ledger`: a forget is remembered).
     forgotten: bool = dataclasses.field(default=False, compare=False)
     # What redaction replaced when this checkpoint was made, (kind, count) in order: for the
     # writer's one-line report (`render.redacted_note`); never written to the log.
@@ -226,6 +231,39 @@ def new_id(now: datetime | None = None) -> str:
 
 
 _issued: dict[str, str] = {}  # ids handed out in the current second, by this process
+
+
+class HasId(Protocol):
+    """What may be picked by its id: a checkpoint, or a rule (whose id is its checkpoint's)."""
+
+    @property
+    def id(self) -> str | None: ...
+
+
+Identified = TypeVar("Identified", bound=HasId)
+
+
+def pick_by_id(
+    items: Sequence[Identified], wanted: str, *, plural: str, none: str, unknown: str
+) -> Identified:
+    """The item whose id is `wanted`, or ends with it (its random part, at least MIN_ID_CHARS
+    characters, when only one id does): how every front end names a checkpoint or a rule.
+    HipoError, one line, for no id (`none`), an id naming several `plural`, or none
+    (`unknown`, formatted with `wanted`). Here, beside `new_id`, because an id's shape (its
+    random part last) is this module's: the forget and the rules both name things by it."""
+    wanted = wanted.strip()
+    if not wanted:
+        raise HipoError(none)
+    exact = [item for item in items if item.id == wanted]
+    matches = exact or [
+        item for item in items
+        if len(wanted) >= MIN_ID_CHARS and item.id and item.id.endswith(wanted)
+    ]  # fmt: skip
+    if len({item.id for item in matches}) > 1:
+        raise HipoError(f"{wanted!r} names {len(matches)} {plural}: give the whole ID")
+    if not matches:
+        raise HipoError(unknown.format(wanted=wanted))
+    return matches[-1]
 
 
 def parse_title(line: str) -> tuple[str, str, tuple[str, ...]]:

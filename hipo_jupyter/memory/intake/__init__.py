@@ -13,7 +13,7 @@ Modules:
 - `transcript_check.py` a Claude Code session checked against the protocol.
 - `sessions.py` a live Claude Code session's exchanges, as its hooks hand them in.
 
-May import: every other room (`disk`, `search`, `tree`, `recall`, `views`), `errors`,
+May import: every other room (`disk`, `search`, `tree`, `forget`, `recall`, `views`), `errors`,
 `config`, `events`, `requests`, `roots`, and itself. Must not import `memory`: the facade
 calls in here, never the other way.
 """

@@ -96,7 +96,7 @@ class ImportReport:
     days: tuple[str, ...]  # ISO dates of the raw logs written to
     compaction: CompactionReport | None = None  # the pass that followed (None: nothing new)
     per_day: dict[str, int] = field(default_factory=dict)  # ISO date -> turns written
-    forgotten: int = 0  # turns the user forgot, kept out (`recall/forgotten`)
+    forgotten: int = 0  # turns the user forgot, kept out (`forget/ledger`)
     left_out: tuple[tuple[str, int], ...] = ()  # (kind, count): what the source held, not kept
     conversations: int = 0  # conversations read (0: the source did not say)
     redacted: dict[str, int] = field(default_factory=dict)  # kind -> secrets replaced

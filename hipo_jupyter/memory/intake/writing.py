@@ -10,11 +10,11 @@ is not appended; the one there comes back marked `repeated`. The test runs under
 append lock, against the day's checkpoints parsed once and kept against the log's (size,
 mtime): a `%%remember` re-reads nothing while this process is the one writing the day.
 
-A forget is remembered: content the user forgot (its keyed hash in `recall/forgotten`), or an
-imported turn under a forgotten id, is not written again by any writer (a notebook run again,
-an import of the same file, a write-back, a teammate's copy); the checkpoint comes back
-`repeated` and `forgotten`, so the front end says so in one line. A correction in force is
-published there too, so holders of the text it superseded re-read.
+A forget is remembered: before each append the write asks the forget room (`forget.kept_out`,
+which decides) whether the content or id is one the user forgot; if so nothing is written and
+the checkpoint comes back `repeated` and `forgotten`, so the front end says so in one line. A
+correction in force is published to the forget ledger too, so holders of the text it
+superseded re-read.
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from ..disk.exchanges import pair
 from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import Redaction, redact, redact_counted
 from ..disk.store import Store
-from ..disk.trust import says_again
 from ..errors import HipoError
-from ..recall.forgotten import ForgetLedger
+from ..forget import ForgetLedger, kept_out
 from ..requests import CheckpointDraft, storable, title_from_text
 from ..search.indexing import IndexKeeper
 from ..tree.chain import CompactionReport
@@ -221,31 +220,12 @@ class Writer:
                 held[1].setdefault(identity(checkpoint), checkpoint)
             self._known[day] = (stamp, held[1])
 
-    def kept_out(self, checkpoint: Checkpoint) -> Checkpoint | None:
-        """The forgotten checkpoint whose content (or id) `checkpoint` is, marked `repeated`
-        and `forgotten`, or None: a forget is remembered. Cheap when nothing was forgotten.
-        The user saying it again on purpose (`trust.says_again`: the CLI, the sidebar) is
-        written, and the content leaves the ledger."""
-        forgotten = self._forgotten.forgotten()
-        if not forgotten:
-            return None
-        by_id = {event.id: event for event in forgotten}
-        event = by_id.get(checkpoint.id or "") or self._forgotten.forgotten_content().get(
-            self._forgotten.content_key(checkpoint))  # fmt: skip
-        if event is None:
-            return None
-        if says_again(checkpoint.via):  # the user's own new word: written, no longer forgotten
-            self._forgotten.said_again(event)
-            return None
-        return replace(checkpoint, id=event.id, date=event.day or None, line=0, repeated=True,
-                       forgotten=True)  # fmt: skip
-
     def checkpoint(self, checkpoint: Checkpoint, day: date) -> Checkpoint:
         """Append `checkpoint` to the raw log of `day`, index and embed it, add its topics;
         returns it with its date and line. When the log holds the same checkpoint already
         (`identity`), nothing is written and that one is returned, `repeated`; when the user
-        forgot it, nothing is written either (`kept_out`)."""
-        refused = self.kept_out(checkpoint)
+        forgot it, nothing is written either (`forget.kept_out`)."""
+        refused = kept_out(self._forgotten, checkpoint)
         if refused is not None:
             return refused
         key = identity(checkpoint)
@@ -301,7 +281,8 @@ class Writer:
         the growing log every time. Returns them with their date and line."""
         if not checkpoints:
             return []
-        refused = {i: r for i, c in enumerate(checkpoints) if (r := self.kept_out(c)) is not None}
+        refused = {i: r for i, c in enumerate(checkpoints)
+                   if (r := kept_out(self._forgotten, c)) is not None}  # fmt: skip
         if refused:
             rest = iter(self.checkpoints([c for i, c in enumerate(checkpoints)
                                           if i not in refused], day))  # fmt: skip
@@ -363,7 +344,8 @@ class Writer:
         records = pair(records)
         forgotten = 0
         if self._forgotten.forgotten():  # redacted and hashed only when something was forgotten
-            kept = [record for record in records if self.kept_out(to_checkpoint(record)) is None]
+            kept = [record for record in records
+                    if kept_out(self._forgotten, to_checkpoint(record)) is None]  # fmt: skip
             forgotten, records = len(records) - len(kept), kept
         days = sorted({record.day for record in records})
         with self._lock:

@@ -20,13 +20,14 @@ function that reads one takes `settings` and defaults to `requests.DEFAULT_SETTI
 module constant here is a tuning knob to patch.
 - `hybrid.py` keyword and vector hits made into one ranking (score fusion's weights, RRF).
 - `recall_run.py` one recall for a `Memory`: mode, vectors, fusion, provenance;
-  `corrections.py` which checkpoints a correction superseded (hidden unless asked for);
-  `forgotten.py` the forget ledger every holder of memory obeys (keyed hashes, no text).
+  `corrections.py` which checkpoints a correction superseded (hidden unless asked for). A
+  pending forget's text and a teammate's copy of forgotten content are left out by the
+  forget ledger (`forget/`, the room below).
 - `context.py` the context a model is sent (`Memory.context`) within a token budget;
   `fence.py` memory quoted as data, for a prompt and for an agent (`hipo mcp`).
 
-May import: `disk`, `search`, `tree`, `errors`, `config`, `events`, `requests`, `roots`, and
-itself. Must not import `views`, `intake` or `memory`.
+May import: `disk`, `search`, `tree`, `forget`, `errors`, `config`, `events`, `requests`,
+`roots`, and itself. Must not import `views`, `intake` or `memory`.
 """
 
 from .fence import (
@@ -42,11 +43,9 @@ from .fence import (
     quote_attribute,
     wrap,
 )
-from .forgotten import FORGOTTEN_MARK
 from .ranking import Hit, RecallResult, recall
 
 __all__ = [
-    "FORGOTTEN_MARK",
     "Hit",
     "LAYER1_PREAMBLE",
     "LAYER1_TAG",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..config import MemoryConfig
 from ..disk.store import NODE_LEVELS, RawStamps, Store
 from ..errors import HipoError, QueryError
+from ..forget import ForgetLedger
 from ..requests import DEFAULT_SETTINGS, MAX_K, RecallQuery, RecallSettings
 from ..search.contract import Document, SearchIndex
 from ..search.embed import SemanticUnavailable
@@ -33,7 +34,6 @@ from .corrections import (
     Corrections,
     mark_proposals,
 )
-from .forgotten import ForgetLedger
 from .hybrid import FUSIONS, MODES, FusionWeights, fuse, vector_hits_as_hits
 from .neighbours import IndexNeighbours, Neighbours
 from .ranking import Hit, RecallResult

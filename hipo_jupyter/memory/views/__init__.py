@@ -7,12 +7,13 @@ Derived from the raw logs like the index, and deletable like it. Modules:
   SPARQL over it, `graph_run.py` a query run in a child process a time limit or Ctrl-C stops;
   `structured.py` them for one root, and export.
 - `check.py` the protocol rules verified from the memory folder alone (`hipo check`).
-- `correcting.py` corrections (`--replaces ID`) and agents' proposed ones; `forgetting.py`
-  the user's forget (`Memory.forget`) and what `hipo check` verifies of it; `scrubbing.py`
-  its later steps, the derived copies of the text found and removed.
+- `correcting.py` corrections (`--replaces ID`) and agents' proposed ones; a correction in
+  force rebuilds the nodes over the old text as a forget does (`forget.drop_nodes`).
 
-May import: `disk`, `search`, `tree`, `recall`, `errors`, `config`, `events`, `requests`,
-`roots`, and itself. Must not import `intake` or `memory`.
+The user's forget itself is the room `forget/`, below this one; `check.py` verifies it.
+
+May import: `disk`, `search`, `tree`, `forget`, `recall`, `errors`, `config`, `events`,
+`requests`, `roots`, and itself. Must not import `intake` or `memory`.
 """
 
 from .check import CheckResult, check_folder, results_text
@@ -20,7 +21,6 @@ from .correcting import accept as accept_correction
 from .correcting import correct
 from .correcting import proposals as proposed_corrections
 from .correcting import proposals_text as proposed_corrections_text
-from .forgetting import checkpoint_id_at
 from .frame import EXPORT_FORMATS, hits_frame, inert_cell, to_frame
 from .graph import MAX_QUERY_CHARS, result_frame
 from .rules import Rule, accepted_text, proposals_text, rules_index_text
@@ -33,7 +33,6 @@ __all__ = [
     "accept_correction",
     "accepted_text",
     "check_folder",
-    "checkpoint_id_at",
     "correct",
     "hits_frame",
     "inert_cell",

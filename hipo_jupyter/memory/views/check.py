@@ -17,8 +17,15 @@ from ..disk.files import MAX_STATE_BYTES, read_regular
 from ..disk.jsonread import parse_json
 from ..disk.layout import CONVERSATIONS_DIR, MEMORY_DIR
 from ..errors import HipoError
-from ..recall.forgotten import LEDGER_FILE, RESTORE, ForgetLedger, LedgerDamaged
-from .scrubbing import holds, regular_files, without_lineage
+from ..forget import (
+    LEDGER_FILE,
+    RESTORE,
+    ForgetLedger,
+    LedgerDamaged,
+    holds,
+    regular_files,
+    without_lineage,
+)
 
 if TYPE_CHECKING:
     from ..disk.store import Store

@@ -12,6 +12,7 @@ rewritten: the replaced checkpoint stays in its raw log.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Any, Protocol
@@ -20,8 +21,8 @@ from ..disk.checkpoint import Checkpoint, render
 from ..disk.provenance import provenance_text
 from ..disk.trust import REPLACES, USER, correction, writer_of_provenance
 from ..errors import HipoError
+from ..forget import drop_nodes, find_checkpoint
 from ..requests import CheckpointDraft
-from .forgetting import drop_nodes, find_checkpoint
 
 
 class CorrectingMemory(Protocol):
@@ -30,27 +31,44 @@ class CorrectingMemory(Protocol):
 
     def _all_checkpoints(self) -> list[Checkpoint]: ...
 
-    def write_checkpoint(self, draft: CheckpointDraft, *, via: str, **where: Any) -> Checkpoint: ...
+    def write_checkpoint(
+        self,
+        draft: CheckpointDraft,
+        *,
+        notebook: str | None = None,
+        cell: str | None = None,
+        via: str | None = None,
+    ) -> Checkpoint: ...
 
     def compact(self) -> Any: ...
 
 
 def correct(
-    memory: CorrectingMemory, replaced_id: str, title: str, body: str, *, via: str, **where: Any
+    memory: CorrectingMemory,
+    replaced_id: str,
+    title: str,
+    body: str,
+    *,
+    via: str,
+    type: str | None = None,
+    tags: str | Sequence[str] | None = None,
+    on: str | date | None = None,
+    notebook: str | None = None,
+    cell: str | None = None,
 ) -> Checkpoint:
-    """Write the correction of `replaced_id` (title and type default to the replaced one's);
-    HipoError, one line, for an unknown id or a writer that corrects nothing."""
+    """Write the correction of `replaced_id` (title and type default to the replaced one's),
+    as `remember` reads `type`, `tags` and `on`, from `notebook` and `cell` when a magic wrote
+    it; HipoError, one line, for an unknown id or a writer that corrects nothing."""
     replaced = find_checkpoint(memory._all_checkpoints(), replaced_id)
     kind = correction(writer_of_provenance(via), replaced)
     if kind is None:
         raise HipoError(f"{via!r} may not correct a checkpoint")
     draft = CheckpointDraft.parse(
         title.strip() or replaced.title, body,
-        type=where.pop("type", None) or (None if title.strip() else replaced.type),
-        tags=where.pop("tags", None), on=where.pop("on", None),
+        type=type or (None if title.strip() else replaced.type), tags=tags, on=on,
     )  # fmt: skip
     draft = replace(draft, **{kind: replaced.id})
-    written = memory.write_checkpoint(draft, via=via, **where)
+    written = memory.write_checkpoint(draft, via=via, notebook=notebook, cell=cell)
     if kind == REPLACES:
         reach_the_tree(memory, written, replaced.date)
     return written
@@ -79,7 +97,7 @@ def proposals(memory: CorrectingMemory) -> list[Checkpoint]:
     ]  # fmt: skip
 
 
-def accept(memory: CorrectingMemory, proposal_id: str, *, via: str, **where: Any) -> Checkpoint:
+def accept(memory: CorrectingMemory, proposal_id: str, *, via: str) -> Checkpoint:
     """The user's own correction restating the proposal `proposal_id`: then it is in force."""
     if writer_of_provenance(via) != USER:
         raise HipoError(f"only the user accepts a proposed correction, not {via!r}")
@@ -91,7 +109,7 @@ def accept(memory: CorrectingMemory, proposal_id: str, *, via: str, **where: Any
                           model=None, proposes=None, tags=()))  # fmt: skip
     body = body.split("\n", 1)[1]
     draft = CheckpointDraft.parse(proposal.title, body, type=proposal.type, tags=proposal.tags)
-    written = memory.write_checkpoint(replace(draft, replaces=proposal.proposes), via=via, **where)
+    written = memory.write_checkpoint(replace(draft, replaces=proposal.proposes), via=via)
     replaced = [cp for cp in memory._all_checkpoints() if cp.id == proposal.proposes]
     reach_the_tree(memory, written, replaced[0].date if replaced else None)
     return written

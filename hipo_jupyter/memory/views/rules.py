@@ -24,11 +24,10 @@ from the raw logs, which stay append-only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
-from ..disk.checkpoint import Checkpoint
+from ..disk.checkpoint import Checkpoint, pick_by_id
 from ..disk.provenance import provenance_text
 from ..disk.store import raw_log_path
 from ..disk.trust import ACCEPTS_FIELD, RULE_IN_FORCE, USER, may, writer_of, writer_of_provenance
@@ -36,7 +35,6 @@ from ..errors import HipoError
 
 RULES_HEADER = "Rules (trigger -> rule -> checkpoint); read the checkpoint for why and how."
 PROPOSALS_HEADER = "Proposed rules (not in force until you accept one: {accept} ID):"
-MIN_ID_CHARS = 4  # an id may be given by its end (the random part) from this many characters
 
 
 @dataclass(frozen=True)
@@ -156,31 +154,6 @@ def proposals_text(waiting: list[Rule], accept: str = "hipo rules accept") -> st
         return ""
     lines = [PROPOSALS_HEADER.format(accept=accept), *(rule.proposal_text() for rule in waiting)]
     return "\n".join(lines) + "\n"
-
-
-Identified = TypeVar("Identified", Checkpoint, "Rule")
-
-
-def pick_by_id(
-    items: Sequence[Identified], wanted: str, *, plural: str, none: str, unknown: str
-) -> Identified:
-    """The item whose id is `wanted`, or ends with it (its random part, at least MIN_ID_CHARS
-    characters, when only one id does): how every front end names a checkpoint or a rule.
-    HipoError, one line, for no id (`none`), an id naming several `plural`, or none
-    (`unknown`, formatted with `wanted`)."""
-    wanted = wanted.strip()
-    if not wanted:
-        raise HipoError(none)
-    exact = [item for item in items if item.id == wanted]
-    matches = exact or [
-        item for item in items
-        if len(wanted) >= MIN_ID_CHARS and item.id and item.id.endswith(wanted)
-    ]  # fmt: skip
-    if len({item.id for item in matches}) > 1:
-        raise HipoError(f"{wanted!r} names {len(matches)} {plural}: give the whole ID")
-    if not matches:
-        raise HipoError(unknown.format(wanted=wanted))
-    return matches[-1]
 
 
 def find_proposal(found: list[Rule], wanted: str, *, accepted_via: str) -> Rule:

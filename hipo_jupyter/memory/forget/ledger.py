@@ -25,7 +25,8 @@ again only when it changed), and every holder obeys before its next use:
   (`disk/jsonread`), and a ledger of the wrong shape, or a key missing or damaged while the
   ledger holds forgets, is one line (`LedgerDamaged`) for every command that needs it, never
   a traceback, never read as "nothing forgotten", and the key is never made anew over it.
-  `hipo check` fails while a tombstone's forget is not in the ledger (`check.forgets_obeyed`).
+  `hipo check` fails while a tombstone's forget is not in the ledger
+  (`views/check.forgets_obeyed`).
 
 Hashes of short pieces can be tested against guesses by whoever holds the key (it is in the
 root, beside the memory itself): they keep the text out of the ledger, not out of reach of

@@ -26,16 +26,16 @@ of a call that was sent it) names the checkpoints derived from it, and each is f
 same way and listed (`derived`), unless the user keeps them (`keep_derived`). Nothing else is
 taken: another checkpoint that quotes it is named (`quoted_by`), never changed.
 
-Before step 1 the forget is written to the ledger (`recall/forgotten`) as pending, with keyed
+Before step 1 the forget is written to the ledger (`forget/ledger`) as pending, with keyed
 hashes of its content and pieces (no text), and marked done after step 5: every live holder
 (a kernel's conversation and pinned Layer 1, the server, the sidebar) obeys it at its next
 use, no write brings the content back, recall leaves its text out while it is pending, and a
 forget killed after step 1 is finished by running it again (`finish_interrupted`: the log no
 longer holds the text, so the later steps find it by its hashes).
 
-`check.forgotten_ids_remain` is what `hipo check` runs: no file of the memory but a tombstone line
-carries a forgotten id; `check.forgets_obeyed` that no forget is left pending and no live copy
-(a conversation, a last-sent record) holds a piece of one.
+`views/check.forgotten_ids_remain` is what `hipo check` runs: no file of the memory but a
+tombstone line carries a forgotten id; `views/check.forgets_obeyed` that no forget is left
+pending and no live copy (a conversation, a last-sent record) holds a piece of one.
 """
 
 from __future__ import annotations
@@ -51,15 +51,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..disk import anchored
 from ..disk.appends import lock_current, repair_locked
-from ..disk.checkpoint import Checkpoint, Tombstone, parse_log, parse_tombstone
+from ..disk.checkpoint import Checkpoint, Tombstone, parse_log, parse_tombstone, pick_by_id
 from ..disk.files import MAX_LOG_BYTES, read_fd
 from ..disk.layout import MEMORY_DIR, NODE_LEVELS
 from ..disk.periods import week_id, week_month
 from ..disk.store import ROOT_FILE
 from ..disk.trust import FORGET, may, writer_of_provenance
 from ..errors import HipoError
-from ..recall.forgotten import QUOTE_CHARS, ForgetEvent, ForgetLedger, quote_scrubber, runs
-from .rules import pick_by_id
+from .ledger import QUOTE_CHARS, ForgetEvent, ForgetLedger, quote_scrubber, runs
 from .scrubbing import (
     Holds,
     compact_sqlite_files,
@@ -187,7 +186,7 @@ def text_pieces(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
 
 
 def note_runs(checkpoint: Checkpoint, others: list[Checkpoint]) -> list[str]:
-    """Its runs of words (`recall/forgotten.runs`) that no other checkpoint holds: a line of
+    """Its runs of words (`forget/ledger.runs`) that no other checkpoint holds: a line of
     another text holding one quotes this note (a gist in ROOT.md, a reply that repeated it)."""
     held = set().union(*(runs(other.search_text()) for other in others))
     return sorted(runs(checkpoint.search_text()) - held)

@@ -1,6 +1,6 @@
 """Forget's later steps: the derived copies of a forgotten checkpoint's text found and removed.
 
-`views/forgetting` rewrites the raw log; then these find the text wherever the memory derived
+`forget/forgetting` rewrites the raw log; then these find the text wherever the memory derived
 it: conversations and last-sent records have its words replaced (`scrub_conversations`), each
 SQLite file of the index is compacted so no free page keeps it (`compact_sqlite`), and a derived
 store still holding it is deleted to be rebuilt (`drop_derived_holding`). The text is looked for
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..disk import anchored
 from ..disk.layout import CONVERSATIONS_DIR
 from ..errors import HipoError
-from ..recall.forgotten import FORGOTTEN_MARK
+from .ledger import FORGOTTEN_MARK
 
 if TYPE_CHECKING:
     from ..config import MemoryConfig
@@ -79,7 +79,7 @@ def scrub_conversations(
     """`%%ask` conversations and last-sent records: a turn lineage says was made from a
     forgotten checkpoint (`sources`) is dropped with its question (`without_lineage`), then
     every string goes through `rewrite` (the quoted lines and values of the note replaced by
-    FORGOTTEN_MARK: `recall/forgotten.quote_scrubber`, or the ledger's `scrubber`). The other
+    FORGOTTEN_MARK: `forget/ledger.quote_scrubber`, or the ledger's `scrubber`). The other
     turns stay, so the conversation goes on. A file that is not JSON and holds a piece's bytes
     is deleted (it is derived)."""
     folder = memory.root / CONVERSATIONS_DIR
