@@ -2,15 +2,16 @@
 
 A word is a run of letters and digits (`WORD`, `[^\\W_]+`): an underscore, an apostrophe, a dot,
 a hyphen and every other mark end it ("it's" is "it" and "s", "v2.1" is "v2" and "1"). That is
-what SQLite FTS5's `unicode61` tokenizer, which builds the keyword index, calls a token, so the
-stages after the search (ranking, supersession, the second hop, passages, coverage) compare the
-words the search matched, not a neighbour of them. A word is folded (`fold`) by NFKC then
+how SQLite FTS5's `unicode61` tokenizer, which builds the keyword index, splits Latin text, so
+the stages after the search (ranking, supersession, the second hop, passages, coverage) compare
+the words the search matched, not a neighbour of them. A word is folded (`fold`) by NFKC then
 case folding, so a full-width or ligatured letter and a capital meet their plain lower case.
 `words` splits a text into its folded words; `stem` takes one common suffix off a folded word,
 enough for "cleaning" to meet "clean"; `STOPWORDS` are the English words too common to tell
 two texts apart, which a query drops.
 
-Other notions, each kept for a named reason, live here too when more than one stage reads them:
+Two other splits, each kept for a named reason, live here too, so that every way recall cuts
+text into words is in one place:
 
 - a term (`TERM`): words held together by one connector ("2026-03-12", "foo_bar", "v2.1",
   "q1/q2", "it's"). Search sends a term as a phrase of its words (`search.query.query_terms`),
@@ -28,8 +29,10 @@ for it, from these same words. The tree's topic slugs (`tree/topics`) are a form
 with their own stop list: a topic is a phrase, not a word.
 
 Every pattern here is linear in the text: no quantified group can match the same characters two
-ways (a word holds no connector, a term alternates word and one connector), so a long run of
-letters or of punctuation costs its length, never its square.
+ways (a word holds no connector, a term alternates word and one connector; the ledger's word
+backs off only over the marks after its last letter, which no later word can start on), so a
+long run of letters or of punctuation costs its length, never its square (`tests/test_words.py`
+splits 200,000 characters of any repeated unit).
 """
 
 from __future__ import annotations
