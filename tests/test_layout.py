@@ -55,7 +55,7 @@ MAX_LOOSE_MODULES = 6  # modules of hipo_jupyter/ beside its sub-packages, __ini
 # room (a sub-package of hipo_jupyter/memory) or a module at the top; "" is the face, the
 # package's own __init__. Units on one line do not import each other.
 ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "config", "events"),
+    ("errors", "config", "events", "words"),
     ("disk",),
     ("requests",),
     ("roots",),

@@ -8,7 +8,8 @@ or every front end shares:
 - `memory.py` `Memory`, the one way in: each method hands its job to the room that does it.
 - `requests.py` what a request may be (`CheckpointDraft`, `RecallQuery`, the one date parser,
   the limits); `errors.py` the errors front ends show as one line; `config.py` the settings;
-  `roots.py` where a memory lives and what day it is; `events.py` who is told after a write.
+  `roots.py` where a memory lives and what day it is; `events.py` who is told after a write;
+  `words.py` what a word is (the split, the fold, the stem, the stopwords) for every stage.
 - `backends.py` what the engine asks of a backend handed in from outside (`TeamBackend`).
 - `render.py` the one plain-text rendering of recall, status, topics, Layer 1 and compaction.
 - `data/` the tokenizer files shipped with the package (o200k, MiniLM's vocabulary).
@@ -31,8 +32,8 @@ the direction, written once as data):
    corrections.
 7. `intake/` what comes in: the write path, imports, an agent's notes, transcript checks.
 
-(`errors`, `config` and `events` sit below `disk`; `requests` and `roots` between `disk` and
-`search`; `backends`, `render` and `memory` above every room.)
+(`errors`, `config`, `events` and `words` sit below `disk`; `requests` and `roots` between `disk`
+and `search`; `backends`, `render` and `memory` above every room.)
 
 May import: itself only (its rooms and top modules) and the standard library, tiktoken and,
 with their extras, the search and vector libraries. No front end, LLM SDK or backend.

@@ -52,13 +52,13 @@ from ..disk.layout import MEMORY_DIR
 from ..disk.store import Store
 from ..errors import HipoError
 from ..tree.layer1 import Layer1
+from ..words import ledger_words
 
 LEDGER_FILE = f"{MEMORY_DIR}/.forgotten.json"
 KEY_FILE = f"{MEMORY_DIR}/.forget-key"
 FORMAT_VERSION = 1
 MAX_LEDGER_BYTES = 32 * 1024 * 1024
 FORGOTTEN_MARK = "[forgotten]"
-WORD_RE = re.compile(r"\w[\w'’.@-]*\w")
 QUOTE_CHARS = 12  # a line or value this long, found inside another text, is a quote of it
 RUN_WORDS = 4  # this many words of the note in a row, in another line, make it a quoted line
 RUN = "\u2063run "  # marks a run's piece apart from a line's (an invisible separator)
@@ -348,7 +348,7 @@ def _line_candidates(line: str) -> list[str]:
 def runs(text: str) -> set[str]:
     """Each RUN_WORDS words in a row of `text` (QUOTE_CHARS or longer), as RUN pieces: what
     a line that quotes part of the note shares with it (a gist, a sentence cut short)."""
-    words = WORD_RE.findall(text)
+    words = ledger_words(text)  # the ledger's own words: stored hashes are of their runs
     found = (" ".join(words[i : i + RUN_WORDS]) for i in range(len(words) - RUN_WORDS + 1))
     return {RUN + run for run in found if len(run) >= QUOTE_CHARS}
 

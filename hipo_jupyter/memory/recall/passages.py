@@ -14,24 +14,14 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
-from ..search.query import WORD as _WORD
 from ..search.query import query_terms
 from ..tree.tokens import count_tokens, truncate_to_tokens
+from ..words import stem as stem  # the one stem (`words.py`), here since passages first had it
+from ..words import words as words_of
 
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_SUFFIXES = ("ing", "ed", "es", "s")  # enough for "cleaning" to meet "clean", "fines" "fine"
 CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A word folded so that its common inflections meet: lower case, one suffix off."""
-    word = word.casefold()
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
 
 
 def query_stems(query: str) -> frozenset[str]:
@@ -93,7 +83,7 @@ def _measured(text: str) -> tuple[tuple[int, ...], tuple[frozenset[str], ...]]:
     window is counted exactly once chosen, and cut if over), and its word stems."""
     pieces = _split(text)[0]
     sizes = tuple(len(sentence) // CHARS_PER_TOKEN + 2 for sentence, _ in pieces)
-    words = tuple(frozenset(stem(w) for w in _WORD.findall(sentence)) for sentence, _ in pieces)
+    words = tuple(frozenset(stem(w) for w in words_of(sentence)) for sentence, _ in pieces)
     return sizes, words
 
 
@@ -120,7 +110,7 @@ def _outline(
         just_headed = just_headed and not stripped
         if headings and lines[headings[-1][1]].strip().lstrip("#").strip() in skip:
             continue
-        words = frozenset(stem(word) for word in _WORD.findall(line))
+        words = frozenset(stem(word) for word in words_of(line))
         if words:
             outline.append((number, tuple(n for _, n in headings), words))
     return tuple(lines), tuple(outline)

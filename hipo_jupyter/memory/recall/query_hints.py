@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-from ..search.query import STOPWORDS
+from ..words import STOPWORDS, content_words, words
 
 PERIOD_GRACE_DAYS = 7  # a hit this many days after a named period gets half the boost
 
@@ -121,21 +121,21 @@ def period_match(day: date, periods: Sequence[tuple[date, date]]) -> float:
 def query_names(query: str) -> set[str]:
     """Capitalised words of the query that are not stopwords ("Caroline", "Nate"), folded:
     a checkpoint titled with one of them (a speaker, a person's notes) is what the query is
-    about."""
+    about. A name, not a word (`words.py`): its capital makes it one, so it is read unfolded."""
     names = (re.sub(r"['’]s\Z", "", word) for word in re.findall(r"\b[A-Z][\w'’-]*", query))
     return {name.casefold() for name in names if len(name) > 1 and name.casefold() not in STOPWORDS}
 
 
 # --- how much of the query a keyword hit holds (hybrid recall, issue 35) ----------------------
 
+# The words are the engine's one words (`words.py`); coverage compares their first STEM_LETTERS
+# letters, a looser match than `words.stem` ("reviewers" ~ "review"), chosen for it (issue 35).
 STEM_LETTERS = 5  # two words match when they start alike this far ("reviewers" ~ "review")
-_WORD = re.compile(r"[^\W_]+")
 
 
 def content_stems(query: str) -> frozenset[str]:
     """The query's words that carry content (not STOPWORDS), cut to STEM_LETTERS letters."""
-    words = (word.casefold() for word in _WORD.findall(query))
-    return frozenset(word[:STEM_LETTERS] for word in words if word not in STOPWORDS)
+    return frozenset(word[:STEM_LETTERS] for word in content_words(query))
 
 
 def coverage(stems: frozenset[str], text: str) -> float:
@@ -143,5 +143,5 @@ def coverage(stems: frozenset[str], text: str) -> float:
     that matched "go" alone of "where do we usually go to eat together?" holds a quarter."""
     if not stems:
         return 1.0
-    held = {word.casefold()[:STEM_LETTERS] for word in _WORD.findall(text)}
+    held = {word[:STEM_LETTERS] for word in words(text)}
     return len(stems & held) / len(stems)

@@ -29,7 +29,6 @@ the nodes that exist, so a reader (or a model) can walk the tree from coarse to 
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -42,6 +41,7 @@ from ..requests import DEFAULT_SETTINGS, RecallSettings
 from ..search.contract import Document, SearchHit, SearchIndex
 from ..search.query import plain_snippet
 from ..tree.topic_index import Topic
+from ..words import words as words_of
 from .neighbours import Neighbours, lift_neighbours
 from .passages import hit_snippet
 from .query_hints import content_stems, coverage, period_match, query_names, query_periods
@@ -58,7 +58,6 @@ from .time_span import day_map
 # write-back that answers clearly better still comes first. (LoCoMo and MemAware hold none.)
 CANDIDATES_PER_HIT = 6
 CANDIDATE_HEADROOM = 134  # ... but never more than this many beyond the hits asked for
-WORD = re.compile(r"[\w][\w.-]*", re.UNICODE)
 # Hybrid recall: the keyword side's relevance times (the largest share of the query's content
 # words one keyword hit holds) to `RecallSettings.coverage_power`; 0: BM25 as it is. Everyday
 # questions share few words with their note, and hits found by one loose word ("go", "team")
@@ -185,7 +184,8 @@ class RecallResult:
 
 
 def query_words(query: str) -> list[str]:
-    return [w.strip(".-").lower() for w in WORD.findall(query) if w.strip(".-")]
+    """The query's folded words (`words.py`, stopwords kept): what topic names are matched by."""
+    return words_of(query)
 
 
 def match_topics(words: Sequence[str], topics: Sequence[Topic]) -> list[Topic]:
@@ -193,7 +193,7 @@ def match_topics(words: Sequence[str], topics: Sequence[Topic]) -> list[Topic]:
     wanted = {w for w in words if len(w) >= 2}
     matched = []
     for topic in topics:
-        parts = set(topic.name.split("-")) | {topic.name}
+        parts = set(words_of(topic.name)) | {topic.name}  # a slug's words: "next.js", "q3-plan"
         if wanted & parts or any(
             len(w) >= 4 and any(p.startswith(w[:5]) and len(p) >= 4 for p in parts) for w in wanted
         ):

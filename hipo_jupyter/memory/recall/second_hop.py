@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from ..requests import RecallSettings
 from ..search.contract import SearchHit, SearchIndex
-from ..search.query import STOPWORDS
+from ..words import STOPWORDS, WORD, fold, words
 from .implicit_needs import route
 
 SEEDS = 5  # the first raw hits whose names are followed
@@ -50,10 +50,11 @@ TERM_CHARS = 600  # of each text: a long checkpoint costs the hop what a short o
 
 # A capitalised word inside a sentence (not after ". " or at a line's start), a figure of two
 # or more digits, or an identifier with a digit or an inner capital ("Q3", "gpt4o", "SciPy").
+# Names, not words (`words.py`): their capitals and inner marks make them names, so they are read
+# from the text as written; what they are compared with is the one tokenizer's folded words.
 _NAME = re.compile(r"(?<![.!?:\n]\s)(?<!^)\b[A-Z][a-z][\w'’-]+")
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z]*\d)[A-Za-z][\w-]*\d[\w-]*\b|\b[a-z]+[A-Z]\w*\b")
 _POSSESSIVE = re.compile(r"['’]s\Z")
-_WORD = re.compile(r"[^\W_]+")
 
 Search = Callable[..., Sequence[SearchHit]]  # (text, limit=N): the same index and filters
 
@@ -63,14 +64,14 @@ def bridge_terms(
 ) -> list[str]:
     """The names and numbers of the `seeds` that the query does not hold, those in most seeds
     first (then in reading order), less any held by more than COMMON_SHARE of `candidates`."""
-    asked = {word.casefold() for word in _WORD.findall(query)}
+    asked = set(words(query))
     counts: Counter[str] = Counter()
     first_seen: dict[str, int] = {}
     for seed in seeds:
         for term in dict.fromkeys(_terms(seed.doc.text)):  # each once per seed
-            key = term.casefold()
+            key = fold(term)
             if key in asked or key in STOPWORDS or any(
-                word in asked for word in _WORD.findall(key)
+                word in asked for word in words(key)
             ):
                 continue
             counts[key] += 1
@@ -78,7 +79,7 @@ def bridge_terms(
     if not counts:
         return []
     common = max(2, int(COMMON_SHARE * len(candidates)))
-    texts = [f"{hit.doc.title} {hit.doc.text[:TERM_CHARS]}".casefold() for hit in candidates]
+    texts = [fold(f"{hit.doc.title} {hit.doc.text[:TERM_CHARS]}") for hit in candidates]
     ranked = sorted(counts, key=lambda term: (-counts[term], first_seen[term]))
     chosen: list[str] = []
     for term in ranked:
@@ -109,7 +110,8 @@ def _terms(text: str) -> list[str]:
     names = [_POSSESSIVE.sub("", match.group()) for match in _NAME.finditer(text)]
     terms = [*names, *_IDENTIFIER.findall(text)]
     if LONG_WORDS:
-        terms += [w for w in _WORD.findall(text) if len(w) >= LONG_WORD and w.islower()]
+        # the one WORD, unfolded: a word with a capital is a name's, followed above or not at all
+        terms += [w for w in WORD.findall(text) if len(w) >= LONG_WORD and w.islower()]
     return terms
 
 

@@ -49,8 +49,8 @@ from typing import Any, TypeVar
 from ..disk.trust import IMPORT, REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may
 from ..requests import DEFAULT_SETTINGS, RecallSettings
 from ..search.contract import Document
-from ..search.query import STOPWORDS
-from .passages import stem
+from ..words import STOPWORDS, stem, words
+from ..words import stems as stems_of
 
 CHANGE_CUE = re.compile(
     r"\b(?:moved|changed|instead|no longer|switched|replaced|postponed|delayed|cancell?ed|"
@@ -75,7 +75,6 @@ CHANGED_LATER = "changed later:"  # what a changed note's hit says, before the l
 # The index's text of a checkpoint is its fields as "key: value" lines, then its free text
 _FIELD_KEY = re.compile(r"^(?:-\s*)?[\w-]+:\s", re.MULTILINE)
 _REFERENCES = re.compile(r"^(?:-\s*)?references:.*$", re.MULTILINE)
-_WORD = re.compile(r"[^\W_]+")
 _FIELD_LINE = re.compile(r"^(?:-\s*)?([\w-]+):\s+(.*)$")
 SUBJECT_CHARS = 4000  # a pasted page's subject is in its start; stems of the rest cost time
 
@@ -102,10 +101,9 @@ def may_change(writer: str, owner: str) -> bool:
 
 
 def word_stems(text: str) -> frozenset[str]:
-    """The stems (`passages.stem`) of a text's words, stopwords left out: cheaper than the
+    """The stems (`words.stems`) of a text's words, stopwords left out: cheaper than the
     search's own terms, which a recall would work out for forty texts."""
-    words = _WORD.findall(text[:SUBJECT_CHARS].casefold())
-    return frozenset(stem(word) for word in words if word not in STOPWORDS)
+    return stems_of(text[:SUBJECT_CHARS])
 
 
 def field_values(doc: Document) -> dict[str, str]:
@@ -139,7 +137,7 @@ def changed_words(text: str) -> frozenset[str]:
     changes ("moved the launch to May": launch, may)."""
     found: set[str] = set()
     for cue in CHANGE_CUE.finditer(text):
-        after = _WORD.findall(text[cue.end() : cue.end() + 80].casefold())
+        after = words(text[cue.end() : cue.end() + 80])
         found.update(stem(word) for word in after[:CUE_REACH] if word not in STOPWORDS)
     return frozenset(found)
 

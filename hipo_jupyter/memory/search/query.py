@@ -8,11 +8,14 @@ can read a query without an index; `search_sql` is the FTS5 backend's whole rank
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Sequence
 from datetime import date
 
 from ..errors import QueryError
+from ..words import STOPWORDS as STOPWORDS
+from ..words import TERM, fold
+from ..words import WORD as WORD
+from ..words import words as words_of
 
 SNIPPET_CHARS = 200
 
@@ -24,26 +27,9 @@ RANK_FUNCTION = f"bm25({TITLE_WEIGHT}, {TEXT_WEIGHT}, {TAGS_WEIGHT})"
 
 MAX_QUERY_TERMS = 32  # a pasted paragraph still searches fast; the first terms are kept
 
-# English stopwords: too common to tell documents apart, so a query drops them.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its
-    itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    d ll m re s t ve
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-
-# A word as unicode61 sees one: a run of letters and digits (underscore and punctuation split).
-WORD = re.compile(r"[^\W_]+")
-# Words held together by a single connector ("2026-03-12", "foo_bar", "v2.1", "q1/q2", "it's")
-# are one term, searched as a phrase; any other punctuation or space separates terms.
-_TERM = re.compile(r"[^\W_]+(?:[-_./'’][^\W_]+)*")
-_POSSESSIVE = re.compile(r"['’][sS]\Z")
+# A word, a term (words joined by one connector, searched as a phrase) and the stopwords a query
+# drops are the engine's one definition (`words.py`), shared with every stage of recall.
+_POSSESSIVE = re.compile(r"['’]s\Z")  # on folded text
 
 
 def query_terms(text: str) -> list[tuple[str, ...]]:
@@ -53,14 +39,14 @@ def query_terms(text: str) -> list[tuple[str, ...]]:
     MAX_QUERY_TERMS are kept."""
     terms: list[tuple[str, ...]] = []
     seen: set[tuple[str, ...]] = set()
-    for match in _TERM.finditer(unicodedata.normalize("NFKC", text)):
-        words = tuple(word.casefold() for word in WORD.findall(match.group()))
-        if len(words) > 1 and _POSSESSIVE.search(match.group()):
-            words = words[:-1]  # "Melanie's" finds "Melanie" too, not only "Melanie's"
-        if all(word in STOPWORDS for word in words) or words in seen:
+    for match in TERM.finditer(fold(text)):
+        term = tuple(words_of(match.group()))
+        if len(term) > 1 and _POSSESSIVE.search(match.group()):
+            term = term[:-1]  # "Melanie's" finds "Melanie" too, not only "Melanie's"
+        if all(word in STOPWORDS for word in term) or term in seen:
             continue
-        seen.add(words)
-        terms.append(words)
+        seen.add(term)
+        terms.append(term)
         if len(terms) == MAX_QUERY_TERMS:
             break
     return terms

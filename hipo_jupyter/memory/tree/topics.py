@@ -103,6 +103,9 @@ _LABEL = re.compile(  # "- decisions: ", "users: ", "1. **Note**: "
     r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s*)?(?:\*\*)?\w[\w -]{0,29}(?:\*\*)?:(?!//)(?:\s|$)"
 )
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+", re.IGNORECASE)
+# Topic names are a format of ROOT.md (a slug: words joined by "." or "-", apostrophes dropped)
+# named with their own longer stop list, so they keep this split; its word is `words.WORD`'s run
+# of letters and digits, and recall matches a slug by its words (`ranking.match_topics`).
 _APOSTROPHE = re.compile(r"(?<=\w)['\u2019](?=\w)")
 _SLUG_WORD = re.compile(r"[^\W_]+(?:[.-][^\W_]+)*")
 _TOKEN = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
