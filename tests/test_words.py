@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from hipo_jupyter.memory.forget.ledger import RUN, runs
 from hipo_jupyter.memory.recall.passages import passage, query_stems
 from hipo_jupyter.memory.recall.query_hints import content_stems, coverage
 from hipo_jupyter.memory.recall.ranking import match_topics, query_words
@@ -33,11 +34,6 @@ from hipo_jupyter.memory.words import (
     stems,
     words,
 )
-
-try:  # the ledger, wherever its room is (forget/ once the forget room is in)
-    from hipo_jupyter.memory.forget.ledger import RUN, runs
-except ImportError:
-    from hipo_jupyter.memory.recall.forgotten import RUN, runs
 
 # Full width, a ligature, a dotted identifier, a possessive, an underscore, an accent.
 PROBE = "ＫＥＳＴＲＥＬ ﬁne-tuning of pkg.module_v2 on Caroline's Zürich cluster"
