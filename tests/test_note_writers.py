@@ -196,3 +196,30 @@ def test_imported_user_turns_reach_the_context_as_imported(memory_root: Path) ->
     assert group_of(text, "starter ratio is 1:1:1").endswith("[imported]"), text
     assert group_of(text, "proofs overnight").endswith("[imported]"), text
     assert not group_of(text, "bakes at 250C").endswith("]"), text
+
+
+def test_mcp_read_of_the_agents_note_says_who_wrote_it(memory_root: Path) -> None:
+    """A real `hipo mcp`: `read` of the agent's note carries `writer="agent"` on its fence;
+    the user's own note carries none."""
+    import anyio
+    from test_mcp import call, session
+
+    memory = memory_at(memory_root)
+    memory.init()
+    HipoMemoryTool(memory).call(
+        {"command": "create", "path": f"/memories/{NOTE}", "file_text": AGENT_TEXT}
+    )
+    memory.close()
+    (memory_root / "knowledge" / "own.md").write_text("# Own\n\nmonthly plans churn more\n")
+    answers: dict[str, str] = {}
+
+    async def scenario() -> None:
+        async with session(memory_root) as client:
+            for path in (NOTE, "knowledge/own.md"):
+                text, error = await call(client, "read", path=path)
+                assert not error, text
+                answers[path] = text.splitlines()[0]
+
+    anyio.run(scenario)
+    assert f'path="{NOTE}" writer="agent"' in answers[NOTE]
+    assert "writer=" not in answers["knowledge/own.md"]

@@ -242,6 +242,11 @@ class Memory:
         self._notify("remember")
         return new
 
+    def note_writer(self, relative_path: str) -> str:
+        """Who wrote a note under knowledge/ or plans/ when not the user ("agent", "claude"),
+        "" for the user's own: what a front end that hands out the file says beside it."""
+        return self._notes.writer(relative_path)
+
     def note_file(self, relative: str) -> Path:
         """The file of a memory path (clean, relative), refusing any symlink on the way."""
         return self._notes.file(relative)

@@ -27,6 +27,7 @@ from ..disk.files import MAX_NODE_BYTES
 from ..disk.note_writers import NoteWriters
 from ..disk.redact import redact
 from ..disk.store import ROOT_FILE, Store, WriteError
+from ..disk.trust import writer_of_provenance
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from ..search.indexing import IndexKeeper
 from ..tree.layer1 import LAYER1_FILES, TEMPLATES
@@ -224,6 +225,16 @@ class NoteFiles:
         record = writers.record(relative, before, text, via)
         if record is not None:
             self.store.write_atomic(writers.path, record)
+
+    def writer(self, relative_path: str) -> str:
+        """Who wrote the note `relative_path` when not the user ("agent", "claude": `trust`),
+        from the record its writer's write left (`disk/note_writers`); "" for the user's own
+        and for any file that is not a note."""
+        relative = normalize(relative_path)
+        if kind_of(relative) != NOTE:
+            return ""
+        via = NoteWriters(self.store.root).via_of(relative)
+        return "" if via is None else writer_of_provenance(via)
 
     def _record(self, record: str | None) -> None:
         """Write the record of who wrote which note (`disk/note_writers`) when it changed."""
