@@ -78,6 +78,7 @@ def test_a_note_the_memory_tool_creates_is_the_agents_in_the_context(
     memory = memory_at(memory_root)
     try:
         hits = {hit.file: hit for hit in memory.recall(QUESTION, mode="keyword").hits}
+        assert "annual plans churn less" not in memory.layer1().text  # no section of Layer 1
     finally:
         memory.close()
     agents = hits[NOTE]
