@@ -57,7 +57,6 @@ from hipo_jupyter.cli.demo import execute_notebook  # noqa: E402
 from hipo_jupyter.memory import Memory  # noqa: E402
 from hipo_jupyter.memory.disk import VIA_WRITE_BACK  # noqa: E402
 from hipo_jupyter.memory.disk.checkpoint import Checkpoint, parse_log  # noqa: E402
-from hipo_jupyter.memory.recall.corrections import SUPERSEDED  # noqa: E402
 from hipo_jupyter.memory.recall.passages import query_stems  # noqa: E402
 from hipo_jupyter.memory.tree import count_tokens  # noqa: E402
 
@@ -346,7 +345,7 @@ def users_note_in_force(hit: Any) -> bool:
     """A hit (`ranking.Hit`) that is a note of the user's in force: a raw checkpoint, not a
     model call's write-back, not changed later by another note, not superseded."""
     return (hit.kind == "raw" and hit.via != VIA_WRITE_BACK
-            and not hit.changed_later and SUPERSEDED not in hit.provenance)  # fmt: skip
+            and not hit.changed_later and not hit.superseded)  # fmt: skip
 
 
 def mode_label(folder: Path, mode: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from hipo_jupyter import terminal
 from hipo_jupyter.memory import HipoError, Memory, RequestError, parse_number, render
 from hipo_jupyter.memory.disk import VIA_CLI
+from hipo_jupyter.memory.intake import ImportReport
 from hipo_jupyter.memory.views import (
     EXPORT_FORMATS,
     MAX_QUERY_CHARS,
@@ -150,13 +151,13 @@ def cmd_sparql(args: argparse.Namespace, memory: Memory) -> int:
     return 0
 
 
-def format_import(report: Any, file: Path) -> str:
+def format_import(report: ImportReport, file: Path) -> str:
     """The one report of an import: turns written, days, what was already there or forgotten,
     and what the source held that the memory does not keep, by kind."""
-    forgot = getattr(report, "forgotten", 0)
+    forgot = report.forgotten
     kept_out = (f"{forgot} turns you forgot were not imported again (a forget is kept)"
                 if forgot else "")  # fmt: skip
-    left = left_out_text(getattr(report, "left_out", ()))
+    left = left_out_text(report.left_out)
     if not report.written:
         if kept_out and not report.skipped:
             return f"Nothing new in {file.name}: {kept_out}." + left
@@ -164,13 +165,13 @@ def format_import(report: Any, file: Path) -> str:
         return there + (f" {kept_out[0].upper()}{kept_out[1:]}." if kept_out else "") + left
     days = report.days
     span = days[0] if len(days) == 1 else f"{days[0]} .. {days[-1]}"
-    conversations = getattr(report, "conversations", 0)
+    conversations = report.conversations
     of = f" of {conversations} conversation{'s' * (conversations != 1)}" if conversations else ""
     lines = [
         f"Imported {report.written} turns{of} from {file.name} into {len(days)} raw logs ({span})"
         + (f"; {report.skipped} already there" if report.skipped else "")
         + (f"; {kept_out}" if kept_out else "")
-        + render.redacted_note(getattr(report, "redacted", {}))
+        + render.redacted_note(report.redacted)
         + "."
         + left
     ]

@@ -208,7 +208,7 @@ class WriteBack:
             return self.offloaded[digest]
         self._own_write = True
         try:
-            path = self.session.memory.save_knowledge(title, text)
+            path = self.session.memory.save_knowledge(title, text, via=VIA_WRITE_BACK)
         finally:
             self._own_write = False
         self.offloaded[digest] = path

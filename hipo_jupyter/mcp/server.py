@@ -117,8 +117,14 @@ def layer1_text(memory: Memory) -> str:
 
 
 def file_text(memory: Memory, relative: str) -> str:
-    """A file of the root (`read`, the resources), fenced with its path."""
-    return fence_text(memory.read(relative), attributes=[("path", relative)])
+    """A file of the root (`read`, the resources), fenced with its path, and with who wrote
+    it when a note is not the user's (`writer="agent"`: Claude's memory tool wrote it)."""
+    text = memory.read(relative)
+    attributes = [("path", relative)]
+    writer = memory.note_writer(relative.split("#", 1)[0])
+    if writer:
+        attributes.append(("writer", writer))
+    return fence_text(text, attributes=attributes)
 
 
 # --- the server --------------------------------------------------------------------------------

@@ -228,13 +228,16 @@ class Memory:
             self._notify("remember")
         return written
 
-    def save_knowledge(self, title: str, text: str, *, on: date | None = None) -> str:
+    def save_knowledge(
+        self, title: str, text: str, *, on: date | None = None, via: str | None = None
+    ) -> str:
         """Offload a large text (a long reply, a tool result) to knowledge/ and index it.
 
         The live context then keeps only the returned path. The name is the day and the title's
-        slug; an existing file is never overwritten (a counter is added instead).
+        slug; an existing file is never overwritten (a counter is added instead). `via`: the
+        front end writing it (None: the user); any other writer's note is recalled as theirs.
         """
-        relative = self._writer.knowledge(title, text, on or self.today)
+        relative = self._writer.knowledge(title, text, on or self.today, via=via)
         self._notify("remember")
         return relative
 
@@ -258,6 +261,11 @@ class Memory:
         new = self._notes.move(old_path, new_path)
         self._notify("remember")
         return new
+
+    def note_writer(self, relative_path: str) -> str:
+        """Who wrote a note under knowledge/ or plans/ when not the user ("agent", "claude"),
+        "" for the user's own: what a front end that hands out the file says beside it."""
+        return self._notes.writer(relative_path)
 
     def note_file(self, relative: str) -> Path:
         """The file of a memory path (clean, relative), refusing any symlink on the way."""

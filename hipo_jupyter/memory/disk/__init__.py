@@ -11,7 +11,8 @@ the only code that touches it. Modules:
 - `checkpoint.py` the checkpoint format and its parser, its ids (made, and named by their
   end: `pick_by_id`); `exchanges.py` a user turn and the assistant's reply as one
   checkpoint each; `provenance.py` where a checkpoint came from;
-  `trust.py` who wrote it and what that writer may do; `redact/` secrets kept off the disk
+  `trust.py` who wrote it and what that writer may do; `note_writers.py` who wrote a note
+  under knowledge/ or plans/ when not the user; `redact/` secrets kept off the disk
   (its rules, and the table of credential formats it knows by their shape).
 - `sent.py` what the sidebar reads beside the memory: what a `%%ask` sent, a stamp of changes.
 - `nodes.py` compaction node frontmatter and damage; `periods.py` the calendar (days, ISO weeks,

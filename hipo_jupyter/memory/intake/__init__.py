@@ -18,7 +18,7 @@ May import: every other room (`disk`, `search`, `tree`, `forget`, `recall`, `vie
 calls in here, never the other way.
 """
 
-from .importers import FORMATS, read_file, undated_line
+from .importers import FORMATS, ImportReport, read_file, undated_line
 from .notes import (
     FOLDER,
     NODE,
@@ -46,6 +46,7 @@ __all__ = [
     "FOLDER",
     "FORMATS",
     "ImportPlan",
+    "ImportReport",
     "LAYER1_HEAD",
     "NODE",
     "NODE_FOLDERS",

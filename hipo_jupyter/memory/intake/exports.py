@@ -23,6 +23,7 @@ reply, cut at TOOL_RESULT_CHARS: the numbers an analysis printed are often the a
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -69,6 +70,42 @@ def _shown(where: str, title: str) -> str:
     return f"{where} ({title[:40]!r})" if title else where
 
 
+@dataclass(frozen=True)
+class _Head:
+    """Where an export's conversation keeps its title, its turns (and their JSON type) and
+    its time."""
+
+    title: str
+    turns: str
+    turns_type: type
+    time: str
+
+
+_CHATGPT_HEAD = _Head("title", "mapping", dict, "create_time")
+_CLAUDE_AI_HEAD = _Head("name", "chat_messages", list, "created_at")
+
+
+def _conversation_head(
+    conversation: Any, where: str, keys: _Head, undated: datetime | None
+) -> tuple[str, str, Any, datetime]:
+    """(title, where, turns, time) of one conversation of an export, checked: `keys` say
+    where each is. The time is the turns' fallback (else `undated`, else now); `where` gains
+    the title, so each error names the conversation."""
+    if not isinstance(conversation, dict):
+        raise ImportFormatError(
+            f"{where}: expected a conversation object, got {_kind(conversation)}"
+        )
+    title = _title(conversation.get(keys.title))
+    where = _shown(where, title)
+    turns = conversation.get(keys.turns)
+    if not isinstance(turns, keys.turns_type):
+        raise ImportFormatError(
+            f"{where}: {keys.turns!r} is {_kind(turns)}, not {_kind(keys.turns_type())}"
+        )
+    start = _time_or_none(conversation.get(keys.time)) or undated or datetime.now()
+    return title, where, turns, start
+
+
 # --- ChatGPT -----------------------------------------------------------------------------------
 
 
@@ -76,18 +113,8 @@ def chatgpt_records(
     conversation: Any, where: str, left_out: LeftOut, *, undated: datetime | None = None
 ) -> list[ImportRecord]:
     """The turns of one ChatGPT conversation, on the branch the user last saw (paired)."""
-    if not isinstance(conversation, dict):
-        raise ImportFormatError(
-            f"{where}: expected a conversation object, got {_kind(conversation)}"
-        )
-    title = _title(conversation.get("title"))
-    where = _shown(where, title)
-    mapping = conversation.get("mapping")
-    if not isinstance(mapping, dict):
-        raise ImportFormatError(f"{where}: 'mapping' is {_kind(mapping)}, not an object")
-    fallback = _time_or_none(conversation.get("create_time")) or undated or datetime.now()
+    title, where, mapping, moment = _conversation_head(conversation, where, _CHATGPT_HEAD, undated)
     records: list[ImportRecord] = []
-    moment = fallback
     for node_id, node in _branch(mapping, conversation.get("current_node"), where):
         message = node.get("message")
         if message is None:
@@ -211,16 +238,8 @@ def claude_ai_records(
     conversation: Any, where: str, left_out: LeftOut, *, undated: datetime | None = None
 ) -> list[ImportRecord]:
     """The turns of one Claude.ai conversation (paired)."""
-    if not isinstance(conversation, dict):
-        raise ImportFormatError(
-            f"{where}: expected a conversation object, got {_kind(conversation)}"
-        )
-    title = _title(conversation.get("name"))
-    where = _shown(where, title)
-    messages = conversation.get("chat_messages")
-    if not isinstance(messages, list):
-        raise ImportFormatError(f"{where}: 'chat_messages' is {_kind(messages)}, not a list")
-    moment = _time_or_none(conversation.get("created_at")) or undated or datetime.now()
+    head = _conversation_head(conversation, where, _CLAUDE_AI_HEAD, undated)
+    title, where, messages, moment = head
     records: list[ImportRecord] = []
     for number, message in enumerate(messages, start=1):
         at = f"{where} message {number}"

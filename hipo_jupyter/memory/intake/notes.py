@@ -24,8 +24,10 @@ from pathlib import Path, PurePosixPath
 
 from ..disk import anchored
 from ..disk.files import MAX_NODE_BYTES
+from ..disk.note_writers import NoteWriters
 from ..disk.redact import redact
 from ..disk.store import ROOT_FILE, Store, WriteError
+from ..disk.trust import writer_of_provenance
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from ..search.indexing import IndexKeeper
 from ..tree.layer1 import LAYER1_FILES, TEMPLATES
@@ -187,7 +189,8 @@ class NoteFiles:
         """Write a working file or a note as the front end `via` (None: the user); anything
         else is refused (NotWritable) with why and what to do instead. Returns the clean
         relative path. The lines another writer adds to a working file are recorded first
-        (`tree/line_writers`), so Layer 1 never shows them as the user's."""
+        (`tree/line_writers`), so Layer 1 never shows them as the user's; so is a note another
+        writer writes (`disk/note_writers`), so recall never shows it as the user's."""
         relative = normalize(relative_path)
         check_writable(relative, "create")
         if len(text) > MAX_NODE_BYTES:  # before redacting 100 MB: it could never be read back
@@ -200,6 +203,8 @@ class NoteFiles:
         with self._lock:
             if kind_of(relative) == WORKING:
                 self._record_lines(relative, path, text, via)
+            else:  # recorded first: a write cut short never leaves the agent's note unrecorded
+                self._record(NoteWriters(self.store.root).wrote(relative, via))
             self.store.write_atomic(path, text)
             self._index(relative)
         return relative
@@ -221,6 +226,21 @@ class NoteFiles:
         if record is not None:
             self.store.write_atomic(writers.path, record)
 
+    def writer(self, relative_path: str) -> str:
+        """Who wrote the note `relative_path` when not the user ("agent", "claude": `trust`),
+        from the record its writer's write left (`disk/note_writers`); "" for the user's own
+        and for any file that is not a note."""
+        relative = normalize(relative_path)
+        if kind_of(relative) != NOTE:
+            return ""
+        via = NoteWriters(self.store.root).via_of(relative)
+        return "" if via is None else writer_of_provenance(via)
+
+    def _record(self, record: str | None) -> None:
+        """Write the record of who wrote which note (`disk/note_writers`) when it changed."""
+        if record is not None:
+            self.store.write_atomic(NoteWriters(self.store.root).path, record)
+
     def delete(self, relative_path: str) -> str:
         """Delete a note under knowledge/ or plans/ (and its index entry); nothing else. The
         entry is removed from the folder walked from the root (`anchored`), never through a
@@ -231,6 +251,7 @@ class NoteFiles:
         with self._lock:
             if not self._act(anchored.unlink, relative):
                 raise HipoError(f"no such memory file: {relative}")
+            self._record(NoteWriters(self.store.root).deleted(relative))
             self._index(relative)
         return relative
 
@@ -249,6 +270,7 @@ class NoteFiles:
                 raise HipoError(
                     f"{new} already exists: delete it first or choose another name"
                 ) from None
+            self._record(NoteWriters(self.store.root).moved(old, new))
             self._index(old)
             self._index(new)
         return new

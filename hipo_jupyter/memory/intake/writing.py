@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..disk.checkpoint import Checkpoint, new_id, parse_body, parse_log, render
 from ..disk.exchanges import pair
+from ..disk.note_writers import NoteWriters
 from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import Redaction, redact, redact_counted
 from ..disk.store import Store
@@ -325,14 +326,19 @@ class Writer:
                 for i, c in enumerate(checkpoints)
             ]
 
-    def knowledge(self, title: str, text: str, day: date) -> str:
-        """Write a new knowledge/ file (redacted) and index it; returns its relative path."""
+    def knowledge(self, title: str, text: str, day: date, *, via: str | None = None) -> str:
+        """Write a new knowledge/ file (redacted) and index it; returns its relative path. A
+        writer other than the user (`via`) is recorded as the note's first (`note_writers`)."""
         self.store.ensure_layout()
         path = free_knowledge_path(self.store.root / "knowledge", title, day)
         body = f"# {' '.join(title.split())}\n\n{redact(text).strip()}\n"
         with self._lock:
-            self.store.write_atomic(path, body)
             relative = self.store.relative(path)
+            writers = NoteWriters(self.store.root)
+            record = writers.wrote(relative, via)
+            if record is not None:
+                self.store.write_atomic(writers.path, record)
+            self.store.write_atomic(path, body)
             self._indexer.refresh_file(relative)
         return relative
 

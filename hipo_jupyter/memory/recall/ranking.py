@@ -97,6 +97,7 @@ class Hit:
     provider: str = ""  # a write-back's SDK, "" if unsaid
     conversation: str = ""  # a `%%ask` write-back's conversation identity, "" if none
     proposal: str = ""  # a proposal the user has not accepted: what it proposes (corrections)
+    superseded: bool = False  # a correction replaced it (shown only when asked: `--all`)
 
     @property
     def location(self) -> str:

@@ -165,7 +165,8 @@ class LocalRecall:
             result = replace(result, hits=kept[:shown])
         elif superseded:  # asked for with --all: each says it was corrected
             result = replace(result, hits=[
-                replace(hit, provenance=f"{hit.provenance}; {SUPERSEDED}".lstrip("; "))
+                replace(hit, provenance=f"{hit.provenance}; {SUPERSEDED}".lstrip("; "),
+                        superseded=True)
                 if hit.location in superseded else hit
                 for hit in result.hits
             ])  # fmt: skip

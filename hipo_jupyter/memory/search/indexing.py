@@ -24,10 +24,11 @@ from ..config import MemoryConfig
 from ..disk.checkpoint import Checkpoint, parse_log, without_comments
 from ..disk.exchanges import index_reply, is_exchange
 from ..disk.nodes import parse_node
+from ..disk.note_writers import UNKNOWN, NoteWriters
 from ..disk.periods import period_start
-from ..disk.provenance import provenance_text
+from ..disk.provenance import VIA_PHRASES, provenance_text
 from ..disk.store import Appended, Store, decode_markdown, raw_log_day, sha256
-from ..disk.trust import writer_of
+from ..disk.trust import writer_of, writer_of_provenance
 from ..errors import HipoError, ParseError, PathOutsideRootError
 from .contract import BACKENDS, Document, SearchIndex, document_id
 from .fts5 import memory_index, open_fts5
@@ -161,9 +162,7 @@ class IndexKeeper:
         text = decode_markdown(data, relative)
         parts = relative.split("/")
         if parts[0] == "knowledge":
-            title = parse_node(text).meta.get("title") or Path(relative).stem.replace("-", " ")
-            day = self._today().isoformat()
-            return [Document(f"{relative}#L1", relative, 1, "knowledge", day, "", title, text)]
+            return [self.knowledge_document(relative, text)]
         if len(parts) == 2:  # memory/YYYY-MM-DD.md
             return [raw_document(relative, c) for c in parse_log(text, date=parts[1][:-3])]
         level, period = parts[1], parts[2][:-3]
@@ -175,6 +174,20 @@ class IndexKeeper:
         title, topics = f"{level} {period}", tuple(node.topics)
         body = without_comments(node.body)
         return [Document(f"{relative}#L1", relative, 1, level, start, "", title, body, topics)]
+
+    def knowledge_document(self, relative: str, text: str) -> Document:
+        """A knowledge note's document; who wrote it, when not the user, read from the record
+        its writer's write left (`disk/note_writers`), never from the note's text."""
+        title = parse_node(text).meta.get("title") or Path(relative).stem.replace("-", " ")
+        day = self._today().isoformat()
+        via = NoteWriters(self.store.root).via_of(relative)
+        if via is None:  # the user's
+            return Document(f"{relative}#L1", relative, 1, "knowledge", day, "", title, text)
+        known = via if via != UNKNOWN else ""
+        return Document(
+            f"{relative}#L1", relative, 1, "knowledge", day, "", title, text,
+            provenance=VIA_PHRASES.get(known, ""), writer=writer_of_provenance(via), via=known,
+        )  # fmt: skip
 
     def file_documents(self, relative: str) -> tuple[str, list[Document]] | None:
         """(sha256, documents) of a file as it is now, for the vectors to catch up from."""

@@ -141,7 +141,7 @@ def hits_frame(hits: Sequence[Any]) -> pandas.DataFrame:
     """Recall hits as a DataFrame (`%recall --df`): one row per hit, best first."""
     columns = ("date", "kind", "type", "title", "snippet", "score", "file", "line",
                "provenance", "path")  # fmt: skip
-    rows = [{name: getattr(hit, name, None) for name in columns} for hit in hits]
+    rows = [{name: getattr(hit, name) for name in columns} for hit in hits]
     for row in rows:
         row["path"] = list(row["path"] or ())
     return to_frame(rows, columns)
