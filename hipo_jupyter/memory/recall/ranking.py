@@ -335,11 +335,15 @@ def recall(
     scored = []
     by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
     for doc_id, (doc, snippet) in candidates.items():
-        added, factor = _priors(
-            doc, today, half_life_days, day_prior, periods, names, by_day, settings=settings
-        )
+        known = by_day.get(doc.date)
+        if known is None or (names and doc.kind == "raw"):
+            added, factor = _priors(
+                doc, today, half_life_days, day_prior, periods, names, by_day, settings=settings
+            )
+        else:  # what `_priors` gives once its date is known and no name can add
+            added, factor = known if doc.kind == "raw" else (0.0, known[1])
         score = relevance[doc_id] * factor + added
-        hit_topics = tuple(sorted(matched_names & set(doc.tags)))
+        hit_topics = tuple(sorted(matched_names.intersection(doc.tags))) if matched_names else ()
         if hit_topics:
             score += settings.topic_boost
         if written_back(doc):
@@ -409,7 +413,7 @@ def _distinct_best(
     seen_texts: set[str] = set()
     for score, doc, snippet, hit_topics in scored:
         text = "(a task of Claude's)" if written_back(doc) else doc.text
-        fingerprint = " ".join(f"{doc.title}\n{text}".split()).casefold()
+        fingerprint = _fingerprint(doc.title, text)
         if fingerprint in seen_texts or doc.id in changes.repeated_write_backs:
             continue
         seen_texts.add(fingerprint)
@@ -420,6 +424,13 @@ def _distinct_best(
         if len(hits) == k:
             break
     return hits
+
+
+@lru_cache(maxsize=4096)
+def _fingerprint(title: str, text: str) -> str:
+    """A hit's title and text as `_distinct_best` compares them (whitespace and case folded),
+    once per text: a topic's notes are walked query after query."""
+    return " ".join(f"{title}\n{text}".split()).casefold()
 
 
 def candidate_count(k: int) -> int:
