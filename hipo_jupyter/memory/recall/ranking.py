@@ -330,6 +330,31 @@ def recall(
         candidates.setdefault(hit.doc.id, (hit.doc, hit.snippet))
     if neighbours is not None:
         lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
+    scored = _scored(
+        candidates, relevance, matched_names, query, today, half_life_days, day_prior, settings
+    )
+    scored, changes = settle(scored, query, written_back, settings=settings)
+    hits = _distinct_best(scored, k, nodes, changes, query if snippets else None)
+    return RecallResult(
+        query=query,
+        hits=hits,
+        did_you_mean=[] if hits else did_you_mean(words, topics),
+        topic_matches=sorted(matched_names),
+    )
+
+
+def _scored(
+    candidates: dict[str, tuple[Document, str]],
+    relevance: dict[str, float],
+    matched_names: set[str],
+    query: str,
+    today: date,
+    half_life_days: float,
+    day_prior: dict[str, float],
+    settings: RecallSettings,
+) -> list[tuple[float, Document, str, tuple[str, ...]]]:
+    """(score, document, snippet, topics) of each candidate: its relevance with the priors
+    (`_priors`), the topic boost and a write-back's weight (see the module docstring)."""
     periods = query_periods(query)
     names = query_names(query)
     scored = []
@@ -349,14 +374,7 @@ def recall(
         if written_back(doc):
             score *= write_back_weight(settings)
         scored.append((score, doc, snippet, hit_topics))
-    scored, changes = settle(scored, query, written_back, settings=settings)
-    hits = _distinct_best(scored, k, nodes, changes, query if snippets else None)
-    return RecallResult(
-        query=query,
-        hits=hits,
-        did_you_mean=[] if hits else did_you_mean(words, topics),
-        topic_matches=sorted(matched_names),
-    )
+    return scored
 
 
 def _candidates(
