@@ -22,6 +22,7 @@ ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _SUFFIXES = ("ing", "ed", "es", "s")  # enough for "cleaning" to meet "clean", "fines" "fine"
 CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
+SCAN_ALL = 16  # a text of at most this many sentences is looked through for the query's words
 
 
 @lru_cache(maxsize=1 << 16)
@@ -71,14 +72,19 @@ def _best_window(text: str, wanted: frozenset[str], cap: int) -> tuple[int, int]
     hold a sentence with one of them are weighed (`_where` says which), and the first: the
     others hold none, so cannot beat the first. A pasted page's hundreds of sentences cost
     what its few matching ones do, not a window each."""
-    sizes = _measured(text)[0]
+    sizes, words = _measured(text)
     if not sizes:
         return 0, 1
-    where = _where(text)
     matched: dict[int, set[str]] = {}
-    for stem_ in wanted:
-        for at in where.get(stem_, ()):
-            matched.setdefault(at, set()).add(stem_)
+    if len(sizes) <= SCAN_ALL:  # a few sentences: looked through, not indexed
+        for at, sentence in enumerate(words):
+            if not sentence.isdisjoint(wanted):
+                matched[at] = set(sentence & wanted)
+    else:
+        where = _where(text)
+        for stem_ in wanted:
+            for at in where.get(stem_, ()):
+                matched.setdefault(at, set()).add(stem_)
     ends: dict[int, int] = {}
 
     def end_of(start: int) -> int:
