@@ -2,6 +2,7 @@
 
     python benchmarks/context_cpu.py build /tmp/ctx --notes 10000
     python benchmarks/context_cpu.py time /tmp/ctx [--code /tmp/main-src] [--mode keyword]
+        [--with-index]
     python benchmarks/context_cpu.py length /tmp/len [--code /tmp/main-src]
 
 Issue 49: the second hop made a context's cost grow with the length of every candidate's text,
@@ -59,7 +60,7 @@ def build(root: Path, notes: int, seed: int) -> None:
     (root.parent / f"{root.name}-queries.json").write_text(json.dumps(queries))
 
 
-def measure(root: Path, code: Path | None, mode: str) -> None:
+def measure(root: Path, code: Path | None, mode: str, with_index: bool = False) -> None:
     _use(code)
     from hipo_jupyter.memory import Memory, MemoryConfig
 
@@ -67,7 +68,9 @@ def measure(root: Path, code: Path | None, mode: str) -> None:
     copy = root.parent / f"{root.name}-copy"
     if copy.exists():
         shutil.rmtree(copy)
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".index"))
+    # `with_index`: the copy keeps DIR's index (its vectors embedded once, for hybrid: two
+    # checkouts whose index is the same, timed without embedding 10,000 notes each)
+    shutil.copytree(root, copy, ignore=None if with_index else shutil.ignore_patterns(".index"))
     memory = Memory(copy, config=MemoryConfig(semantic=mode != "keyword"), today=lambda: END)
     try:
         for query in queries[:10]:  # warm: the index, caches
@@ -141,13 +144,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--code", type=Path, help="a checkout whose hipo_jupyter to time")
     parser.add_argument("--mode", choices=("keyword", "hybrid"), default="keyword")
+    parser.add_argument("--with-index", action="store_true",
+                        help="keep DIR's built index (and vectors) in the copy")  # fmt: skip
     args = parser.parse_args(argv)
     if args.step == "build":
         build(args.root, args.notes, args.seed)
     elif args.step == "length":
         length(args.root, args.code)
     else:
-        measure(args.root, args.code, args.mode)
+        measure(args.root, args.code, args.mode, args.with_index)
 
 
 if __name__ == "__main__":
