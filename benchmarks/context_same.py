@@ -9,7 +9,8 @@ This records, as JSON lines, `Memory.context(q, budget=2000)`'s text and hits an
 random when a memory is built; the fences' suffixes likewise, drawn per process) for
 
 - with `--memory DIR` (`context_cpu.py build`'s memory, queries in `DIR-queries.json`): each
-  query, keyword, in a copy of DIR (its index rebuilt by the code under test);
+  query, keyword, in a copy of DIR (its index rebuilt by the code under test); with `--mode
+  hybrid`, hybrid, the copy keeping DIR's index and vectors (embedded once);
 - the notebook-memory set (`notebook_memory.py`: each scenario's memory built with that
   code), every question under every combination of stages `notebook_memory.grid()` scores, at
   500 and 2,000 tokens, then once more after a correction, a new note and a forget in that
@@ -56,17 +57,18 @@ def _record(out, label: str, memory, query: str, budget: int, **kw) -> None:
     out.write(json.dumps(row, sort_keys=True) + "\n")
 
 
-def scale(out, root: Path) -> None:
+def scale(out, root: Path, mode: str = "keyword") -> None:
     from hipo_jupyter.memory import Memory, MemoryConfig
 
     queries = json.loads((root.parent / f"{root.name}-queries.json").read_text())
+    hybrid = mode == "hybrid"  # DIR's index and vectors kept (`context_cpu.py --with-index`)
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "m"
-        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".index"))
-        memory = Memory(copy, config=MemoryConfig(semantic=False), today=lambda: END)
+        shutil.copytree(root, copy, ignore=None if hybrid else shutil.ignore_patterns(".index"))
+        memory = Memory(copy, config=MemoryConfig(semantic=hybrid), today=lambda: END)
         try:
             for query in queries:
-                _record(out, "scale", memory, query, 2000, mode="keyword")
+                _record(out, "scale", memory, query, 2000, mode=mode)
         finally:
             memory.close()
 
@@ -117,11 +119,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memory", type=Path, help="context_cpu.py's built memory")
     parser.add_argument("--code", type=Path, help="a checkout whose hipo_jupyter to run")
     parser.add_argument("--no-notebook", action="store_true", help="the scale memory only")
+    parser.add_argument("--mode", choices=("keyword", "hybrid"), default="keyword",
+                        help="the scale memory's mode (hybrid: its vectors kept)")  # fmt: skip
     args = parser.parse_args(argv)
     _use(args.code)
     with args.out.open("w") as out:
         if args.memory:
-            scale(out, args.memory)
+            scale(out, args.memory, args.mode)
         if not args.no_notebook:
             notebook(out)
 
