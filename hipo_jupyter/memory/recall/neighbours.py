@@ -23,6 +23,10 @@ from ..search.contract import Document, SearchHit, SearchIndex
 NEXT_WEIGHT = 0.7  # the checkpoint after a hit gets this share of its relevance,
 AFTER_NEXT_WEIGHT = 0.5  # the one after that this share (a reply, then its elaboration),
 PREVIOUS_WEIGHT = 0.5  # and the one before the hit this share
+# Raw logs whose checkpoints `IndexNeighbours` keeps: a context's hits fall in a few hundred
+# logs anywhere in the memory, and at 1,024 a memory of 1,500 daily logs (30,000 notes) read
+# logs again on every context (24 of its 57 ms CPU); a log's checkpoints are its text once.
+KEPT_LOGS = 8192
 
 
 class Neighbours(Protocol):
@@ -42,7 +46,7 @@ class IndexNeighbours:
     context lifts from ~150 logs; asking each its hash was a tenth of the recall under
     cProfile). A reopened index is another handle, whose versions start again."""
 
-    def __init__(self, index: Callable[[], SearchIndex], max_files: int = 1024) -> None:
+    def __init__(self, index: Callable[[], SearchIndex], max_files: int = KEPT_LOGS) -> None:
         self._index = index
         self._max_files = max_files
         # path -> (hash, its documents, line -> place, the (handle, version) it was checked
