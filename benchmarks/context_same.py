@@ -52,7 +52,8 @@ def _record(out, label: str, memory, query: str, budget: int, **kw) -> None:
     context = memory.context(query, budget=budget, **kw)
     keep = {key: value for key, value in kw.items() if key != "settings"}
     recall = memory.recall(query, **{k: v for k, v in keep.items() if k == "mode"})
-    row = {"at": label, "q": query, "budget": budget, "text": NONCE.sub(r"\1N", context.text),
+    row = {"at": label, "q": query, "budget": budget, "mode": context.mode,
+           "text": NONCE.sub(r"\1N", context.text),
            "context_hits": _hits(context.hits), "recall": _hits(recall.hits)}  # fmt: skip
     out.write(json.dumps(row, sort_keys=True) + "\n")
 
