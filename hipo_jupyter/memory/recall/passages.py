@@ -133,7 +133,7 @@ def _measured(text: str) -> tuple[tuple[int, ...], tuple[frozenset[str], ...]]:
     return sizes, words
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # texts of more than SCAN_ALL sentences only (as `_measured` is)
 def _where(text: str) -> dict[str, tuple[int, ...]]:
     """Each word stem of the text's sentences (`_measured`): the sentences holding it."""
     where: dict[str, list[int]] = {}

@@ -147,7 +147,7 @@ def coverage(stems: frozenset[str], text: str) -> float:
     return len(stems & held_stems(text)) / len(stems)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # a few queries' candidates: each entry holds a text's words
 def held_stems(text: str) -> frozenset[str]:
     """The text's words as `coverage` compares them, worked out once per text: hybrid recall
     weighs every keyword candidate's whole text on every query (300 of them)."""

@@ -444,7 +444,7 @@ def _distinct_best(
     return hits
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # the ~170 hits a context walks, a few queries' worth
 def _fingerprint(title: str, text: str) -> str:
     """A hit's title and text as `_distinct_best` compares them (whitespace and case folded),
     once per text: a topic's notes are walked query after query."""

@@ -82,7 +82,7 @@ SUBJECT_CHARS = 4000  # a pasted page's subject is in its start; stems of the re
 # What `settle` reads of a checkpoint (its stems, what its change words change, its fields) is
 # a function of its title and text alone, worked out once per text: a topic's notes are
 # candidates query after query (at 10,000 notes this was a third of `settle`'s time).
-SUBJECT_CACHE = 4096
+SUBJECT_CACHE = 1024  # 40 candidates a recall: the notes of a few dozen queries
 
 Scored = tuple[float, Document, str, tuple[str, ...]]  # (score, document, snippet, topics)
 H = TypeVar("H", bound=Any)  # a ranking.Hit, which imports this module
