@@ -2,6 +2,8 @@
 
     python benchmarks/context_cpu.py build /tmp/ctx --notes 10000
     python benchmarks/context_cpu.py time /tmp/ctx [--code /tmp/main-src] [--mode keyword]
+        [--with-index]
+    python benchmarks/context_cpu.py length /tmp/len [--code /tmp/main-src]
 
 Issue 49: the second hop made a context's cost grow with the length of every candidate's text,
 and the three context stages doubled keyword's tail. `build` writes `scale_memory.py`'s
@@ -10,6 +12,11 @@ compaction) and the queries it suggests; `time` opens a copy of it with the code
 (another checkout, for a before and after in one run: its index is rebuilt by that code) and
 measures the CPU time (`time.process_time`) of `Memory.context` for each query, after one
 warm-up pass, and prints p50 / p95 / max in ms.
+
+`length` asks whether the cost grows with the candidates' length (issue 49: at most 3x from
+short to long): two memories of the same 300 runs of one experiment, each note 300 or 20,000
+characters, every note a candidate of every query; one context reads the texts, then each of
+LENGTH_QUERIES new questions is timed; it prints each p50 and long / short.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ def build(root: Path, notes: int, seed: int) -> None:
     (root.parent / f"{root.name}-queries.json").write_text(json.dumps(queries))
 
 
-def measure(root: Path, code: Path | None, mode: str) -> None:
+def measure(root: Path, code: Path | None, mode: str, with_index: bool = False) -> None:
     _use(code)
     from hipo_jupyter.memory import Memory, MemoryConfig
 
@@ -61,7 +68,9 @@ def measure(root: Path, code: Path | None, mode: str) -> None:
     copy = root.parent / f"{root.name}-copy"
     if copy.exists():
         shutil.rmtree(copy)
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".index"))
+    # `with_index`: the copy keeps DIR's index (its vectors embedded once, for hybrid: two
+    # checkouts whose index is the same, timed without embedding 10,000 notes each)
+    shutil.copytree(root, copy, ignore=None if with_index else shutil.ignore_patterns(".index"))
     memory = Memory(copy, config=MemoryConfig(semantic=mode != "keyword"), today=lambda: END)
     try:
         for query in queries[:10]:  # warm: the index, caches
@@ -80,19 +89,70 @@ def measure(root: Path, code: Path | None, mode: str) -> None:
           f"{statistics.median(spent):.1f} / p95 {p95:.1f} / max {spent[-1]:.1f}")  # fmt: skip
 
 
+LENGTH_QUERIES = [
+    "which churn run had the best auc", "churn retention model", "churn run data drift",
+    "retention cohort churn", "best churn model window", "churn label schema",
+    "churn runs report", "auc of the churn pipeline",
+]  # fmt: skip
+LENGTH_WORDS = ["model", "feature", "pipeline", "schema", "report", "cohort", "metric",
+                "batch", "table", "window", "label", "drift"]  # fmt: skip
+
+
+def length(root: Path, code: Path | None) -> None:
+    _use(code)
+    import random
+    from datetime import timedelta
+
+    from hipo_jupyter.memory import Memory, MemoryConfig
+
+    medians = {}
+    for chars in (300, 20_000):
+        folder = root / str(chars)
+        if folder.exists():
+            shutil.rmtree(folder)
+        rng = random.Random(1)
+        memory = Memory(folder, config=MemoryConfig(semantic=False), today=lambda: END)
+        try:
+            for day in range(30):
+                notes = []
+                for n in range(day * 10, day * 10 + 10):
+                    lines = [f"- auc: 0.{70 + n % 30}", f"Churn run {n} on the retention data."]
+                    while sum(map(len, lines)) < chars:
+                        lines.append(" ".join(rng.choice(LENGTH_WORDS) for _ in range(12)) + ".")
+                    notes.append((f"churn run {n}", "\n".join(lines)))
+                memory.remember_all(notes, on=END - timedelta(days=30 - day))
+            memory.context("churn", budget=2000, mode="keyword")  # the texts read once
+            spent = []
+            for query in LENGTH_QUERIES:
+                start = time.process_time()
+                memory.context(query, budget=2000, mode="keyword")
+                spent.append((time.process_time() - start) * 1000)
+        finally:
+            memory.close()
+            shutil.rmtree(folder)
+        medians[chars] = statistics.median(spent)
+    print(f"{code or 'this checkout'}: 300 notes as candidates, CPU ms p50 {medians[300]:.1f} at "
+          f"300 characters, {medians[20_000]:.1f} at 20,000: "
+          f"{medians[20_000] / medians[300]:.1f}x")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("build", "time"))
+    parser.add_argument("step", choices=("build", "time", "length"))
     parser.add_argument("root", type=Path)
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--code", type=Path, help="a checkout whose hipo_jupyter to time")
     parser.add_argument("--mode", choices=("keyword", "hybrid"), default="keyword")
+    parser.add_argument("--with-index", action="store_true",
+                        help="keep DIR's built index (and vectors) in the copy")  # fmt: skip
     args = parser.parse_args(argv)
     if args.step == "build":
         build(args.root, args.notes, args.seed)
+    elif args.step == "length":
+        length(args.root, args.code)
     else:
-        measure(args.root, args.code, args.mode)
+        measure(args.root, args.code, args.mode, args.with_index)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ import os
 import stat
 from collections.abc import Iterator
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import MemoryRootError, ParseError, PathOutsideRootError
@@ -180,23 +181,33 @@ class Store:
             return []
         found = []
         for entry in entries:
-            match = RAW_NAME.match(entry.name)
-            if not match:
-                continue
+            if _raw_day(entry.name) is None:
+                continue  # "2026-02-30.md": not a day, not ours to judge
             try:
-                date.fromisoformat(match.group(1))
                 found.append((entry.name, entry.stat(follow_symlinks=False)))
-            except (ValueError, OSError):
-                continue  # "2026-02-30.md": not a day, not ours to judge; or gone meanwhile
+            except OSError:
+                continue  # gone meanwhile
         return found
 
     def raw_stamps(self) -> RawStamps:
         """Raw log name -> (size, mtime_ns): a cheap way to tell whether any raw log changed."""
-        return {
-            name: (info.st_size, info.st_mtime_ns)
-            for name, info in self._raw_entries()
-            if stat.S_ISREG(info.st_mode) and in_range(date.fromisoformat(name[:-3]))
-        }
+        try:
+            entries = os.scandir(self.memory_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        stamps = {}
+        with entries:  # one pass: every recall lists them (at 10,000 notes, ~500 logs)
+            for entry in entries:
+                name = entry.name
+                if not _in_range_day(name):
+                    continue
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # gone meanwhile
+                if stat.S_ISREG(info.st_mode):
+                    stamps[name] = (info.st_size, info.st_mtime_ns)
+        return stamps
 
     def node_paths(self) -> set[str]:
         """Relative paths of every compaction node (and ROOT.md), from directory listings only."""
@@ -498,3 +509,23 @@ class Store:
                         (folder / name).unlink()
                         removed.append(self.relative(folder / name))
         return sorted(removed)
+
+
+@lru_cache(maxsize=1 << 14)
+def _raw_day(name: str) -> date | None:
+    """The day a raw log's file name names, None when it names none: every recall lists
+    the raw logs, hundreds of names that are the same call after call."""
+    match = RAW_NAME.match(name)
+    if not match:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _in_range_day(name: str) -> bool:
+    """Whether `name` is a raw log's of a day in range (`raw_stamps`)."""
+    day = _raw_day(name)
+    return day is not None and in_range(day)

@@ -23,6 +23,10 @@ from ..search.contract import Document, SearchHit, SearchIndex
 NEXT_WEIGHT = 0.7  # the checkpoint after a hit gets this share of its relevance,
 AFTER_NEXT_WEIGHT = 0.5  # the one after that this share (a reply, then its elaboration),
 PREVIOUS_WEIGHT = 0.5  # and the one before the hit this share
+# Raw logs whose checkpoints `IndexNeighbours` keeps: a context's hits fall in a few hundred
+# logs anywhere in the memory, and at 1,024 a memory of 1,500 daily logs (30,000 notes) read
+# logs again on every context (24 of its 57 ms CPU); a log's checkpoints are its text once.
+KEPT_LOGS = 8192
 
 
 class Neighbours(Protocol):
@@ -42,17 +46,20 @@ class IndexNeighbours:
     context lifts from ~150 logs; asking each its hash was a tenth of the recall under
     cProfile). A reopened index is another handle, whose versions start again."""
 
-    def __init__(self, index: Callable[[], SearchIndex], max_files: int = 1024) -> None:
+    def __init__(self, index: Callable[[], SearchIndex], max_files: int = KEPT_LOGS) -> None:
         self._index = index
         self._max_files = max_files
-        # path -> (hash, its documents, line -> place, the (handle, version) it was checked at)
-        self._logs: OrderedDict[str, tuple[str, list[Document], dict[int, int], object]]
+        # path -> (hash, its documents, line -> place, the (handle, version) it was checked
+        # at, each document's `author_of`)
+        self._logs: OrderedDict[
+            str, tuple[str, list[Document], dict[int, int], object, list[str]]
+        ]
         self._logs = OrderedDict()
         self._handle: SearchIndex | None = None  # the index the versions are of
         self._handles = 0  # ... counted, so a version of an earlier handle never matches
 
     def positions(self, path: str) -> tuple[list[Document], dict[int, int]]:
-        return self._positions(self._index(), None, path)
+        return self._positions(self._index(), None, path)[:2]
 
     def current(self) -> Neighbours:
         """The neighbours for one recall, the index's version read now (see the class)."""
@@ -65,32 +72,39 @@ class IndexNeighbours:
 
     def _positions(
         self, index: SearchIndex, version: object, path: str
-    ) -> tuple[list[Document], dict[int, int]]:
-        """A log's checkpoints and places, its hash asked unless checked at `version` (None:
-        always asked)."""
+    ) -> tuple[list[Document], dict[int, int], list[str]]:
+        """A log's checkpoints, places and authors (`author_of`, worked out once per version
+        of the log), its hash asked unless checked at `version` (None: always asked)."""
         cached = self._logs.get(path)
         if version is None or cached is None or cached[3] != version:
             digest = index.file_hash(path)
             if digest is None:
                 self._logs.pop(path, None)
-                return [], {}
+                return [], {}, []
             if cached is None or cached[0] != digest:
                 docs = index.documents_of(path)
-                cached = (digest, docs, {doc.line: i for i, doc in enumerate(docs)}, version)
+                places = {doc.line: i for i, doc in enumerate(docs)}
+                cached = (digest, docs, places, version, [author_of(doc) for doc in docs])
             else:
-                cached = (*cached[:3], version)
+                cached = (*cached[:3], version, cached[4])
             self._logs[path] = cached
             while len(self._logs) > self._max_files:
                 self._logs.popitem(last=False)
         self._logs.move_to_end(path)
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[4]
 
 
 class _AtVersion:
-    """`IndexNeighbours.current()`: positions as of one reading of the index's version."""
+    """`IndexNeighbours.current()`: positions (and authors: `authored`) as of one reading of
+    the index's version."""
 
-    def __init__(self, positions: Callable[[str], tuple[list[Document], dict[int, int]]]):
-        self.positions = positions
+    def __init__(
+        self, authored: Callable[[str], tuple[list[Document], dict[int, int], list[str]]]
+    ) -> None:
+        self.authored = authored
+
+    def positions(self, path: str) -> tuple[list[Document], dict[int, int]]:
+        return self.authored(path)[:2]
 
 
 class LogNeighbours:
@@ -169,20 +183,29 @@ def lift_neighbours(
     """Give the checkpoints after a raw hit NEXT_WEIGHT and AFTER_NEXT_WEIGHT of the hit's
     relevance, and the one before it PREVIOUS_WEIGHT, unless it matched better on its own;
     the filters still apply."""
-    logs: dict[str, tuple[Sequence[Document], dict[int, int]]] = {}
+    logs: dict[str, tuple[Sequence[Document], dict[int, int], Sequence[str]]] = {}
+    authored = getattr(neighbours, "authored", None)  # the authors kept with the log, if any
     for hit in found:
         if hit.doc.kind != "raw":
             continue
-        if hit.doc.path not in logs:  # each log read (or found cached) once per query
-            logs[hit.doc.path] = neighbours.positions(hit.doc.path)
-        docs, position = logs[hit.doc.path]
+        path = hit.doc.path
+        if path not in logs:  # each log read (or found cached) once per query
+            if authored is not None:
+                logs[path] = authored(path)
+            else:
+                docs, places = neighbours.positions(path)
+                logs[path] = (docs, places, [author_of(doc) for doc in docs])
+        docs, position, authors = logs[path]
         at = position.get(hit.doc.line)
         if at is None:
             continue
         lifted = hit.score / best
+        author = authors[at]
         for offset, weight in ((1, NEXT_WEIGHT), (2, AFTER_NEXT_WEIGHT), (-1, PREVIOUS_WEIGHT)):
-            if not 0 <= at + offset < len(docs) or not adds(docs, at, offset):
+            if not 0 <= at + offset < len(docs):
                 continue
+            if authors[at + 1 if offset == 2 else at + offset] == author:
+                continue  # not `adds`: the same author's next words
             doc = docs[at + offset]
             if (type and doc.type != type) or (since and doc.date < since):
                 continue

@@ -22,6 +22,7 @@ from ..words import words as words_of
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
+SCAN_ALL = 16  # a text of at most this many sentences is looked through for the query's words
 
 
 def query_stems(query: str) -> frozenset[str]:
@@ -46,25 +47,60 @@ def passage(text: str, stems: Iterable[str], cap: int, whole_within: int | None 
     pieces, whole, tokens = _split(text)
     if tokens <= (cap if whole_within is None else whole_within):
         return whole
-    wanted = frozenset(stems)
-    sizes, words = _measured(text)
-    matched = [sentence & wanted for sentence in words]
-    best, best_score = (0, 1), -1
-    for start in range(len(pieces)):
-        end, size, found = start, 0, set()
-        while end < len(pieces) and (end == start or size + sizes[end] <= cap):
-            size += sizes[end]
-            found |= matched[end]
-            end += 1
-        if len(found) > best_score:
-            best, best_score = (start, end), len(found)
-    start, end = best
+    start, end = _best_window(text, frozenset(stems), cap)
     shown = _render(pieces, start, end)
     cut_end = end < len(pieces)
     if count_tokens(shown) > cap:  # one sentence longer than the cap
         shown, cut_end = truncate_to_tokens(shown, cap - 1).rstrip(), True
     prefix = f"{ELLIPSIS} " if start > 0 else ""
     return f"{prefix}{shown} {ELLIPSIS}" if cut_end else f"{prefix}{shown}"
+
+
+def _best_window(text: str, wanted: frozenset[str], cap: int) -> tuple[int, int]:
+    """(start, end) of the window of sentences within `cap` tokens (estimated: `_measured`)
+    holding the most distinct `wanted` stems, the earliest on a tie. Only the windows that
+    hold a sentence with one of them are weighed (`_where` says which), and the first: the
+    others hold none, so cannot beat the first. A pasted page's hundreds of sentences cost
+    what its few matching ones do, not a window each."""
+    sizes, words = _measured(text)
+    if not sizes:
+        return 0, 1
+    matched: dict[int, set[str]] = {}
+    if len(sizes) <= SCAN_ALL:  # a few sentences: looked through, not indexed
+        for at, sentence in enumerate(words):
+            if not sentence.isdisjoint(wanted):
+                matched[at] = set(sentence & wanted)
+    else:
+        where = _where(text)
+        for stem_ in wanted:
+            for at in where.get(stem_, ()):
+                matched.setdefault(at, set()).add(stem_)
+    ends: dict[int, int] = {}
+
+    def end_of(start: int) -> int:
+        if start not in ends:
+            end, size = start, 0
+            while end < len(sizes) and (end == start or size + sizes[end] <= cap):
+                size += sizes[end]
+                end += 1
+            ends[start] = end
+        return ends[start]
+
+    starts = {0}
+    for at in matched:  # the starts whose window reaches it: `end_of` grows with the start
+        start = at
+        while start >= 0 and end_of(start) > at:
+            starts.add(start)
+            start -= 1
+    best, best_score = (0, 1), -1
+    for start in sorted(starts):
+        end = end_of(start)
+        found: set[str] = set()
+        for at in range(start, end):
+            found |= matched.get(at, set())
+        if len(found) > best_score:
+            best, best_score = (start, end), len(found)
+    return best
 
 
 # A context renders the same long pieces for query after query (a topic's checkpoints): their
@@ -85,6 +121,16 @@ def _measured(text: str) -> tuple[tuple[int, ...], tuple[frozenset[str], ...]]:
     sizes = tuple(len(sentence) // CHARS_PER_TOKEN + 2 for sentence, _ in pieces)
     words = tuple(frozenset(stem(w) for w in words_of(sentence)) for sentence, _ in pieces)
     return sizes, words
+
+
+@lru_cache(maxsize=1024)  # texts of more than SCAN_ALL sentences only (as `_measured` is)
+def _where(text: str) -> dict[str, tuple[int, ...]]:
+    """Each word stem of the text's sentences (`_measured`): the sentences holding it."""
+    where: dict[str, list[int]] = {}
+    for at, words in enumerate(_measured(text)[1]):
+        for word in words:
+            where.setdefault(word, []).append(at)
+    return {word: tuple(places) for word, places in where.items()}
 
 
 @lru_cache(maxsize=16)

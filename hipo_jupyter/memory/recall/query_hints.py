@@ -11,6 +11,7 @@ import calendar
 import re
 from collections.abc import Sequence
 from datetime import date, timedelta
+from functools import lru_cache
 
 from ..words import STOPWORDS, content_words, words
 
@@ -143,5 +144,11 @@ def coverage(stems: frozenset[str], text: str) -> float:
     that matched "go" alone of "where do we usually go to eat together?" holds a quarter."""
     if not stems:
         return 1.0
-    held = {word[:STEM_LETTERS] for word in words(text)}
-    return len(stems & held) / len(stems)
+    return len(stems & held_stems(text)) / len(stems)
+
+
+@lru_cache(maxsize=1024)  # a few queries' candidates: each entry holds a text's words
+def held_stems(text: str) -> frozenset[str]:
+    """The text's words as `coverage` compares them, worked out once per text: hybrid recall
+    weighs every keyword candidate's whole text on every query (300 of them)."""
+    return frozenset(word[:STEM_LETTERS] for word in words(text))

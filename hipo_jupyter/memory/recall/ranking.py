@@ -331,21 +331,9 @@ def recall(
         candidates.setdefault(hit.doc.id, (hit.doc, hit.snippet))
     if neighbours is not None:
         lift_neighbours(found, best, neighbours, relevance, candidates, type, since, until)
-    periods = query_periods(query)
-    names = query_names(query)
-    scored = []
-    by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
-    for doc_id, (doc, snippet) in candidates.items():
-        added, factor = _priors(
-            doc, today, half_life_days, day_prior, periods, names, by_day, settings=settings
-        )
-        score = relevance[doc_id] * factor + added
-        hit_topics = tuple(sorted(matched_names & set(doc.tags)))
-        if hit_topics:
-            score += settings.topic_boost
-        if written_back(doc):
-            score *= write_back_weight(settings)
-        scored.append((score, doc, snippet, hit_topics))
+    scored = _scored(
+        candidates, relevance, matched_names, query, today, half_life_days, day_prior, settings
+    )
     scored, changes = settle(scored, query, written_back, settings=settings)
     hits = _distinct_best(scored, k, nodes, changes, query if snippets else None)
     return RecallResult(
@@ -354,6 +342,40 @@ def recall(
         did_you_mean=[] if hits else did_you_mean(words, topics),
         topic_matches=sorted(matched_names),
     )
+
+
+def _scored(
+    candidates: dict[str, tuple[Document, str]],
+    relevance: dict[str, float],
+    matched_names: set[str],
+    query: str,
+    today: date,
+    half_life_days: float,
+    day_prior: dict[str, float],
+    settings: RecallSettings,
+) -> list[tuple[float, Document, str, tuple[str, ...]]]:
+    """(score, document, snippet, topics) of each candidate: its relevance with the priors
+    (`_priors`), the topic boost and a write-back's weight (see the module docstring)."""
+    periods = query_periods(query)
+    names = query_names(query)
+    scored = []
+    by_day: dict[str, tuple[float, float]] = {}  # date -> (its date's prior, recency factor)
+    for doc_id, (doc, snippet) in candidates.items():
+        known = by_day.get(doc.date)
+        if known is None or (names and doc.kind == "raw"):
+            added, factor = _priors(
+                doc, today, half_life_days, day_prior, periods, names, by_day, settings=settings
+            )
+        else:  # what `_priors` gives once its date is known and no name can add
+            added, factor = known if doc.kind == "raw" else (0.0, known[1])
+        score = relevance[doc_id] * factor + added
+        hit_topics = tuple(sorted(matched_names.intersection(doc.tags))) if matched_names else ()
+        if hit_topics:
+            score += settings.topic_boost
+        if written_back(doc):
+            score *= write_back_weight(settings)
+        scored.append((score, doc, snippet, hit_topics))
+    return scored
 
 
 def _candidates(
@@ -410,7 +432,7 @@ def _distinct_best(
     seen_texts: set[str] = set()
     for score, doc, snippet, hit_topics in scored:
         text = "(a task of Claude's)" if written_back(doc) else doc.text
-        fingerprint = " ".join(f"{doc.title}\n{text}".split()).casefold()
+        fingerprint = _fingerprint(doc.title, text)
         if fingerprint in seen_texts or doc.id in changes.repeated_write_backs:
             continue
         seen_texts.add(fingerprint)
@@ -421,6 +443,13 @@ def _distinct_best(
         if len(hits) == k:
             break
     return hits
+
+
+@lru_cache(maxsize=1024)  # the ~170 hits a context walks, a few queries' worth
+def _fingerprint(title: str, text: str) -> str:
+    """A hit's title and text as `_distinct_best` compares them (whitespace and case folded),
+    once per text: a topic's notes are walked query after query."""
+    return " ".join(f"{title}\n{text}".split()).casefold()
 
 
 def candidate_count(k: int) -> int:

@@ -44,6 +44,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from ..disk.trust import IMPORT, REPLACE_AGENT_NOTES, REPLACE_USER_NOTES, USER, may
@@ -77,6 +78,10 @@ _FIELD_KEY = re.compile(r"^(?:-\s*)?[\w-]+:\s", re.MULTILINE)
 _REFERENCES = re.compile(r"^(?:-\s*)?references:.*$", re.MULTILINE)
 _FIELD_LINE = re.compile(r"^(?:-\s*)?([\w-]+):\s+(.*)$")
 SUBJECT_CHARS = 4000  # a pasted page's subject is in its start; stems of the rest cost time
+# What `settle` reads of a checkpoint (its stems, what its change words change, its fields) is
+# a function of its title and text alone, worked out once per text: a topic's notes are
+# candidates query after query (at 10,000 notes this was a third of `settle`'s time).
+SUBJECT_CACHE = 1024  # 40 candidates a recall: the notes of a few dozen queries
 
 Scored = tuple[float, Document, str, tuple[str, ...]]  # (score, document, snippet, topics)
 H = TypeVar("H", bound=Any)  # a ranking.Hit, which imports this module
@@ -129,7 +134,7 @@ def contradicts(later: dict[str, str], earlier: dict[str, str]) -> bool:
     if len(differing) != 1:
         return False
     values = (later[differing[0]], earlier[differing[0]])
-    return all(len(v.split()) <= FIELD_VALUE_WORDS and not _MEASURE.fullmatch(v) for v in values)
+    return all(_short(value) for value in values)
 
 
 def changed_words(text: str) -> frozenset[str]:
@@ -146,6 +151,38 @@ def subject_stems(doc: Document) -> frozenset[str]:
     """A checkpoint's content words: its title and text, without field names or references."""
     text = _FIELD_KEY.sub("", _REFERENCES.sub("", doc.text))
     return word_stems(f"{doc.title}\n{text}")
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What `settle` reads of one checkpoint, whatever the query (`_parts_of`)."""
+
+    stems: frozenset[str]  # `subject_stems`
+    changes: frozenset[str]  # `changed_words`: the stems its change words say it changes
+    fields: dict[str, str]  # `field_values` (read, never changed)
+    short: dict[str, str]  # those of its fields `contradicts` may find changed (`_short`)
+
+
+def _parts_of(doc: Document) -> _Parts:
+    return _parts(doc.title, doc.text)
+
+
+@lru_cache(maxsize=SUBJECT_CACHE)
+def _parts(title: str, text: str) -> _Parts:
+    """`_Parts` of the checkpoint of this title and text, once per text (SUBJECT_CACHE)."""
+    doc = Document(id="", path="", line=0, kind="raw", date="", type="", title=title, text=text)
+    fields = field_values(doc)
+    return _Parts(
+        subject_stems(doc),
+        changed_words(f"{title}\n{text[:SUBJECT_CHARS]}"),
+        fields,
+        {key: value for key, value in fields.items() if _short(value)},
+    )
+
+
+def _short(value: str) -> bool:
+    """A field value `contradicts` compares: a value, not a sentence, and not a figure."""
+    return len(value.split()) <= FIELD_VALUE_WORDS and not _MEASURE.fullmatch(value)
 
 
 @dataclass
@@ -173,8 +210,17 @@ class _Subject:
     answers: frozenset[str]  # the query's content stems it holds
     writer: str  # who wrote it (`disk/trust`)
     changes: frozenset[str]  # the stems its change words say it changes (`changed_words`)
-    fields: dict[str, str]  # its short field values (`field_values`)
+    fields: dict[str, str]  # its field values (`field_values`)
     overlap: float  # `RecallSettings.subject_overlap`: the share of stems one subject takes
+    short: dict[str, str] = field(default_factory=dict)  # its fields `contradicts` may change
+
+    def may_change_one(self, earlier: _Subject) -> bool:
+        """What `changes_one` needs, cheaper: a stem it changes is one of `earlier`'s, or a
+        short field of both has two values (`contradicts` holds only then)."""
+        if not self.changes.isdisjoint(earlier.stems):
+            return True
+        short = earlier.short
+        return any(key in short and short[key] != value for key, value in self.short.items())
 
     def same_subject(self, other: _Subject) -> bool:
         if self.answers.isdisjoint(other.answers):
@@ -216,12 +262,11 @@ def settle(
         return scored, changes
     subjects: dict[int, _Subject] = {}
     for i in [*backs, *notes] if backs else changing:
-        stems = subject_stems(scored[i][1])
         doc = scored[i][1]
-        said = changed_words(f"{doc.title}\n{doc.text[:SUBJECT_CHARS]}")
+        parts = _parts_of(doc)
         subjects[i] = _Subject(
-            doc, stems, stems & wanted, writer_of_hit(doc), said, field_values(doc),
-            settings.subject_overlap,
+            doc, parts.stems, parts.stems & wanted, writer_of_hit(doc), parts.changes,
+            parts.fields, settings.subject_overlap, parts.short,
         )
     scores = {i: scored[i][0] for i in top}
     _newer_first(changing, subjects, scores, scored, changes)
@@ -252,13 +297,23 @@ def _newer_first(
     scored: Sequence[Scored],
     changes: Changes,
 ) -> None:
-    """Newest first: each note ranks just under every later note that changed it."""
+    """Newest first: each note ranks just under every later note that changed it. Only the
+    pairs with an explicit signal are weighed (`may_change_one`: most notes have none, and
+    weighing every pair of forty was most of `settle`); the order they are weighed in changes
+    nothing (the lowest score and the latest change are kept)."""
     when = {i: _when(scored[i][1]) for i in notes}
     by_time = sorted(notes, key=when.__getitem__, reverse=True)
+    signalling = [
+        (at, i) for at, i in enumerate(by_time) if subjects[i].changes or subjects[i].short
+    ]
     for position, older in enumerate(by_time):
         a = subjects[older]
-        for newer in by_time[:position]:
+        for at, newer in signalling:
+            if at >= position:
+                break  # the rest are not later
             b = subjects[newer]
+            if not b.may_change_one(a):
+                continue
             if when[older] == when[newer] or not a.same_subject(b) or not a.disagrees(b):
                 continue
             if not may_change(b.writer, a.writer) or not b.changes_one(a):

@@ -248,6 +248,16 @@ class Fts5Index:
             seen.update((doc_id, found[doc_id]) for doc_id in wanted if doc_id in found)
         return found
 
+    def _read_into(self, seen: dict[str, Document], ids: Sequence[str]) -> None:
+        """Read the documents of `ids` into `seen` (in the caller's snapshot and lock)."""
+        for start in range(0, len(ids), ID_BATCH):  # under SQLite's variable limit
+            chunk = ids[start : start + ID_BATCH]
+            rows = self._db.execute(
+                f"select {_DOC_COLUMNS} from documents d where d.id in ({placeholders(chunk)})",
+                chunk,
+            ).fetchall()
+            seen.update((row[0], _row_to_document(row)) for row in rows)
+
     def documents_of(self, path: str) -> list[Document]:
         sql = f"select {_DOC_COLUMNS} from documents d where d.path = ? order by d.line"
         with self._lock, self._guard(), _snapshot(self._db):
@@ -276,6 +286,9 @@ class Fts5Index:
         match = build_match_query(query)
         if not match or limit <= 0:
             return []
+        # Without snippets the ranked query reads ids alone, and only the documents not read
+        # since the index last changed are read whole: a candidate's text is read once, not
+        # on every query that finds it (300 pasted pages of 20 KB were 6 MB a query).
         sql, params = search_sql(
             match,
             limit=limit,
@@ -284,6 +297,7 @@ class Fts5Index:
             since=since,
             until=until,
             snippets=snippets,
+            **({} if snippets else {"columns": "d.id"}),
         )
         with self._lock, self._guard(), _snapshot(self._db):
             seen = self._known()
@@ -293,8 +307,12 @@ class Fts5Index:
                 if "fts5" in str(error).lower() or "syntax" in str(error).lower():
                     raise QueryError(f"search could not run {query!r}: {error}") from error
                 raise
-            # A document read since the index last changed is that row: not built again.
-            docs = [seen.get(row[0]) or _row_to_document(row) for row in rows]
+            if not snippets:
+                self._read_into(seen, [row[0] for row in rows if row[0] not in seen])
+                rows = [row for row in rows if row[0] in seen]
+                docs = [seen[row[0]] for row in rows]
+            else:  # a document read since the index last changed is that row: not built again
+                docs = [seen.get(row[0]) or _row_to_document(row) for row in rows]
             seen.update((doc.id, doc) for doc in docs)
         return [
             SearchHit(doc=doc, score=row[-2], snippet=plain_snippet(row[-1] or doc.text))

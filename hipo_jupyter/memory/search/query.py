@@ -115,6 +115,7 @@ def search_sql(
     since: str | None = None,
     until: str | None = None,
     snippets: bool = True,
+    columns: str = DOC_COLUMNS,
 ) -> tuple[str, list[object]]:
     """The SQL and parameters of one ranked, filtered search; pure, so tests can read it.
 
@@ -123,6 +124,8 @@ def search_sql(
     virtual table, measured 1.5-2x faster than `order by bm25(...)` on a common term.
     Without `snippets` the snippet column is empty: FTS5's snippet() re-reads each row's text,
     and at a year of memory, over a thousand candidates, it was four fifths of the query.
+    `columns` (the document's, `DOC_COLUMNS`, by default): "d.id" reads each row's id alone,
+    for a caller that keeps the documents it read (`Fts5Index.search`).
     """
     where = ["documents_fts match ?", "documents_fts.rank match ?"]
     params: list[object] = [match, RANK_FUNCTION]
@@ -140,7 +143,7 @@ def search_sql(
         params.append(until)
     params.append(limit)
     sql = f"""
-        select {DOC_COLUMNS},
+        select {columns},
             -documents_fts.rank as score,
             {SNIPPET_SQL if snippets else "''"} as snippet
         from documents_fts join documents d on d.pk = documents_fts.rowid
