@@ -230,6 +230,17 @@ def test_an_unknown_list_says_it_is_unknown(hipo, memory_root: Path) -> None:
     assert "ChatGPT" in line and "--format" in line
 
 
+def test_a_record_key_with_a_newline_or_an_escape_stays_one_line() -> None:
+    """The keys the error names come from the file: shown quoted, so a newline or a terminal
+    escape in one is neither a second line nor live (hypothesis found `[{"\\n": null}]`)."""
+    from hipo_jupyter.memory.intake.importers import ImportFormatError, detect_format
+
+    with pytest.raises(ImportFormatError) as raised:
+        detect_format(json.dumps([{"\n": None, "\x1b[2J": 1}]), "odd.json")
+    (line,) = str(raised.value).splitlines()
+    assert "odd.json: unknown format" in line and "\x1b" not in line
+
+
 # --- hostile variants: one line naming the record, nothing written, no hang ----------------------
 
 

@@ -186,7 +186,7 @@ def detect_format(text: str, name: str = "input") -> str:
     if isinstance(first, dict) and "chat_messages" in first:
         return "claude-ai"
     if isinstance(first, dict) and not any(key in first for key in _SPEAKER_KEYS):
-        keys = ", ".join(sorted(str(key)[:20] for key in first)[:6]) or "none"
+        keys = ", ".join(sorted(repr(str(key)[:20]) for key in first)[:6]) or "none"
         raise ImportFormatError(
             f"{name}: unknown format (its first record's keys: {keys}); expected {EXPECTED}"
         )
