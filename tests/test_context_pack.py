@@ -206,3 +206,18 @@ def test_the_layer1_share_is_the_settings_passed(memory: Memory) -> None:
     quarter = RecallSettings(layer1_share=0.25)
     more = memory.context("competitor pricing", budget=800, settings=quarter)
     assert none.layer1_tokens == 0 < shipped.layer1_tokens <= more.layer1_tokens <= 200
+
+
+def test_a_title_made_of_the_text_is_said_once(memory_root: Path) -> None:
+    """A note written without a title (and every imported turn) is titled by its first words:
+    the context shows them once, not as a title and again as the text's start."""
+    memory = Memory(memory_root, today=lambda: TODAY)
+    memory.remember("", "Standup, we moved the zanzibar launch to May: the billing export is late.",
+                    on=date(2026, 3, 10))  # fmt: skip
+    memory.remember("Zanzibar pricing", "- decisions: zanzibar starter tier at 15 dollars",
+                    on=date(2026, 3, 9))  # fmt: skip
+    text = memory.context("zanzibar launch", budget=800, layer1=False, mode="keyword").text
+    assert text.count("Standup, we moved the zanzibar launch") == 1
+    assert "L1: Standup, we moved the zanzibar launch to May: the billing export" in text
+    assert "L1 Zanzibar pricing: decisions: zanzibar starter tier" in text  # a title of its own
+    memory.close()

@@ -205,7 +205,9 @@ def piece_line(
     checkpoint's fields and words (the search snippet when the index no longer has it), or,
     when longer than `long_piece` tokens, its passage of `passage_tokens` that best matches the
     query's `stems` (`passages.py`); its later lines indented. A note a later one changed
-    (`supersession.py`) says so on its last line, with where the later one is."""
+    (`supersession.py`) says so on its last line, with where the later one is. A title the
+    shown text begins with (made from the text: an imported turn's, a note written without
+    one) is not said twice: `L<line> [<type>]: <text>`."""
     text = doc.text if doc is not None else hit.snippet
     exchange = hit.writer == IMPORT
     body = piece_body(text, stems, exchange=exchange, reply_tokens=reply_tokens, settings=settings)
@@ -218,7 +220,10 @@ def piece_line(
             f"{label}; from {hit.provenance}" if label != "project" else f"from {hit.provenance}"
         )
     tag = f" [{label}]" if label and label != "project" else ""
-    return escape_fence(f"L{hit.line} {' '.join(hit.title.split())}{tag}: {body}")
+    title = " ".join(hit.title.split())
+    if title and " ".join(body.split()).startswith(title):
+        return escape_fence(f"L{hit.line}{tag}: {body}")
+    return escape_fence(f"L{hit.line} {title}{tag}: {body}")
 
 
 def piece_body(
