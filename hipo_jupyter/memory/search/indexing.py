@@ -267,6 +267,27 @@ class IndexKeeper:
             ]
             index.replace_file(relative, written.hash_after, docs)
 
+    def replace_raw_log(self, day: date, written: Appended) -> None:
+        """Index the raw log as one append left it (many checkpoints at once): run under the
+        log's lock (`Store.append_raw_composed`'s `then`), so no older text lands after it."""
+        relative = self.store.relative(self.store.raw_path(day))
+        logged = parse_log(written.text_after, date=day.isoformat())
+        docs = [raw_document(relative, checkpoint) for checkpoint in logged]
+        self.open().replace_file(relative, written.hash_after, docs)
+
+    def embed_raw_log(self, day: date, written: Appended) -> None:
+        """The vector side of `replace_raw_log`: the log as it is on disk now, when semantic
+        recall is on (the background embedder; nothing waits for the model)."""
+        relative = self.store.relative(self.store.raw_path(day))
+
+        def write(vectors) -> None:
+            if vectors.file_hash(relative) != written.hash_after:
+                found = self.file_documents(relative)
+                if found is not None:
+                    vectors.replace_file(relative, *found)
+
+        self.vectors_in_step(write)
+
     def embed_raw_append(self, day: date, written: Appended, checkpoint: Checkpoint) -> None:
         """The vector side of `add_raw_append`, when semantic recall is on."""
         relative = self.store.relative(self.store.raw_path(day))
