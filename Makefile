@@ -40,8 +40,12 @@ lint: venv
 jstest: venv
 	cd labextension && ../$(BIN)/jlpm install && ../$(BIN)/jlpm test
 
+# pytest on every core (pytest-xdist): one worker process per core, each file on one worker
+# (`--dist loadfile`: a module's shared fixture, e.g. test_notebook_week's week of notebooks, is
+# built once), each worker with its own IPython shell, PostgreSQL cluster, ports and temp dirs.
+PYTEST_WORKERS ?= auto
 test: venv lint jstest
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 	$(MAKE) test-clients
 	$(MAKE) test-wheel
 
