@@ -25,8 +25,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-venv: $(BIN)/python
+# Installed once per change of pyproject.toml (the stamp), not again by every target that needs it
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
 
 # The demo needs no test extras: hipo-jupyter with JupyterLab, the quickstart run in $(DEMO)/
 # (kept; made afresh on the next run), then the command that opens it
