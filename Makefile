@@ -49,11 +49,11 @@ jstest: venv
 # (`--dist loadfile`: a module's shared fixture, e.g. test_notebook_week's week of notebooks, is
 # built once), each worker with its own IPython shell, PostgreSQL cluster, ports and temp dirs.
 # The clients' and the wheel's environments are installed while pytest runs (installs wait on
-# the network and the disk, pytest on the cores); their tests run after it.
+# the network and the disk, pytest on the cores); their tests run after it, side by side.
 PYTEST_WORKERS ?= auto
 test: venv
 	$(MAKE) --no-print-directory -j3 pytest clients-env wheel-env
-	$(MAKE) --no-print-directory clients-tests wheel-tests
+	$(MAKE) --no-print-directory -j2 clients-tests wheel-tests
 
 pytest: venv lint jstest
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
