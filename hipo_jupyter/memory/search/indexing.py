@@ -2,11 +2,12 @@
 
 The files are turned into `Document`s here (a raw log: one per checkpoint; a node: one; a
 knowledge file: one), re-sent to the index when their hash changed and dropped when they are
-gone (`sync`). A checkpoint just appended is added to the text index at once and its vector
+gone (`sync`). A checkpoint just appended is added to the text index at once, still under the
+raw log's lock, so the index follows the appends' order whichever process wrote, and its vector
 handed to the background embedder, which a recall waits for, so recall never lags a write
-(`add_raw_append`, `embed_raw_append`). Whichever process wrote last, the index can always
-be rebuilt from the files (`rebuild`). In a folder this process cannot write, the index is built
-in memory instead, and a warning says once that it is not kept.
+(`add_raw_append`, `replace_raw_log`, `embed_raw_append`). Whichever process wrote last, the
+index can always be rebuilt from the files (`rebuild`). In a folder this process cannot write,
+the index is built in memory instead, and a warning says once that it is not kept.
 """
 
 from __future__ import annotations
