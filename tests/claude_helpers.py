@@ -16,6 +16,7 @@ The real anthropic SDK talks to it in two ways:
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import threading
@@ -395,7 +396,12 @@ def serve(api: FakeMessagesAPI) -> Iterator[str]:
 
 # --- a shell to run magics in ---------------------------------------------------------------------
 class RaisingShell(InteractiveShell):
-    """An InteractiveShell that raises a cell's error instead of only printing it."""
+    """An InteractiveShell that raises a cell's error instead of only printing it, and that
+    ends with its test: see `release_at_exit`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        release_at_exit(self)
 
     def run_cell(self, *args: Any, **kwargs: Any) -> Any:
         result = super().run_cell(*args, **kwargs)
@@ -404,6 +410,17 @@ class RaisingShell(InteractiveShell):
         if result.error_in_exec is not None:
             raise result.error_in_exec
         return result
+
+
+def release_at_exit(shell: InteractiveShell) -> None:
+    """Take back the `atexit_operations` IPython registers for every shell it makes (not only
+    the singleton). Registered, it holds each test's shell (its namespace, the Memory its
+    `%load_ext hipo` opened, an embedding model) until pytest exits, then resets each one, a
+    `gc.collect()` over the whole heap apiece: tests/test_magics.py and
+    tests/test_semantic_magics.py alone spent about 2 minutes in it after their last test (2 cores,
+    shared). A test's shell has no history database (`HistoryAccessor.enabled = False`) and no
+    temp files for that exit to clean: once its test drops it, it is freed like any object."""
+    atexit.unregister(shell.atexit_operations)
 
 
 def new_shell() -> RaisingShell:

@@ -4,7 +4,8 @@ Debian's `postgresql` package (`.ci/run` installs it). As root, initdb refuses t
 server runs as `nobody` with the folder handed to it.
 
 `pytest_plugins` in conftest.py loads this module once, so the whole session shares one cluster
-(each test gets a database of its own)."""
+(each test gets a database of its own); under pytest-xdist (`make test`) each worker process
+starts its own."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 SEARCHED = ("/usr/lib/postgresql/*/bin", "/usr/local/pgsql/bin", "/usr/pgsql-*/bin")
+PORT_ATTEMPTS = 3
 
 
 def postgres_bin() -> Path | None:
@@ -76,21 +78,21 @@ class Cluster:
                 shutil.chown(pwfile, "nobody", "nogroup")
             auth = ["-A", "scram-sha-256", f"--pwfile={pwfile}"]
         self.run("initdb", "-D", str(self.data), "-U", "postgres", *auth, "-E", "UTF8")
-        options = (
-            f"-p {self.port} -c listen_addresses=127.0.0.1 "
-            f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
-        )
-        self.run(
-            "pg_ctl",
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-l",
-            str(self.folder / "server.log"),
-            "-w",
-            "start",
-        )
+        for attempt in range(PORT_ATTEMPTS):
+            options = (
+                f"-p {self.port} -c listen_addresses=127.0.0.1 "
+                f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
+            )
+            try:
+                self.run("pg_ctl", "-D", str(self.data), "-o", options,
+                         "-l", str(self.folder / "server.log"), "-w", "start")  # fmt: skip
+                return
+            except subprocess.CalledProcessError:
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise
+                # the free port was taken before the server bound it: by another pytest-xdist
+                # worker's cluster, started at the same moment
+                self.port = free_port()
 
     def stop(self) -> None:
         try:

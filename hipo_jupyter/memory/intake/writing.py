@@ -23,7 +23,7 @@ import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -33,7 +33,7 @@ from ..disk.exchanges import pair
 from ..disk.note_writers import NoteWriters
 from ..disk.provenance import VIA_WRITE_BACK
 from ..disk.redact import Redaction, redact, redact_counted
-from ..disk.store import Store
+from ..disk.store import Appended, Store
 from ..errors import HipoError
 from ..forget import ForgetLedger, kept_out
 from ..requests import CheckpointDraft, storable, title_from_text
@@ -239,19 +239,16 @@ class Writer:
                 return None
             return render(checkpoint)
 
+        def index_it(written: Appended) -> None:  # under the log's lock: appends' order
+            dated = replace(checkpoint, date=day.isoformat(), line=written.line)
+            self._index_step(lambda: self._indexer.add_raw_append(day, written, dated))
+
         with self._lock:
-            written = self.store.append_raw_composed(day, unless_there)
+            written = self.store.append_raw_composed(day, unless_there, then=index_it)
             if written is None:
                 return replace(there[0], repeated=True)
             checkpoint = replace(checkpoint, date=day.isoformat(), line=written.line)
             self._appended(day, written.stamp_after, [checkpoint])
-            try:
-                self._indexer.add_raw_append(day, written, checkpoint)
-            except (HipoError, sqlite3.Error, OSError) as exc:
-                # The checkpoint is safe in the raw log; the index catches up at the next sync.
-                # Raising here would invite the user to write it a second time.
-                self._indexer.stale()
-                log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
             self._indexer.embed_raw_append(day, written, checkpoint)
             self._topics.after_append(day, written, checkpoint)
             if self._views is not None:
@@ -302,17 +299,15 @@ class Writer:
                     fresh.append(render(checkpoint))
             return "\n".join(fresh) if fresh else None
 
+        def index_it(written: Appended) -> None:  # under the log's lock: appends' order
+            self._index_step(lambda: self._indexer.replace_raw_log(day, written))
+
         with self._lock:
-            written = self.store.append_raw_composed(day, new_ones)
+            written = self.store.append_raw_composed(day, new_ones, then=index_it)
             if written is None:
                 return [replace(there[i], repeated=True) for i in range(len(checkpoints))]
             lines = {c.id: c.line for c in parse_log(written.text_after, date=day.isoformat())}
-            relative = self.store.relative(self.store.raw_path(day))
-            try:
-                self._indexer.refresh_file(relative)
-            except (HipoError, sqlite3.Error, OSError) as exc:
-                self._indexer.stale()  # the raw log holds them; the index catches up
-                log.warning("hipo: checkpoints saved but not indexed yet: %s", exc)
+            self._indexer.embed_raw_log(day, written)
             self._topics.forget()
             made = {
                 i: replace(c, date=day.isoformat(), line=lines.get(c.id) or 0)
@@ -325,6 +320,16 @@ class Writer:
                 made[i] if i in made else replace(known.get(identity(c), there[i]), repeated=True)
                 for i, c in enumerate(checkpoints)
             ]
+
+    def _index_step(self, step: Callable[[], object]) -> None:
+        """The text index's step for an append; a failure leaves the index stale (the next
+        sync catches up), never the write undone: the checkpoints are safe in the raw log, and
+        raising here would invite the user to write them a second time."""
+        try:
+            step()
+        except (HipoError, sqlite3.Error, OSError) as exc:
+            self._indexer.stale()
+            log.warning("hipo: checkpoint saved but not indexed yet: %s", exc)
 
     def knowledge(self, title: str, text: str, day: date, *, via: str | None = None) -> str:
         """Write a new knowledge/ file (redacted) and index it; returns its relative path. A

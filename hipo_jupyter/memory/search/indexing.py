@@ -2,11 +2,12 @@
 
 The files are turned into `Document`s here (a raw log: one per checkpoint; a node: one; a
 knowledge file: one), re-sent to the index when their hash changed and dropped when they are
-gone (`sync`). A checkpoint just appended is added to the text index at once and its vector
+gone (`sync`). A checkpoint just appended is added to the text index at once, still under the
+raw log's lock, so the index follows the appends' order whichever process wrote, and its vector
 handed to the background embedder, which a recall waits for, so recall never lags a write
-(`add_raw_append`, `embed_raw_append`). Whichever process wrote last, the index can always
-be rebuilt from the files (`rebuild`). In a folder this process cannot write, the index is built
-in memory instead, and a warning says once that it is not kept.
+(`add_raw_append`, `replace_raw_log`, `embed_raw_append`). Whichever process wrote last, the
+index can always be rebuilt from the files (`rebuild`). In a folder this process cannot write,
+the index is built in memory instead, and a warning says once that it is not kept.
 """
 
 from __future__ import annotations
@@ -279,6 +280,27 @@ class IndexKeeper:
                 for c in parse_log(written.text_after, date=day.isoformat())
             ]
             index.replace_file(relative, written.hash_after, docs)
+
+    def replace_raw_log(self, day: date, written: Appended) -> None:
+        """Index the raw log as one append left it (many checkpoints at once): run under the
+        log's lock (`Store.append_raw_composed`'s `then`), so no older text lands after it."""
+        relative = self.store.relative(self.store.raw_path(day))
+        logged = parse_log(written.text_after, date=day.isoformat())
+        docs = [raw_document(relative, checkpoint) for checkpoint in logged]
+        self.open().replace_file(relative, written.hash_after, docs)
+
+    def embed_raw_log(self, day: date, written: Appended) -> None:
+        """The vector side of `replace_raw_log`: the log as it is on disk now, when semantic
+        recall is on (the background embedder; nothing waits for the model)."""
+        relative = self.store.relative(self.store.raw_path(day))
+
+        def write(vectors) -> None:
+            if vectors.file_hash(relative) != written.hash_after:
+                found = self.file_documents(relative)
+                if found is not None:
+                    vectors.replace_file(relative, *found)
+
+        self.vectors_in_step(write)
 
     def embed_raw_append(self, day: date, written: Appended, checkpoint: Checkpoint) -> None:
         """The vector side of `add_raw_append`, when semantic recall is on."""
