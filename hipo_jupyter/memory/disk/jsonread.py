@@ -342,6 +342,18 @@ def read_json_file(
     return parse_typed(data, hint, shown)
 
 
+def read_record(path: Path, hint: Any, *, shown: str) -> Any:
+    """A record hipo keeps beside the memory (who wrote which note or line): its JSON of the
+    shape `hint`, `{}` when there is none yet, None when it cannot be read (damaged, too
+    large, not a regular file), which each caller takes as "nothing here is the user's"."""
+    try:
+        return read_json_file(path, hint, shown=shown)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ParseError):
+        return None
+
+
 def read_settings_file(path: Path, hint: Any = Any, *, limit: int = MAX_SETTINGS_BYTES) -> Any:
     """A settings file the user wrote, outside the memory (a symlink to a regular file is
     followed): its JSON of the shape `hint`, or a one-line error naming the file and the line

@@ -31,8 +31,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import ParseError
-from .jsonread import read_json_file
+from .jsonread import read_record
 from .layout import MEMORY_DIR
 from .trust import USER, writer_of_provenance
 
@@ -55,12 +54,7 @@ class NoteWriters:
 
     def read(self) -> Record | None:
         """The record: {} when there is none, None when it cannot be read."""
-        try:
-            return read_json_file(self.path, Record, shown=RECORD_SHOWN)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ParseError):  # damaged, too large, not a regular file
-            return None
+        return read_record(self.path, Record, shown=RECORD_SHOWN)
 
     def via_of(self, relative: str) -> str | None:
         """The front end that wrote the note `relative`, when not the user (None: the user's);

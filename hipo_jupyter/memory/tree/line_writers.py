@@ -26,10 +26,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ..disk.jsonread import read_json_file
+from ..disk.jsonread import read_record
 from ..disk.layout import MEMORY_DIR
 from ..disk.trust import RULE_IN_FORCE, may, writer_of_provenance
-from ..errors import ParseError
 
 RECORD_FILE = ".working-writers.json"
 RECORD_SHOWN = f"{MEMORY_DIR}/{RECORD_FILE}"
@@ -68,12 +67,7 @@ class LineWriters:
 
     def read(self) -> Record | None:
         """The record: {} when there is none, None when it cannot be read."""
-        try:
-            return read_json_file(self.path, Record, shown=RECORD_SHOWN)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ParseError):  # damaged, too large, not a regular file
-            return None
+        return read_record(self.path, Record, shown=RECORD_SHOWN)
 
     def of(self, relative: str, text: str) -> dict[str, str]:
         """line hash -> `via` of the lines of `text` (the file `relative` as read) another
