@@ -257,12 +257,25 @@ def test_a_killed_pass_s_temporary_files_are_removed_by_the_next(memory_root: Pa
     stale = [
         memory_root / "memory" / "daily" / ".2026-03-12.md.k1l2.tmp",
         memory_root / "memory" / ".ROOT.md.x9y8.tmp",
-        memory_root / "memory" / ".compaction-state.json.a1b2.tmp",
+        memory_root / "memory" / "..compaction-state.json.a1b2.tmp",
     ]
     for path in stale:
         path.write_text("half")
     fixed_memory(memory_root, SMALL_TREE).compact()
     assert temp_files(memory_root) == []
+
+
+def test_a_pass_leaves_the_live_temporary_files_of_other_writers(memory_root: Path) -> None:
+    """memory/ holds files other processes write under other locks (a team folder's id, the
+    forget ledger, the writers' records): a pass removing their temporary file mid-write made
+    that write fail ('cannot write memory/.team-folder-id: No such file or directory')."""
+    seeded_memory(memory_root, days=3)
+    others = ("..team-folder-id", "..forgotten.json", "..note-writers.json")
+    live = [memory_root / "memory" / f"{name}.c3d4.tmp" for name in others]
+    for path in live:
+        path.write_text("being written")
+    fixed_memory(memory_root, SMALL_TREE).compact()
+    assert all(path.read_text() == "being written" for path in live)
 
 
 INDEX_WRITER = """

@@ -505,14 +505,19 @@ class Store:
     def remove_stale_temp_files(self) -> list[str]:
         """Delete the temporary files a killed compaction pass left (`.NAME.*.tmp` beside the
         nodes, ROOT.md and the state file). Call it holding the compaction lock: then no pass
-        is writing one."""
+        is writing one. In memory/ only those of ROOT.md and the state file: the other files
+        there (the forget ledger, the writers' records, a team folder's id) are written by
+        other processes under other locks, and their live temporary file is not a stale one."""
         removed = []
+        own = tuple(f".{path.name}." for path in (self.root_node, self.state_path))
         for folder in (self.memory_dir, *(self.level_dir(level) for level in NODE_LEVELS)):
             try:
                 names = os.listdir(folder)
             except FileNotFoundError:
                 continue
             for name in names:
+                if folder == self.memory_dir and not name.startswith(own):
+                    continue
                 if name.startswith(".") and name.endswith(".tmp"):
                     with contextlib.suppress(OSError):
                         (folder / name).unlink()
