@@ -156,3 +156,19 @@ def test_coverage_and_passages_read_the_one_words() -> None:
 @pytest.mark.parametrize("text", ["", "   ", "--- ... '' __"])
 def test_a_text_without_letters_or_digits_has_no_words(text: str) -> None:
     assert words(text) == [] and stems(text) == frozenset() and query_terms(text) == []
+
+
+_TEXT = st.text(alphabet="abcdeRST ﬁＫß_'.-0123456789\n", max_size=120)
+
+
+@settings(max_examples=400, deadline=None)
+@given(query=_TEXT, text=_TEXT)
+def test_coverage_is_the_share_of_stems_some_word_of_the_text_starts_with(query: str, text: str):
+    """coverage looks for the query's stems in the text instead of cutting every word: the
+    same share as comparing each of the text's words' first STEM_LETTERS letters."""
+    from hipo_jupyter.memory.recall.query_hints import STEM_LETTERS
+
+    for asked in (content_stems(query), content_stems(f"{query} {text}")):
+        held = {word[:STEM_LETTERS] for word in words(text)}
+        expected = len(asked & held) / len(asked) if asked else 1.0
+        assert coverage(asked, text) == expected

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from functools import lru_cache
 
-from ..words import STOPWORDS, content_words, words
+from ..words import STOPWORDS, content_words, fold
 
 PERIOD_GRACE_DAYS = 7  # a hit this many days after a named period gets half the boost
 
@@ -141,14 +141,28 @@ def content_stems(query: str) -> frozenset[str]:
 
 def coverage(stems: frozenset[str], text: str) -> float:
     """The share of `stems` the text holds (1.0 when the query has no content word): a hit
-    that matched "go" alone of "where do we usually go to eat together?" holds a quarter."""
+    that matched "go" alone of "where do we usually go to eat together?" holds a quarter.
+    A stem is held when one of the text's words starts with it (a stem of STEM_LETTERS
+    letters) or is it (a shorter one: the whole word): the same as comparing every word's
+    first STEM_LETTERS letters, but the folded text is searched for the query's few stems
+    instead of every word being cut (hybrid weighs 300 candidates' whole texts a query)."""
     if not stems:
         return 1.0
-    return len(stems & held_stems(text)) / len(stems)
+    held: set[str] = set()
+    for match in _stems_pattern(stems).finditer(fold(text)):
+        held.add(match.group(1) or match.group(2))
+        if len(held) == len(stems):
+            break
+    return len(held) / len(stems)
 
 
-@lru_cache(maxsize=1024)  # a few queries' candidates: each entry holds a text's words
-def held_stems(text: str) -> frozenset[str]:
-    """The text's words as `coverage` compares them, worked out once per text: hybrid recall
-    weighs every keyword candidate's whole text on every query (300 of them)."""
-    return frozenset(word[:STEM_LETTERS] for word in words(text))
+_WORD_START = r"(?<![^\W_])"  # no letter or digit before: a word of `words.WORD` starts here
+
+
+@lru_cache(maxsize=256)
+def _stems_pattern(stems: frozenset[str]) -> re.Pattern[str]:
+    """A word that starts with one of the full-length stems (group 1), or is one of the
+    shorter ones (group 2)."""
+    full = "|".join(re.escape(s) for s in sorted(stems) if len(s) >= STEM_LETTERS) or "(?!)"
+    short = "|".join(re.escape(s) for s in sorted(stems) if len(s) < STEM_LETTERS) or "(?!)"
+    return re.compile(f"{_WORD_START}(?:({full})|({short})(?![^\\W_]))")
