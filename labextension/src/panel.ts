@@ -697,6 +697,17 @@ export class MemoryPanel extends Widget {
       node.replaceChildren();
       return;
     }
+    // A topic opened or closed just now has its `open` already, but its 'toggle' event comes a
+    // task later: read the state from the topics on screen, or a redraw in between (a refresh
+    // after a write) would close the topic the user just opened.
+    for (const shown of node.querySelectorAll<HTMLDetailsElement>('.jp-HipoMemory-topic')) {
+      const name = shown.dataset.topic ?? '';
+      if (shown.open) {
+        this._openTopics.add(name);
+      } else {
+        this._openTopics.delete(name);
+      }
+    }
     const topics = this._tree.topics;
     this._section(node, `Topics Index (${topics.length})`);
     if (!topics.length) {

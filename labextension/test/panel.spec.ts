@@ -295,6 +295,15 @@ describe('MemoryPanel', () => {
     expect(byHand.querySelector('.jp-HipoMemory-provenance')).toBeNull();
   });
 
+  it('keeps a topic the user opened just before a redraw open after it', async () => {
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    // A click sets `open` at once; its 'toggle' event comes a task later, after this redraw.
+    q<HTMLDetailsElement>(panel, '.jp-HipoMemory-topic').open = true;
+    await panel.refresh();
+    expect(q<HTMLDetailsElement>(panel, '.jp-HipoMemory-topic').open).toBe(true);
+  });
+
   it('lists the rules in force, then the proposals apart with who proposed each', async () => {
     const panel = new MemoryPanel();
     await panel.setNotebook('project/analysis.ipynb');
