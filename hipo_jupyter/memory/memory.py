@@ -388,7 +388,7 @@ class Memory:
     def topics(self) -> TopicsIndex:
         """The Topics Index as data (what ROOT.md lists); cheap when nothing changed: only a raw
         log changed by someone else re-reads every log (`topic_index.TopicsCache`)."""
-        return TopicsIndex(tuple(self._topics.topics(self.today)))
+        return self._topics.index(self.today)
 
     def _all_checkpoints(self, days: Sequence[date] | None = None) -> list[Checkpoint]:
         return read_checkpoints(self.store, days)

@@ -4,6 +4,7 @@ Modules:
 
 - `ranking.py` ranking over the Topics Index, BM25, the tree and recency, and the `Hit` /
   `RecallResult` results; `query_hints.py` the periods and names a query names;
+  `topic_match.py` the topics a question names, indexed once per Topics Index;
   `neighbours.py` the turns around a hit; `passages.py` the part of a long piece (and the
   Layer 1 lines) about its question; `supersession.py` the user's current word first (a note
   changed later under the change, write-backs under the notes that answer); `second_hop.py`

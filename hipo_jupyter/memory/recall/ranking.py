@@ -48,6 +48,7 @@ from .query_hints import content_stems, coverage, period_match, query_names, que
 from .second_hop import connect
 from .supersession import Changes, settle
 from .time_span import day_map
+from .topic_match import match_topics
 
 # The weights of the score (topic, recency, the day's match, periods, names) and the keyword
 # side's coverage power are `RecallSettings` fields (requests.py: defaults and where each comes
@@ -187,19 +188,6 @@ class RecallResult:
 def query_words(query: str) -> list[str]:
     """The query's folded words (`words.py`, stopwords kept): what topic names are matched by."""
     return words_of(query)
-
-
-def match_topics(words: Sequence[str], topics: Sequence[Topic]) -> list[Topic]:
-    """Topics whose name (or one of its parts) is a word of the query, or starts like one."""
-    wanted = {w for w in words if len(w) >= 2}
-    matched = []
-    for topic in topics:
-        parts = set(words_of(topic.name)) | {topic.name}  # a slug's words: "next.js", "q3-plan"
-        if wanted & parts or any(
-            len(w) >= 4 and any(p.startswith(w[:5]) and len(p) >= 4 for p in parts) for w in wanted
-        ):
-            matched.append(topic)
-    return matched
 
 
 def did_you_mean(words: Sequence[str], topics: Sequence[Topic]) -> list[str]:

@@ -25,7 +25,7 @@ from ..search.contract import Document, SearchIndex
 from ..search.embed import SemanticUnavailable
 from ..search.indexing import IndexKeeper, lookup
 from ..search.semantic import SemanticBacklog, SemanticIndex
-from ..tree.topic_index import Topic, TopicsCache, TopicsIndex
+from ..tree.topic_index import Topic, TopicsCache
 from . import ranking as recall_module
 from .corrections import (
     PROPOSED_CORRECTION,
@@ -148,7 +148,7 @@ class LocalRecall:
         with self._lock:
             sources = RecallSources(
                 index=self._indexer.ensure(),
-                topics=TopicsIndex(tuple(self._topics.topics(self._today(), stamps))),
+                topics=self._topics.index(self._today(), stamps),
                 nodes=self._node_paths(),
                 today=self._today(),
                 config=self.config,

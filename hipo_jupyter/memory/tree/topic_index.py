@@ -209,6 +209,7 @@ def topics_from_json(items: Sequence[dict], today: date) -> list[Topic]:
 def _week_in_month(week: str, month: str) -> bool:
     return week_month(week) == month
 
+
 class TopicsCache:
     """The topics of one root, with the raw-log stamps and the day they were collected for."""
 
@@ -216,6 +217,7 @@ class TopicsCache:
         self.store = store
         self._read_checkpoints = read_checkpoints
         self._cached: tuple[dict, date, list[Topic]] | None = None  # (raw stamps, today, topics)
+        self._index: tuple[list[Topic], TopicsIndex] | None = None  # `index`'s, of those topics
         # (stamps before, stamps after, checkpoint) of an append made with nothing cached
         self._pending: tuple[dict, dict, Checkpoint] | None = None
         self.kept_in_place = False  # the last append updated topics held since before it
@@ -236,6 +238,15 @@ class TopicsCache:
             topics = collect_topics(self._read_checkpoints(), today)
         self._cached = (stamps, today, topics)
         return topics
+
+    def index(self, today: date, stamps: dict | None = None) -> TopicsIndex:
+        """`topics` as a Topics Index, the same object while they are unchanged: what is worked
+        out from a whole index (recall's `topic_match`) is kept against it."""
+        topics = self.topics(today, stamps)
+        kept = self._index
+        if kept is None or kept[0] is not topics:
+            kept = self._index = (topics, TopicsIndex(tuple(topics)))
+        return kept[1]
 
     def forget(self) -> None:
         """Drop what is kept (a compaction pass saved newer topics)."""
