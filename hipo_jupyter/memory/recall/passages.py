@@ -11,18 +11,20 @@ nothing matches); a cut is marked with "…" at either end. Pure functions of th
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
+from itertools import accumulate
 
 from ..search.query import query_terms
 from ..tree.tokens import count_tokens, truncate_to_tokens
+from ..words import fold
 from ..words import stem as stem  # the one stem (`words.py`), here since passages first had it
 from ..words import words as words_of
 
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
-SCAN_ALL = 16  # a text of at most this many sentences is looked through for the query's words
 
 
 def query_stems(query: str) -> frozenset[str]:
@@ -57,24 +59,15 @@ def passage(text: str, stems: Iterable[str], cap: int, whole_within: int | None 
 
 
 def _best_window(text: str, wanted: frozenset[str], cap: int) -> tuple[int, int]:
-    """(start, end) of the window of sentences within `cap` tokens (estimated: `_measured`)
+    """(start, end) of the window of sentences within `cap` tokens (estimated: `_sentences`)
     holding the most distinct `wanted` stems, the earliest on a tie. Only the windows that
-    hold a sentence with one of them are weighed (`_where` says which), and the first: the
+    hold a sentence with one of them are weighed (`_matched` says which), and the first: the
     others hold none, so cannot beat the first. A pasted page's hundreds of sentences cost
     what its few matching ones do, not a window each."""
-    sizes, words = _measured(text)
+    sizes = _sentences(text)[0]
     if not sizes:
         return 0, 1
-    matched: dict[int, set[str]] = {}
-    if len(sizes) <= SCAN_ALL:  # a few sentences: looked through, not indexed
-        for at, sentence in enumerate(words):
-            if not sentence.isdisjoint(wanted):
-                matched[at] = set(sentence & wanted)
-    else:
-        where = _where(text)
-        for stem_ in wanted:
-            for at in where.get(stem_, ()):
-                matched.setdefault(at, set()).add(stem_)
+    matched = _matched(text, wanted)
     ends: dict[int, int] = {}
 
     def end_of(start: int) -> int:
@@ -103,8 +96,31 @@ def _best_window(text: str, wanted: frozenset[str], cap: int) -> tuple[int, int]
     return best
 
 
+def _matched(text: str, wanted: frozenset[str]) -> dict[int, set[str]]:
+    """The sentences of `text` holding `wanted` stems, and which. A stem is the start of its
+    word, and its word is in the sentence as folded: only the sentences where a stem's letters
+    are found (one `str.find` pass per stem over the folded text) are cut into words, not
+    every sentence of every new text (the stems of a pasted page were most of a context's
+    time on imported chats)."""
+    _, folded, starts = _sentences(text)
+    matched: dict[int, set[str]] = {}
+    looked: set[int] = set()
+    for stem_ in wanted:
+        at = folded.find(stem_) if stem_ else -1
+        while at >= 0:
+            place = bisect_right(starts, at) - 1
+            if place not in looked:
+                looked.add(place)
+                end = starts[place + 1] - 1 if place + 1 < len(starts) else len(folded)
+                found = _stems(folded[starts[place] : end]) & wanted
+                if found:
+                    matched[place] = set(found)
+            at = folded.find(stem_, at + 1)
+    return matched
+
+
 # A context renders the same long pieces for query after query (a topic's checkpoints): their
-# sentences, token counts and word stems are worked out once per text, not once per query.
+# sentences, token counts and folded text are worked out once per text, not once per query.
 @lru_cache(maxsize=4096)
 def _split(text: str) -> tuple[tuple[tuple[str, bool], ...], str, int]:
     """The text's sentences, the whole of it rendered, and its tokens."""
@@ -114,23 +130,21 @@ def _split(text: str) -> tuple[tuple[tuple[str, bool], ...], str, int]:
 
 
 @lru_cache(maxsize=4096)
-def _measured(text: str) -> tuple[tuple[int, ...], tuple[frozenset[str], ...]]:
+def _sentences(text: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
     """Each sentence's tokens, estimated from its length (with the space that joins it: the
-    window is counted exactly once chosen, and cut if over), and its word stems."""
+    window is counted exactly once chosen, and cut if over); the sentences folded
+    (`words.fold`), one a line; and where each starts in that folded text."""
     pieces = _split(text)[0]
     sizes = tuple(len(sentence) // CHARS_PER_TOKEN + 2 for sentence, _ in pieces)
-    words = tuple(frozenset(stem(w) for w in words_of(sentence)) for sentence, _ in pieces)
-    return sizes, words
+    folded = [fold(sentence) for sentence, _ in pieces]
+    starts = tuple(accumulate((len(line) + 1 for line in folded[:-1]), initial=0))
+    return sizes, "\n".join(folded), starts if folded else ()
 
 
-@lru_cache(maxsize=1024)  # texts of more than SCAN_ALL sentences only (as `_measured` is)
-def _where(text: str) -> dict[str, tuple[int, ...]]:
-    """Each word stem of the text's sentences (`_measured`): the sentences holding it."""
-    where: dict[str, list[int]] = {}
-    for at, words in enumerate(_measured(text)[1]):
-        for word in words:
-            where.setdefault(word, []).append(at)
-    return {word: tuple(places) for word, places in where.items()}
+@lru_cache(maxsize=1 << 14)
+def _stems(sentence: str) -> frozenset[str]:
+    """The word stems of one sentence."""
+    return frozenset(stem(word) for word in words_of(sentence))
 
 
 @lru_cache(maxsize=16)
