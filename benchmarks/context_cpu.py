@@ -2,7 +2,7 @@
 
     python benchmarks/context_cpu.py build /tmp/ctx --notes 10000
     python benchmarks/context_cpu.py time /tmp/ctx [--code /tmp/main-src] [--mode keyword]
-        [--with-index]
+        [--with-index] [--queries FILE]
     python benchmarks/context_cpu.py length /tmp/len [--code /tmp/main-src]
 
 Issue 49: the second hop made a context's cost grow with the length of every candidate's text,
@@ -12,6 +12,10 @@ compaction) and the queries it suggests; `time` opens a copy of it with the code
 (another checkout, for a before and after in one run: its index is rebuilt by that code) and
 measures the CPU time (`time.process_time`) of `Memory.context` for each query, after one
 warm-up pass, and prints p50 / p95 / max in ms.
+
+`time --queries FILE` times another memory with its own questions: MemAware's dev memory
+(`memaware.py --keep DIR`: 7,061 imported chat turns, 5,420 topics) with its 300 questions
+(`../shared/benchmarks/memaware/questions-dev.json`), what a memory of real chats costs.
 
 `length` asks whether the cost grows with the candidates' length (issue 49: at most 3x from
 short to long): two memories of the same 300 runs of one experiment, each note 300 or 20,000
@@ -60,11 +64,20 @@ def build(root: Path, notes: int, seed: int) -> None:
     (root.parent / f"{root.name}-queries.json").write_text(json.dumps(queries))
 
 
-def measure(root: Path, code: Path | None, mode: str, with_index: bool = False) -> None:
+def questions(path: Path) -> list[str]:
+    """The questions of a JSON file: a list of strings (`build`'s), or of objects with a
+    "question" (MemAware's questions file: a memory of imported chats and its users' asks)."""
+    items = json.loads(path.read_text())
+    return [item["question"] if isinstance(item, dict) else item for item in items]
+
+
+def measure(
+    root: Path, code: Path | None, mode: str, with_index: bool = False, asked: Path | None = None
+) -> None:
     _use(code)
     from hipo_jupyter.memory import Memory, MemoryConfig
 
-    queries = json.loads((root.parent / f"{root.name}-queries.json").read_text())
+    queries = questions(asked or root.parent / f"{root.name}-queries.json")
     copy = root.parent / f"{root.name}-copy"
     if copy.exists():
         shutil.rmtree(copy)
@@ -146,13 +159,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=("keyword", "hybrid"), default="keyword")
     parser.add_argument("--with-index", action="store_true",
                         help="keep DIR's built index (and vectors) in the copy")  # fmt: skip
+    parser.add_argument("--queries", type=Path,
+                        help="the questions (default DIR-queries.json): a JSON list of strings "
+                             "or of {question: ...}, as MemAware's questions file")  # fmt: skip
     args = parser.parse_args(argv)
     if args.step == "build":
         build(args.root, args.notes, args.seed)
     elif args.step == "length":
         length(args.root, args.code)
     else:
-        measure(args.root, args.code, args.mode, args.with_index)
+        measure(args.root, args.code, args.mode, args.with_index, args.queries)
 
 
 if __name__ == "__main__":
