@@ -186,3 +186,27 @@ def test_truncate_is_a_prefix_within_budget(text: str, budget: int) -> None:
     assert count_tokens(cut) <= budget
     if count_tokens(text) <= budget:
         assert cut == text
+
+
+# The characters o200k_base's pre-tokenizer treats apart: breaks, slashes after punctuation,
+# the four control characters Python splits at and it does not, contractions, marks, digits.
+EDGES = st.lists(st.sampled_from([*"ab Z1'!/.\n\r\t\x1c\x1d\x1e\x1f\u3000\u0301é日,-_", "'s"]),
+                 max_size=200).map("".join)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(EDGES, st.text(max_size=300)))
+def test_the_token_floor_never_counts_more_than_the_tokenizer(text: str) -> None:
+    assert tokens.token_floor(text) <= count_tokens(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.one_of(EDGES, st.text(max_size=300)), limit=st.integers(min_value=0, max_value=80))
+def test_within_is_the_count_against_the_limit(text: str, limit: int) -> None:
+    assert tokens.within(text, limit) == (count_tokens(text) <= limit)
+
+
+def test_the_floor_holds_where_a_piece_spans_a_break() -> None:
+    for text in ("!\n/", "!\n/\n/\n/", "!\x1c!\x1c!", "a\x1cb", "it's", "x /\r\n/ y"):
+        assert tokens.token_floor(text) <= count_tokens(text), text
+    assert tokens.token_floor("a long reply " * 100) == 300  # what lets `within` skip encoding

@@ -17,7 +17,7 @@ from functools import lru_cache
 from itertools import accumulate
 
 from ..search.query import query_terms
-from ..tree.tokens import count_tokens, truncate_to_tokens
+from ..tree.tokens import count_tokens, truncate_to_tokens, within
 from ..words import fold
 from ..words import stem as stem  # the one stem (`words.py`), here since passages first had it
 from ..words import words as words_of
@@ -46,8 +46,8 @@ def passage(text: str, stems: Iterable[str], cap: int, whole_within: int | None 
     """The best window of `text` within `cap` tokens for a query of these `stems` (see the
     module docstring); the whole text, its lines joined by "\n", when it is within
     `whole_within` tokens (`cap` when not given)."""
-    pieces, whole, tokens = _split(text)
-    if tokens <= (cap if whole_within is None else whole_within):
+    pieces, whole = _split(text)
+    if within(whole, cap if whole_within is None else whole_within):
         return whole
     start, end = _best_window(text, frozenset(stems), cap)
     shown = _render(pieces, start, end)
@@ -122,11 +122,10 @@ def _matched(text: str, wanted: frozenset[str]) -> dict[int, set[str]]:
 # A context renders the same long pieces for query after query (a topic's checkpoints): their
 # sentences, token counts and folded text are worked out once per text, not once per query.
 @lru_cache(maxsize=4096)
-def _split(text: str) -> tuple[tuple[tuple[str, bool], ...], str, int]:
-    """The text's sentences, the whole of it rendered, and its tokens."""
+def _split(text: str) -> tuple[tuple[tuple[str, bool], ...], str]:
+    """The text's sentences, and the whole of it rendered."""
     pieces = tuple(units(text))
-    whole = _render(pieces, 0, len(pieces))
-    return pieces, whole, count_tokens(whole)
+    return pieces, _render(pieces, 0, len(pieces))
 
 
 @lru_cache(maxsize=4096)

@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import json
 import math
+import re
 import threading
 import warnings
 from functools import lru_cache
@@ -184,6 +185,31 @@ def count_tokens(text: str) -> int:
     if encoding is None:
         return estimate_tokens(text)
     return _count_with_encoding(encoding, text)
+
+
+def within(text: str, limit: int) -> bool:
+    """Whether `text` counts at most `limit` tokens. A long text is known to count more from
+    its words alone (`token_floor`), not encoded: a context asks this of every long piece it
+    shows a passage of, and encoding each whole reply was a sixth of a context's time on a
+    memory of imported chats."""
+    if _tokenizer.get() is not None and token_floor(text) > limit:
+        return False
+    return count_tokens(text) <= limit
+
+
+# o200k_base cuts a text into pieces (O200K_PAT_STR) before BPE, and BPE gives each piece a
+# token at least. A piece holds whitespace only at its start, or nothing but whitespace, with
+# two exceptions: the punctuation piece may end in line breaks and slashes ("!\n/"), and four
+# control characters Python splits at are not whitespace to it. So, with a line break before
+# a slash and those four not taken as breaks, each run of non-whitespace meets a piece of its
+# own: their number is a floor of the tokens (tests/test_tokens.py checks it on any text).
+_BREAKS_BEFORE_SLASH = re.compile(r"[\r\n]+(?=/)")
+_NOT_BREAKS = str.maketrans("\x1c\x1d\x1e\x1f", "xxxx")
+
+
+def token_floor(text: str) -> int:
+    """At most the tokens o200k_base counts in `text` (see above); cheap: no encoding."""
+    return len(_BREAKS_BEFORE_SLASH.sub("", text).translate(_NOT_BREAKS).split())
 
 
 @lru_cache(maxsize=_COUNT_CACHE_SIZE)
