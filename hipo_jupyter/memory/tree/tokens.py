@@ -192,7 +192,8 @@ def within(text: str, limit: int) -> bool:
     its words alone (`token_floor`), not encoded: a context asks this of every long piece it
     shows a passage of, and encoding each whole reply was a sixth of a context's time on a
     memory of imported chats."""
-    if _tokenizer.get() is not None and token_floor(text) > limit:
+    long = len(text) > CHARS_PER_TOKEN * limit  # a short text: counted (and kept) at once
+    if long and _tokenizer.get() is not None and token_floor(text) > limit:
         return False
     return count_tokens(text) <= limit
 
@@ -205,11 +206,16 @@ def within(text: str, limit: int) -> bool:
 # own: their number is a floor of the tokens (tests/test_tokens.py checks it on any text).
 _BREAKS_BEFORE_SLASH = re.compile(r"[\r\n]+(?=/)")
 _NOT_BREAKS = str.maketrans("\x1c\x1d\x1e\x1f", "xxxx")
+_CONTROL_BREAKS = re.compile("[\x1c-\x1f]")
 
 
 def token_floor(text: str) -> int:
     """At most the tokens o200k_base counts in `text` (see above); cheap: no encoding."""
-    return len(_BREAKS_BEFORE_SLASH.sub("", text).translate(_NOT_BREAKS).split())
+    if "/" in text:
+        text = _BREAKS_BEFORE_SLASH.sub("", text)
+    if _CONTROL_BREAKS.search(text):
+        text = text.translate(_NOT_BREAKS)
+    return len(text.split())
 
 
 @lru_cache(maxsize=_COUNT_CACHE_SIZE)
