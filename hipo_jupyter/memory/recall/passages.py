@@ -18,7 +18,7 @@ from itertools import accumulate
 
 from ..search.query import query_terms
 from ..tree.tokens import count_tokens, truncate_to_tokens, within
-from ..words import fold
+from ..words import WORD, fold
 from ..words import stem as stem  # the one stem (`words.py`), here since passages first had it
 from ..words import words as words_of
 
@@ -98,23 +98,19 @@ def _best_window(text: str, wanted: frozenset[str], cap: int) -> tuple[int, int]
 
 def _matched(text: str, wanted: frozenset[str]) -> dict[int, set[str]]:
     """The sentences of `text` holding `wanted` stems, and which. A stem is the start of its
-    word, and its word is in the sentence as folded: only the sentences where a stem's letters
-    are found (one `str.find` pass per stem over the folded text) are cut into words, not
-    every sentence of every new text (the stems of a pasted page were most of a context's
-    time on imported chats)."""
+    word: each place a stem's letters are found in the folded text (`str.find`) that starts a
+    word is weighed by that one word's stem, not by cutting the whole sentence into words (the
+    stems of every sentence of every new text were most of a context's time on imported
+    chats)."""
     _, folded, starts = _sentences(text)
     matched: dict[int, set[str]] = {}
-    looked: set[int] = set()
     for stem_ in wanted:
         at = folded.find(stem_) if stem_ else -1
         while at >= 0:
-            place = bisect_right(starts, at) - 1
-            if place not in looked:
-                looked.add(place)
-                end = starts[place + 1] - 1 if place + 1 < len(starts) else len(folded)
-                found = _stems(folded[starts[place] : end]) & wanted
-                if found:
-                    matched[place] = set(found)
+            if at == 0 or not folded[at - 1].isalnum():  # `words.WORD`: letters and digits
+                word = WORD.match(folded, at)
+                if word is not None and stem(word.group()) == stem_:
+                    matched.setdefault(bisect_right(starts, at) - 1, set()).add(stem_)
             at = folded.find(stem_, at + 1)
     return matched
 
@@ -138,12 +134,6 @@ def _sentences(text: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
     folded = [fold(sentence) for sentence, _ in pieces]
     starts = tuple(accumulate((len(line) + 1 for line in folded[:-1]), initial=0))
     return sizes, "\n".join(folded), starts if folded else ()
-
-
-@lru_cache(maxsize=1 << 14)
-def _stems(sentence: str) -> frozenset[str]:
-    """The word stems of one sentence."""
-    return frozenset(stem(word) for word in words_of(sentence))
 
 
 @lru_cache(maxsize=16)
