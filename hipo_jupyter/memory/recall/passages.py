@@ -25,6 +25,7 @@ from ..words import words as words_of
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 CHARS_PER_TOKEN = 4  # English under o200k: a window is sized by this, then counted
+SCAN_ALL = 16  # a text of at most this many sentences: each sentence's stems are kept
 
 
 def query_stems(query: str) -> frozenset[str]:
@@ -97,12 +98,15 @@ def _best_window(text: str, wanted: frozenset[str], cap: int) -> tuple[int, int]
 
 
 def _matched(text: str, wanted: frozenset[str]) -> dict[int, set[str]]:
-    """The sentences of `text` holding `wanted` stems, and which. A stem is the start of its
-    word: each place a stem's letters are found in the folded text (`str.find`) that starts a
-    word is weighed by that one word's stem, not by cutting the whole sentence into words (the
-    stems of every sentence of every new text were most of a context's time on imported
-    chats)."""
+    """The sentences of `text` holding `wanted` stems, and which. In a long text a stem is
+    looked for as the start of its word: each place its letters are found in the folded text
+    (`str.find`) that starts a word is weighed by that one word's stem, not by cutting every
+    sentence into words (the stems of every sentence of every new text were most of a
+    context's time on imported chats)."""
     _, folded, starts = _sentences(text)
+    if len(starts) <= SCAN_ALL:  # a few sentences: their stems, kept, looked through
+        return {at: set(found) for at, stems_ in enumerate(_sentence_stems(text))
+                if (found := stems_ & wanted)}  # fmt: skip
     matched: dict[int, set[str]] = {}
     for stem_ in wanted:
         at = folded.find(stem_) if stem_ else -1
@@ -134,6 +138,13 @@ def _sentences(text: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
     folded = [fold(sentence) for sentence, _ in pieces]
     starts = tuple(accumulate((len(line) + 1 for line in folded[:-1]), initial=0))
     return sizes, "\n".join(folded), starts if folded else ()
+
+
+@lru_cache(maxsize=4096)
+def _sentence_stems(text: str) -> tuple[frozenset[str], ...]:
+    """Each sentence's word stems, for a text of a few sentences (`SCAN_ALL`): a short note
+    comes back query after query, and its stems are kept rather than looked for each time."""
+    return tuple(frozenset(stem(w) for w in words_of(sentence)) for sentence, _ in _split(text)[0])
 
 
 @lru_cache(maxsize=16)
