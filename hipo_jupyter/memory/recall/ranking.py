@@ -496,7 +496,12 @@ def keyword_confidence(
     stems = content_stems(query) if query and power else frozenset()
     if not stems or not found:
         return 1.0
-    held = max(coverage(stems, f"{h.doc.title} {h.doc.text} {' '.join(h.doc.tags)}") for h in found)
+    held = 0.0
+    for hit in found:  # a hit holding every word ends the search: none holds more
+        text = f"{hit.doc.title} {hit.doc.text} {' '.join(hit.doc.tags)}"
+        held = max(held, coverage(stems, text))
+        if held >= 1.0:
+            break
     return held**power
 
 
