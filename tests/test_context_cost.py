@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from work_helpers import lines_run
 
 from hipo_jupyter.memory import Memory, MemoryConfig
 from hipo_jupyter.memory.disk import VIA_CLI, VIA_MCP
@@ -73,20 +73,12 @@ def _work(memory: Memory, counted: _Counted) -> tuple[int, int]:
     """(Python lines run, characters tokenized) of one context for a question not asked
     before, after one that read the same notes (their texts read once, as in a session)."""
     memory.context("churn retention model", budget=2000, mode="keyword")
-    before, lines = counted.chars, [0]
-
-    def each_line(frame, event, arg):  # noqa: ANN001, ANN202 - sys.settrace's
-        if event == "line":
-            lines[0] += 1
-        return each_line
-
-    sys.settrace(lambda frame, event, arg: each_line)
-    try:
-        context = memory.context("which churn run had the best auc", budget=2000, mode="keyword")
-    finally:
-        sys.settrace(None)
+    before = counted.chars
+    lines, context = lines_run(
+        lambda: memory.context("which churn run had the best auc", budget=2000, mode="keyword")
+    )
     assert "Churn run" in context.text
-    return lines[0], counted.chars - before
+    return lines, counted.chars - before
 
 
 def test_a_long_checkpoint_costs_at_most_three_times_a_short_one(

@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from work_helpers import lines_run
 
 from hipo_jupyter.memory import Memory, MemoryConfig
 from hipo_jupyter.memory.disk import VIA_CLI
@@ -65,19 +65,7 @@ def test_a_few_letters_in_common_find_a_topic_and_a_short_word_does_not() -> Non
 
 def _lines(words: list[str], topics: Sequence[Topic]) -> int:
     match_topics(words, topics)  # the matcher of these topics, built once
-    count = [0]
-
-    def each_line(frame, event, arg):  # noqa: ANN001, ANN202 - sys.settrace's
-        if event == "line":
-            count[0] += 1
-        return each_line
-
-    sys.settrace(lambda frame, event, arg: each_line)
-    try:
-        match_topics(words, topics)
-    finally:
-        sys.settrace(None)
-    return count[0]
+    return lines_run(lambda: match_topics(words, topics))[0]
 
 
 def test_a_questions_matching_does_not_grow_with_the_topics_held() -> None:
