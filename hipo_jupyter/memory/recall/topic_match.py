@@ -4,7 +4,7 @@ question, or starts like one (its first four or five letters: "forecasting" find
 Asked on every recall and context, against every topic the memory holds. A memory of imported
 chats has a topic per conversation's first words (5,420 in MemAware's dev memory), and
 comparing each question word with each part of each topic name was most of a context's time
-there (about 120 of 150 ms). `TopicMatcher` indexes the names once per Topics Index, by their
+there (about 100 of 150 ms CPU). `TopicMatcher` indexes the names once per Topics Index, by their
 parts and by the four- and five-letter starts of those parts, so a question costs a few
 dictionary lookups per word; it answers exactly what the comparison did, in the index's order.
 """

@@ -190,8 +190,8 @@ def count_tokens(text: str) -> int:
 def within(text: str, limit: int) -> bool:
     """Whether `text` counts at most `limit` tokens. A long text is known to count more from
     its words alone (`token_floor`), not encoded: a context asks this of every long piece it
-    shows a passage of, and encoding each whole reply was a sixth of a context's time on a
-    memory of imported chats."""
+    shows a passage of, and encoding each whole reply was a tenth of a context's time (under
+    the profiler) on a memory of imported chats."""
     long = len(text) > CHARS_PER_TOKEN * limit  # a short text: counted (and kept) at once
     if long and _tokenizer.get() is not None and token_floor(text) > limit:
         return False
