@@ -42,14 +42,13 @@ from ..config import MemoryConfig
 from ..disk.checkpoint import parse_log
 from ..disk.files import MAX_STATE_BYTES
 from ..disk.jsonread import parse_json
-from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, node_head, parse_node, read_status, render_node
 from ..disk.periods import month_bounds, week_bounds, week_id, week_month
 from ..disk.store import ROOT_FILE, Store, decode_markdown, node_path, raw_log_day, sha256
 from ..errors import ParseError
 from . import root as root_node
 from .summarize import ExtractiveSummarizer, Source, Summarizer
-from .topic_index import collect_topics, topics_to_json
+from .topic_index import collect_topics, topics_stamp, topics_to_json
 from .topics import node_topics
 
 STATE_VERSION = 1
@@ -570,7 +569,7 @@ class Compactor:
                 continue
         topics = collect_topics(checkpoints, self.today)
         plan.state["hipo"]["topics"] = topics_to_json(topics)
-        plan.state["hipo"]["topics-stamp"] = stamp_key(self.store.raw_stamps())
+        plan.state["hipo"]["topics-stamp"] = topics_stamp(self.store.raw_stamps())
         return root_node.build_root(
             checkpoints,
             monthly,

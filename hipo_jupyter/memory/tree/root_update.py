@@ -33,14 +33,13 @@ from datetime import date, timedelta
 from ..disk.checkpoint import Checkpoint
 from ..disk.files import MAX_STATE_BYTES
 from ..disk.jsonread import parse_json
-from ..disk.layout import stamp_key
 from ..disk.nodes import list_value, parse_node
 from ..disk.store import RawStamps, Store
 from ..disk.trust import CLAUDE, writer_of
 from ..errors import HipoError, ParseError
 from . import root as root_node
 from .status import read_checkpoints
-from .topic_index import Topic, TopicsCache, topics_to_json
+from .topic_index import Topic, TopicsCache, topics_stamp, topics_to_json
 
 log = logging.getLogger(__name__)
 
@@ -216,5 +215,5 @@ def save_topics(store: Store, topics: Sequence[Topic], stamps: RawStamps) -> Non
     except (OSError, ParseError, LookupError, TypeError):
         return
     hipo["topics"] = topics_to_json(topics)
-    hipo["topics-stamp"] = stamp_key(stamps)
+    hipo["topics-stamp"] = topics_stamp(stamps)
     store.write_atomic(store.state_path, json.dumps(state, indent=1, sort_keys=True))

@@ -29,7 +29,7 @@ from ..disk.jsonread import parse_json
 from ..disk.layout import stamp_key
 from ..disk.periods import week_id, week_month
 from ..disk.store import Appended, Store
-from ..disk.trust import CLAUDE, writer_of
+from ..disk.trust import CLAUDE, IMPORT, writer_of
 from ..errors import HipoError
 from .topics import slug
 
@@ -99,10 +99,29 @@ class TopicsIndex:
 def checkpoint_topics(checkpoint: Checkpoint) -> list[str]:
     """A checkpoint's topics: its #tags, else its title's slug. A Claude call's write-back has
     none: it is the agent's task log, and a topic of its own would push the user's topics
-    down the index (it is still found by search, and grouped in the Active Context)."""
-    if writer_of(checkpoint) == CLAUDE:
+    down the index (it is still found by search, and grouped in the Active Context). An
+    imported turn without tags has one only when titled by its speaker (a conversation's
+    people: "Ana"): a title made from a turn's first words is not a topic, and a chat
+    export's turns filled the Topics Index, a section of Layer 1 read as the user's, with
+    them (5,420 in MemAware's dev memory: "helpful", "take", "wrote")."""
+    writer = writer_of(checkpoint)
+    if writer == CLAUDE:
         return []
-    return list(checkpoint.tags) or [slug(checkpoint.title, max_words=3) or "untitled"]
+    if checkpoint.tags:
+        return list(checkpoint.tags)
+    name = slug(checkpoint.title, max_words=3)
+    if writer == IMPORT and not (name and name == slug(checkpoint.speaker or "", max_words=3)):
+        return []
+    return [name or "untitled"]
+
+
+TOPIC_RULES = "2"  # which checkpoints make topics: saved topics made under other rules are
+# collected again (2: an imported turn not titled by its speaker makes none)
+
+
+def topics_stamp(stamps: dict) -> str:
+    """What saved topics are kept against: the raw logs they were read from, and the rules."""
+    return f"{TOPIC_RULES}:{stamp_key(stamps)}"
 
 
 def collect_topics(checkpoints: Iterable[Checkpoint], today: date) -> list[Topic]:
@@ -276,7 +295,7 @@ class TopicsCache:
                 self.store.relative(self.store.state_path),
             )
             saved = saved["hipo"]
-            if saved.get("topics-stamp") == stamp_key(stamps):
+            if saved.get("topics-stamp") == topics_stamp(stamps):
                 return topics_from_json(saved["topics"], today)
         except (
             OSError,
