@@ -1,12 +1,13 @@
 """Which topics a question names: a topic whose name (or one of its parts) is a word of the
 question, or starts like one (its first four or five letters: "forecasting" finds "forecast").
 
-Asked on every recall and context, against every topic the memory holds. A memory of imported
-chats has a topic per conversation's first words (5,420 in MemAware's dev memory), and
-comparing each question word with each part of each topic name was most of a context's time
-there (about 100 of 150 ms CPU). `TopicMatcher` indexes the names once per Topics Index, by their
-parts and by the four- and five-letter starts of those parts, so a question costs a few
-dictionary lookups per word; it answers exactly what the comparison did, in the index's order.
+Asked on every recall and context, against every topic the memory holds. Comparing each
+question word with each part of each topic name grew with the topics: at 5,420 (MemAware's dev
+memory, when each imported turn still made a topic of its first words) it was most of a
+context's time (about 100 of 150 ms CPU). `TopicMatcher` indexes the names once per Topics
+Index, by their parts and by the four- and five-letter starts of those parts, so a question
+costs a few dictionary lookups per word; it answers exactly what the comparison did, in the
+index's order.
 """
 
 from __future__ import annotations
