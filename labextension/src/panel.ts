@@ -414,15 +414,20 @@ export class MemoryPanel extends Widget {
       this._render();
       return;
     }
-    const generation = this._generation;
+    // Only a newer search or another notebook makes this answer stale: a refresh meanwhile
+    // (a cell ran, the poll saw a write) reads the memory again but asks nothing of the search.
+    const asked = ++this._searches;
     try {
       const result = await recall(path, query, { k: RECALL_K });
-      if (generation !== this._generation || path !== this._path) {
+      if (asked !== this._searches || path !== this._path) {
         return;
       }
       this._result = result;
       this._searchError = '';
     } catch (error) {
+      if (asked !== this._searches || path !== this._path) {
+        return;
+      }
       this._result = null;
       this._searchError = error instanceof Error ? error.message : String(error);
     }
@@ -966,6 +971,7 @@ export class MemoryPanel extends Widget {
   private _path: string | null = null;
   private _state: PanelState = 'no-notebook';
   private _generation = 0;
+  private _searches = 0; // searches asked: an answer to an older one is dropped
   private _refreshing: Promise<void> | null = null;
   private _refreshAgain = false;
   private _tree: ITree | null = null;

@@ -518,6 +518,26 @@ describe('MemoryPanel', () => {
     expect(panel.tree?.root).toBe('b');
   });
 
+  it('shows a search answered after a refresh, and drops one a newer search overtook', async () => {
+    const answers: Array<(value: request.IRecallResult) => void> = [];
+    api.recall.mockImplementation(() => new Promise(resolve => answers.push(resolve)));
+    const panel = new MemoryPanel();
+    await panel.setNotebook('project/analysis.ipynb');
+    const asked = panel.search('starter');
+    await panel.refresh(); // a cell ran meanwhile: the memory is read again
+    answers[0]({ query: 'starter', hits: [HIT], did_you_mean: [], topic_matches: [] });
+    await asked;
+    expect(q(panel, '.jp-HipoMemory-hit').textContent).toContain('Competitor pricing');
+
+    const older = panel.search('pricing');
+    const newer = panel.search('churn');
+    answers[2]({ query: 'churn', hits: [], did_you_mean: [], topic_matches: [] });
+    await newer;
+    answers[1]({ query: 'pricing', hits: [HIT], did_you_mean: [], topic_matches: [] });
+    await older;
+    expect(q(panel, '.jp-HipoMemory-noHits').textContent).toContain('churn');
+  });
+
   it('coalesces refreshes requested while one is running', async () => {
     const panel = new MemoryPanel();
     await panel.setNotebook('project/analysis.ipynb');
