@@ -9,12 +9,8 @@ again, so an upgraded memory's index loses them too.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-
-import pytest
 
 from hipo_jupyter.memory import Memory
 from hipo_jupyter.memory.disk.layout import stamp_key
@@ -28,16 +24,6 @@ CHAT = [
     {"role": "user", "content": "Helpful! Which bottle keeps drinks hot for six hours?"},
     {"role": "assistant", "content": "Hydro Flask keeps them hot for twelve."},
 ]
-
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Timestamps become local dates; pin the zone so the expected days hold anywhere."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def _root_topics(root: Path) -> str:
